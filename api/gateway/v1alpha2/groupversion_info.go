@@ -1,0 +1,22 @@
+// Package v1alpha2 holds NginxProxy, the data-plane settings of a GatewayClass or
+// Gateway (group gateway.nginx.org, version v1alpha2).
+//
+// +kubebuilder:object:generate=true
+// +groupName=gateway.nginx.org
+package v1alpha2
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of the objects in this package.
+	GroupVersion = schema.GroupVersion{Group: "gateway.nginx.org", Version: "v1alpha2"}
+
+	// SchemeBuilder registers the objects of this package with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the objects of this package to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

@@ -1,0 +1,255 @@
+package v1alpha2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NginxProxy holds the data-plane settings of a GatewayClass or a Gateway. A
+// GatewayClass refers to one with spec.parametersRef, a Gateway with
+// spec.infrastructure.parametersRef. A Gateway's effective settings are the
+// GatewayClass's NginxProxy overlaid, field by field, by the Gateway's own.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=gatewall,scope=Namespaced,shortName=np
+// +kubebuilder:printcolumn:name="WAF",type=string,JSONPath=`.spec.waf`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NginxProxy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec defines the desired data-plane settings.
+	Spec NginxProxySpec `json:"spec"`
+
+	// Status says whether Gatewall accepted these settings.
+	// +optional
+	Status NginxProxyStatus `json:"status,omitempty"`
+}
+
+// WAFState turns the F5 WAF on or off for the data plane.
+//
+// +kubebuilder:validation:Enum=enabled;disabled
+type WAFState string
+
+// WAF states.
+const (
+	// WAFEnabled runs the WAF enforcer and config manager beside NGINX and loads
+	// the App Protect module, so WAFGatewayBindingPolicies can take effect.
+	WAFEnabled WAFState = "enabled"
+	// WAFDisabled runs NGINX without a WAF.
+	WAFDisabled WAFState = "disabled"
+)
+
+// IPFamily is the IP family NGINX listens on and the Service uses.
+//
+// +kubebuilder:validation:Enum=dual;ipv4;ipv6
+type IPFamily string
+
+// IP families.
+const (
+	// IPFamilyDual listens on IPv4 and IPv6.
+	IPFamilyDual IPFamily = "dual"
+	// IPFamilyIPv4 listens on IPv4 only.
+	IPFamilyIPv4 IPFamily = "ipv4"
+	// IPFamilyIPv6 listens on IPv6 only.
+	IPFamilyIPv6 IPFamily = "ipv6"
+)
+
+// NginxProxySpec defines the desired data-plane settings.
+//
+// +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IPv4 address when ipFamily is ipv4",rule="!has(self.ipFamily) || self.ipFamily != 'ipv4' || !has(self.kubernetes) || !has(self.kubernetes.service) || !has(self.kubernetes.service.loadBalancerIP) || !isIP(self.kubernetes.service.loadBalancerIP) || ip(self.kubernetes.service.loadBalancerIP).family() == 4"
+// +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IPv6 address when ipFamily is ipv6",rule="!has(self.ipFamily) || self.ipFamily != 'ipv6' || !has(self.kubernetes) || !has(self.kubernetes.service) || !has(self.kubernetes.service.loadBalancerIP) || !isIP(self.kubernetes.service.loadBalancerIP) || ip(self.kubernetes.service.loadBalancerIP).family() == 6"
+type NginxProxySpec struct {
+	// WAF turns the F5 WAF (NGINX App Protect v5) on or off. When enabled, each
+	// data-plane pod runs the waf-enforcer and waf-config-mgr containers beside
+	// NGINX, and WAFGatewayBindingPolicies can protect the Gateway's routes.
+	// Defaults to disabled. Because the API server fills in the default, a
+	// Gateway's NginxProxy always decides WAF for that Gateway, whatever the
+	// GatewayClass's NginxProxy says.
+	//
+	// +kubebuilder:default=disabled
+	// +optional
+	WAF WAFState `json:"waf,omitempty"`
+
+	// Logging sets the log levels of NGINX and nginx-agent.
+	// +optional
+	Logging *NginxLogging `json:"logging,omitempty"`
+
+	// IPFamily is the IP family NGINX listens on: dual (default), ipv4 or ipv6.
+	// +optional
+	IPFamily *IPFamily `json:"ipFamily,omitempty"`
+
+	// WorkerConnections is the most simultaneous connections one NGINX worker
+	// process may open (worker_connections), from 1 to 65535. Defaults to 1024.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	WorkerConnections *int32 `json:"workerConnections,omitempty"`
+
+	// Kubernetes configures the Deployment and Service Gatewall provisions for
+	// each Gateway.
+	// +optional
+	Kubernetes *KubernetesSpec `json:"kubernetes,omitempty"`
+}
+
+// NginxErrorLevel is the level of NGINX's error log.
+//
+// +kubebuilder:validation:Enum=debug;info;notice;warn;error;crit;alert;emerg
+type NginxErrorLevel string
+
+// AgentLogLevel is the log level of nginx-agent.
+//
+// +kubebuilder:validation:Enum=debug;info;warn;error
+type AgentLogLevel string
+
+// NginxLogging sets the log levels of the data plane.
+type NginxLogging struct {
+	// ErrorLevel is the level of NGINX's error log (error_log). Defaults to info.
+	// +optional
+	ErrorLevel *NginxErrorLevel `json:"errorLevel,omitempty"`
+
+	// AgentLevel is the log level of nginx-agent. Defaults to info.
+	// +optional
+	AgentLevel *AgentLogLevel `json:"agentLevel,omitempty"`
+}
+
+// KubernetesSpec configures the Kubernetes objects of a Gateway's data plane.
+type KubernetesSpec struct {
+	// Deployment configures the data-plane Deployment.
+	// +optional
+	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+
+	// Service configures the Service in front of the data plane.
+	// +optional
+	Service *ServiceSpec `json:"service,omitempty"`
+}
+
+// DeploymentSpec configures the data-plane Deployment.
+type DeploymentSpec struct {
+	// Replicas is the number of data-plane pods. Defaults to 1.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Container configures the NGINX container, which also runs nginx-agent.
+	// +optional
+	Container *ContainerSpec `json:"container,omitempty"`
+
+	// WAFContainers configures the containers added when waf is enabled.
+	// +optional
+	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+}
+
+// WAFContainers configures the WAF containers of a data-plane pod.
+type WAFContainers struct {
+	// Enforcer configures the waf-enforcer container.
+	// +optional
+	Enforcer *ContainerSpec `json:"enforcer,omitempty"`
+
+	// ConfigManager configures the waf-config-mgr container.
+	// +optional
+	ConfigManager *ContainerSpec `json:"configManager,omitempty"`
+}
+
+// ContainerSpec configures one container.
+type ContainerSpec struct {
+	// Image is the container image. Unset parts keep Gatewall's defaults.
+	// +optional
+	Image *Image `json:"image,omitempty"`
+
+	// Resources are the container's compute resource requests and limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Image is a container image reference.
+type Image struct {
+	// Repository is the image repository, e.g. ghcr.io/gatewall/nginx.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9._]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$`
+	Repository *string `json:"repository,omitempty"`
+
+	// Tag is the image tag, e.g. 1.0.0.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
+	Tag *string `json:"tag,omitempty"`
+
+	// PullPolicy is the image pull policy: Always, IfNotPresent or Never.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	PullPolicy *corev1.PullPolicy `json:"pullPolicy,omitempty"`
+}
+
+// ServiceSpec configures the Service in front of the data plane.
+//
+// +kubebuilder:validation:XValidation:message="loadBalancerIP can only be set when type is LoadBalancer",rule="!has(self.loadBalancerIP) || !has(self.type) || self.type == 'LoadBalancer'"
+// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges can only be set when type is LoadBalancer",rule="!has(self.loadBalancerSourceRanges) || !has(self.type) || self.type == 'LoadBalancer'"
+// +kubebuilder:validation:XValidation:message="externalTrafficPolicy can only be set when type is NodePort or LoadBalancer",rule="!has(self.externalTrafficPolicy) || !has(self.type) || self.type != 'ClusterIP'"
+type ServiceSpec struct {
+	// Type is the Service type: ClusterIP, NodePort or LoadBalancer (default).
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	Type *corev1.ServiceType `json:"type,omitempty"`
+
+	// ExternalTrafficPolicy is Cluster or Local; Local keeps the client's source
+	// address. Only for NodePort and LoadBalancer Services.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Cluster;Local
+	ExternalTrafficPolicy *corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+
+	// LoadBalancerIP asks the load balancer for this IP address. Only for
+	// LoadBalancer Services.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IP address",rule="isIP(self)"
+	LoadBalancerIP *string `json:"loadBalancerIP,omitempty"`
+
+	// LoadBalancerSourceRanges are the client CIDRs the load balancer lets in.
+	// Only for LoadBalancer Services.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=49
+	// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges must be CIDRs",rule="self.all(r, isCIDR(r))"
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+}
+
+// NginxProxyStatus says whether Gatewall accepted the settings.
+type NginxProxyStatus struct {
+	// Conditions: Accepted (True, or False with reason Invalid and why).
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NginxProxyList is a list of NginxProxies.
+//
+// +kubebuilder:object:root=true
+type NginxProxyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NginxProxy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NginxProxy{}, &NginxProxyList{})
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds Kubernetes control-plane binaries from the Go module proxy:
+#   hack/kube.sh kube-apiserver [kube-controller-manager kube-scheduler]
+# `go install k8s.io/kubernetes/cmd/...` is refused (replace directives), so a
+# scratch module requires k8s.io/kubernetes and replaces each staging module
+# with its published version. The k8s.io/kubernetes v1.37.2 zip is refused by
+# the proxy, so v1.37.1 is used.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBE_VERSION="${KUBE_VERSION:-v1.37.1}"
+STAGING_VERSION="v0${KUBE_VERSION#v1}"
+tools=("$@")
+[ "${#tools[@]}" -gt 0 ] || tools=(kube-apiserver)
+
+dir="${GATEWALL_CACHE}/kube-${KUBE_VERSION}"
+if cached "${dir}" "${tools[@]}"; then
+  link_tools "${dir}" "${tools[@]}"
+  exit 0
+fi
+
+work="${GATEWALL_CACHE}/kube-${KUBE_VERSION}-src"
+build() {
+  if [ ! -f "${work}/.ready" ]; then
+    scratch_module "${work}" gatewall.local/kube
+    local gomod
+    gomod="$(go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+    {
+      echo "require k8s.io/kubernetes ${KUBE_VERSION}"
+      echo "replace ("
+      # The staging modules are the ones k8s.io/kubernetes replaces with ./staging paths.
+      sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "${gomod}" | sort -u |
+        while read -r m; do echo "  ${m} => ${m} ${STAGING_VERSION}"; done
+      echo ")"
+    } >>"${work}/go.mod"
+    (cd "${work}" && go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBE_VERSION}" \
+      "k8s.io/kubernetes/cmd/kube-controller-manager@${KUBE_VERSION}" \
+      "k8s.io/kubernetes/cmd/kube-scheduler@${KUBE_VERSION}" >/dev/null)
+    touch "${work}/.ready"
+  fi
+  local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+  local ld=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X ${pkg}.gitVersion=${KUBE_VERSION} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    ld+=" -X ${pkg}.gitTreeState=clean"
+  done
+  mkdir -p "${dir}"
+  local t
+  for t in "${tools[@]}"; do
+    [ -x "${dir}/${t}" ] && continue
+    (cd "${work}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w${ld}" \
+      -o "${dir}/${t}.tmp" "k8s.io/kubernetes/cmd/${t}")
+    mv "${dir}/${t}.tmp" "${dir}/${t}"
+  done
+}
+timed "${tools[*]} ${KUBE_VERSION}" build
+link_tools "${dir}" "${tools[@]}"

@@ -1,0 +1,62 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// NginxProxyReconciler re-validates NginxProxies and reports the result in
+// their status; an invalid NginxProxy also gets a Warning Event.
+type NginxProxyReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+}
+
+// Reconcile handles one NginxProxy.
+func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	np := &v1alpha2.NginxProxy{}
+	if err := r.Get(ctx, req.NamespacedName, np); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cond := metav1.Condition{
+		Type:               "Accepted",
+		Status:             metav1.ConditionTrue,
+		Reason:             "Accepted",
+		Message:            "NginxProxy is accepted",
+		ObservedGeneration: np.Generation,
+	}
+	if errs := validation.NginxProxy(np); len(errs) > 0 {
+		msg := fmt.Sprintf("NginxProxy is invalid and is ignored: %s", errs.ToAggregate())
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", msg
+		r.Recorder.Eventf(np, nil, corev1.EventTypeWarning, "Invalid", "Validate", "%s", msg)
+		log.FromContext(ctx).Info("invalid NginxProxy", "errors", errs.ToAggregate().Error())
+	}
+	orig := np.DeepCopy()
+	if !meta.SetStatusCondition(&np.Status.Conditions, cond) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, np, client.MergeFrom(orig)))
+}
+
+// SetupWithManager registers the reconciler.
+func (r *NginxProxyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha2.NginxProxy{}).
+		Named("nginxproxy").
+		Complete(r)
+}

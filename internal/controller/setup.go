@@ -1,0 +1,35 @@
+package controller
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Config is what the reconcilers need to know about this Gatewall instance.
+type Config struct {
+	// ControllerName is the GatewayClass controllerName Gatewall serves.
+	ControllerName string
+	// GatewayClassName is the GatewayClass Gatewall expects to serve.
+	GatewayClassName string
+	// Namespace is the namespace Gatewall runs in.
+	Namespace string
+}
+
+// Setup registers every reconciler with the manager.
+func Setup(mgr ctrl.Manager, cfg Config) error {
+	reconcilers := []interface {
+		SetupWithManager(ctrl.Manager) error
+	}{
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg},
+		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
+		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
+		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
+	}
+	for _, r := range reconcilers {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up %T: %w", r, err)
+		}
+	}
+	return nil
+}

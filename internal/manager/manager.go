@@ -1,0 +1,59 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/scheme"
+)
+
+// New builds the manager with every reconciler registered. It validates the
+// options first and returns all their problems at once.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid options:\n%w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme.New(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionNamespace: opts.Namespace,
+		// Release the lease on shutdown so a new replica takes over at once.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	// Ready once the informer caches have synced: before that, reconcilers
+	// would act on a partial view of the cluster.
+	synced := func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("informer caches not synced")
+		}
+		return nil
+	}
+	if err := mgr.AddReadyzCheck("readyz", synced); err != nil {
+		return nil, fmt.Errorf("adding readiness check: %w", err)
+	}
+	err = controller.Setup(mgr, controller.Config{
+		ControllerName:   opts.ControllerName,
+		GatewayClassName: opts.GatewayClassName,
+		Namespace:        opts.Namespace,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}

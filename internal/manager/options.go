@@ -1,0 +1,124 @@
+// Package manager assembles Gatewall's controller-runtime manager from its
+// options: the scheme, health and readiness probes, metrics, leader election
+// and the reconcilers. cmd/ parses flags into Options; tests build Options
+// directly and run the same manager.
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwvalidation "sigs.k8s.io/gateway-api/apis/v1/util/validation"
+)
+
+// Defaults of the manager's options.
+const (
+	DefaultControllerName   = "gateway.nginx.org/nginx-gateway-controller"
+	DefaultGatewayClassName = "nginx"
+	DefaultNamespace        = "gatewall-system"
+)
+
+// Options configure the manager.
+type Options struct {
+	// ControllerName is the GatewayClass controllerName Gatewall serves.
+	ControllerName string
+	// GatewayClassName is the GatewayClass Gatewall expects to serve.
+	GatewayClassName string
+	// Namespace is the namespace Gatewall runs in; Secret names without a
+	// namespace are looked up there.
+	Namespace string
+
+	// MetricsAddr serves Prometheus metrics ("0" turns them off).
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz.
+	ProbeAddr string
+	// LeaderElection makes only one replica reconcile at a time.
+	LeaderElection bool
+	// LeaderElectionID names the leader election Lease.
+	LeaderElectionID string
+
+	// PLM configures access to PLM's bundle storage.
+	PLM PLMOptions
+}
+
+// PLMOptions configure the fetching of WAF bundles from PLM storage.
+type PLMOptions struct {
+	// StorageURL is the S3-compatible endpoint, http:// or https://.
+	StorageURL string
+	// CredentialsSecret holds seaweedfs_admin_secret (access key id "admin").
+	CredentialsSecret string
+	// CASecret holds ca.crt to verify the storage server.
+	CASecret string
+	// ClientSSLSecret holds tls.crt and tls.key for mutual TLS.
+	ClientSSLSecret string
+	// SkipVerify turns off verification of the server's certificate.
+	SkipVerify bool
+	// APIGroup forces the PLM API: "appprotect.f5.com", "waf.f5.com", or "" to
+	// use whichever CRD is installed.
+	APIGroup string
+}
+
+// PLM API groups Gatewall understands.
+const (
+	PLMGroupAppProtect = "appprotect.f5.com"
+	PLMGroupWAF        = "waf.f5.com"
+)
+
+// Validate checks the options and returns every problem at once.
+func (o Options) Validate() error {
+	var errs []error
+	if !gwvalidation.IsControllerNameValid(gatewayv1.GatewayController(o.ControllerName)) {
+		errs = append(errs, fmt.Errorf("--gateway-ctlr-name %q: must be a domain-prefixed path, such as example.com/gateway-controller", o.ControllerName))
+	}
+	if msgs := k8svalidation.IsDNS1123Subdomain(o.GatewayClassName); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--gatewayclass %q: %s", o.GatewayClassName, strings.Join(msgs, "; ")))
+	}
+	if msgs := k8svalidation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(msgs, "; ")))
+	}
+	if o.PLM.StorageURL != "" {
+		u, err := url.Parse(o.PLM.StorageURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--plm-storage-url %q: must be an http:// or https:// URL", o.PLM.StorageURL))
+		}
+	}
+	for flag, name := range map[string]string{
+		"--plm-storage-credentials-secret": o.PLM.CredentialsSecret,
+		"--plm-storage-ca-secret":          o.PLM.CASecret,
+		"--plm-storage-client-ssl-secret":  o.PLM.ClientSSLSecret,
+	} {
+		if name == "" {
+			continue
+		}
+		if _, err := SecretName(name, o.Namespace); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+		}
+	}
+	switch o.PLM.APIGroup {
+	case "", PLMGroupAppProtect, PLMGroupWAF:
+	default:
+		errs = append(errs, fmt.Errorf("--plm-api-group %q: must be %s, %s or empty", o.PLM.APIGroup, PLMGroupAppProtect, PLMGroupWAF))
+	}
+	return errors.Join(errs...)
+}
+
+// SecretName parses a Secret name given as "name" or "namespace/name"; a bare
+// name is in defaultNamespace.
+func SecretName(s, defaultNamespace string) (types.NamespacedName, error) {
+	ns, name, found := strings.Cut(s, "/")
+	if !found {
+		ns, name = defaultNamespace, s
+	}
+	if msgs := k8svalidation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("namespace of %q: %s", s, strings.Join(msgs, "; "))
+	}
+	if msgs := k8svalidation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("name of %q: %s", s, strings.Join(msgs, "; "))
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}

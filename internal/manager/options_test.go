@@ -1,0 +1,67 @@
+package manager
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func validOptions() Options {
+	return Options{ControllerName: DefaultControllerName, GatewayClassName: DefaultGatewayClassName, Namespace: DefaultNamespace}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*Options)
+		want   string // substring of the error; empty when valid
+	}{
+		{name: "defaults", mutate: func(*Options) {}},
+		{name: "https storage and secrets", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", CredentialsSecret: "plm-creds",
+				CASecret: "plm-system/plm-ca", ClientSSLSecret: "plm-client", APIGroup: PLMGroupWAF}
+		}},
+		{name: "controller name without domain", mutate: func(o *Options) { o.ControllerName = "nginx" }, want: "--gateway-ctlr-name"},
+		{name: "class name with capitals", mutate: func(o *Options) { o.GatewayClassName = "NGINX" }, want: "--gatewayclass"},
+		{name: "storage URL scheme", mutate: func(o *Options) { o.PLM.StorageURL = "s3://bucket" }, want: "--plm-storage-url"},
+		{name: "storage URL without host", mutate: func(o *Options) { o.PLM.StorageURL = "http://" }, want: "--plm-storage-url"},
+		{name: "secret with two slashes", mutate: func(o *Options) { o.PLM.CASecret = "a/b/c" }, want: "--plm-storage-ca-secret"},
+		{name: "secret namespace invalid", mutate: func(o *Options) { o.PLM.CredentialsSecret = "Bad_NS/creds" }, want: "--plm-storage-credentials-secret"},
+		{name: "unknown PLM group", mutate: func(o *Options) { o.PLM.APIGroup = "f5.com" }, want: "--plm-api-group"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := validOptions()
+			c.mutate(&o)
+			err := o.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want one mentioning %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestOptionsValidateReportsEveryProblem(t *testing.T) {
+	o := Options{ControllerName: "x", GatewayClassName: "X", Namespace: "default", PLM: PLMOptions{StorageURL: "ftp://x"}}
+	err := o.Validate()
+	for _, flag := range []string{"--gateway-ctlr-name", "--gatewayclass", "--plm-storage-url"} {
+		if err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("error %v does not mention %s", err, flag)
+		}
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	got, err := SecretName("plm-ca", "gatewall-system")
+	if err != nil || got != (types.NamespacedName{Namespace: "gatewall-system", Name: "plm-ca"}) {
+		t.Errorf("bare name: %v, %v", got, err)
+	}
+	got, err = SecretName("plm-system/plm-ca", "gatewall-system")
+	if err != nil || got != (types.NamespacedName{Namespace: "plm-system", Name: "plm-ca"}) {
+		t.Errorf("namespaced: %v, %v", got, err)
+	}
+}

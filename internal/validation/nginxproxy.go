@@ -1,0 +1,151 @@
+package validation
+
+import (
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+)
+
+// Messages of the NginxProxy rules, identical to the CRD's CEL messages.
+const (
+	MsgLBIPNotIPv4        = "loadBalancerIP must be an IPv4 address when ipFamily is ipv4"
+	MsgLBIPNotIPv6        = "loadBalancerIP must be an IPv6 address when ipFamily is ipv6"
+	MsgLBIPType           = "loadBalancerIP can only be set when type is LoadBalancer"
+	MsgLBRangesType       = "loadBalancerSourceRanges can only be set when type is LoadBalancer"
+	MsgTrafficPolicyType  = "externalTrafficPolicy can only be set when type is NodePort or LoadBalancer"
+	MsgLBIPNotIP          = "loadBalancerIP must be an IP address"
+	MsgLBRangesNotCIDR    = "loadBalancerSourceRanges must be CIDRs"
+	maxSourceRanges       = 64
+	maxWorkerConnections  = 65535
+	maxReplicas           = 1000
+	maxImageRepositoryLen = 255
+	maxImageTagLen        = 128
+)
+
+// NginxProxy re-checks an NginxProxy against its CRD's rules.
+func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
+	spec := field.NewPath("spec")
+	s := np.Spec
+	var errs field.ErrorList
+	errs = append(errs, enum(spec.Child("waf"), string(s.WAF), "", "enabled", "disabled")...)
+	if s.IPFamily != nil {
+		errs = append(errs, enum(spec.Child("ipFamily"), string(*s.IPFamily), "dual", "ipv4", "ipv6")...)
+	}
+	if s.WorkerConnections != nil {
+		errs = append(errs, intRange(spec.Child("workerConnections"), int64(*s.WorkerConnections), 1, maxWorkerConnections)...)
+	}
+	if l := s.Logging; l != nil {
+		if l.ErrorLevel != nil {
+			errs = append(errs, enum(spec.Child("logging", "errorLevel"), string(*l.ErrorLevel),
+				"debug", "info", "notice", "warn", "error", "crit", "alert", "emerg")...)
+		}
+		if l.AgentLevel != nil {
+			errs = append(errs, enum(spec.Child("logging", "agentLevel"), string(*l.AgentLevel),
+				"debug", "info", "warn", "error")...)
+		}
+	}
+	if k := s.Kubernetes; k != nil {
+		if d := k.Deployment; d != nil {
+			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)
+		}
+		if svc := k.Service; svc != nil {
+			errs = append(errs, service(spec, s.IPFamily, svc)...)
+		}
+	}
+	return errs
+}
+
+func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
+	var errs field.ErrorList
+	if d.Replicas != nil {
+		errs = append(errs, intRange(path.Child("replicas"), int64(*d.Replicas), 0, maxReplicas)...)
+	}
+	errs = append(errs, container(path.Child("container"), d.Container)...)
+	if w := d.WAFContainers; w != nil {
+		errs = append(errs, container(path.Child("wafContainers", "enforcer"), w.Enforcer)...)
+		errs = append(errs, container(path.Child("wafContainers", "configManager"), w.ConfigManager)...)
+	}
+	return errs
+}
+
+func container(path *field.Path, c *v1alpha2.ContainerSpec) field.ErrorList {
+	if c == nil || c.Image == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	img := path.Child("image")
+	if c.Image.Repository != nil {
+		errs = append(errs, stringField(img.Child("repository"), *c.Image.Repository, 1, maxImageRepositoryLen, imageRepositoryRE)...)
+	}
+	if c.Image.Tag != nil {
+		errs = append(errs, stringField(img.Child("tag"), *c.Image.Tag, 1, maxImageTagLen, imageTagRE)...)
+	}
+	if c.Image.PullPolicy != nil {
+		errs = append(errs, enum(img.Child("pullPolicy"), string(*c.Image.PullPolicy), "Always", "IfNotPresent", "Never")...)
+	}
+	return errs
+}
+
+func service(spec *field.Path, family *v1alpha2.IPFamily, svc *v1alpha2.ServiceSpec) field.ErrorList {
+	path := spec.Child("kubernetes", "service")
+	var errs field.ErrorList
+	lb := true
+	if svc.Type != nil {
+		errs = append(errs, enum(path.Child("type"), string(*svc.Type), "ClusterIP", "NodePort", "LoadBalancer")...)
+		lb = *svc.Type == corev1.ServiceTypeLoadBalancer
+	}
+	if svc.ExternalTrafficPolicy != nil {
+		errs = append(errs, enum(path.Child("externalTrafficPolicy"), string(*svc.ExternalTrafficPolicy), "Cluster", "Local")...)
+		if svc.Type != nil && *svc.Type == corev1.ServiceTypeClusterIP {
+			errs = append(errs, field.Invalid(path, "object", MsgTrafficPolicyType))
+		}
+	}
+	if ip := svc.LoadBalancerIP; ip != nil {
+		if !lb {
+			errs = append(errs, field.Invalid(path, "object", MsgLBIPType))
+		}
+		addr, err := netip.ParseAddr(*ip)
+		switch {
+		case err != nil || addr.Zone() != "" || addr.Is4In6():
+			errs = append(errs, field.Invalid(path.Child("loadBalancerIP"), *ip, MsgLBIPNotIP))
+		case family != nil && *family == v1alpha2.IPFamilyIPv4 && !addr.Is4():
+			errs = append(errs, field.Invalid(spec, "object", MsgLBIPNotIPv4))
+		case family != nil && *family == v1alpha2.IPFamilyIPv6 && addr.Is4():
+			errs = append(errs, field.Invalid(spec, "object", MsgLBIPNotIPv6))
+		}
+	}
+	if r := svc.LoadBalancerSourceRanges; r != nil {
+		if !lb {
+			errs = append(errs, field.Invalid(path, "object", MsgLBRangesType))
+		}
+		if len(r) > maxSourceRanges {
+			errs = append(errs, field.TooMany(path.Child("loadBalancerSourceRanges"), len(r), maxSourceRanges))
+		}
+		for _, c := range r {
+			if _, err := netip.ParsePrefix(c); err != nil {
+				errs = append(errs, field.Invalid(path.Child("loadBalancerSourceRanges"), c, MsgLBRangesNotCIDR))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// enum checks a value against the allowed ones, with the API server's message.
+func enum(path *field.Path, v string, allowed ...string) field.ErrorList {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	var shown []string
+	for _, a := range allowed {
+		if a != "" {
+			shown = append(shown, a)
+		}
+	}
+	return field.ErrorList{field.NotSupported(path, v, shown)}
+}

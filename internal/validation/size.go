@@ -1,0 +1,40 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// SizePattern is the pattern of a size value (the Size type's CRD pattern).
+const SizePattern = `^\d+[kKmM]?$`
+
+// MaxSizeLength is the CRD's maxLength of a size value: 11 digits and a suffix
+// keep every size times its unit inside int64, so CEL's arithmetic never overflows.
+const MaxSizeLength = 12
+
+var sizeRE = regexp.MustCompile(SizePattern)
+
+// ParseSize returns the number of bytes of a size value such as 4096, 8k or 1m
+// (NGINX's own size syntax, without its g suffix).
+func ParseSize(s string) (int64, error) {
+	if len(s) > MaxSizeLength {
+		return 0, fmt.Errorf("may not be more than %d bytes", MaxSizeLength)
+	}
+	if !sizeRE.MatchString(s) {
+		return 0, fmt.Errorf("should match '%s'", SizePattern)
+	}
+	unit := int64(1)
+	digits := s
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		unit, digits = 1024, s[:len(s)-1]
+	case 'm', 'M':
+		unit, digits = 1024*1024, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: %w", s, err)
+	}
+	return n * unit, nil
+}

@@ -1,0 +1,69 @@
+package validation
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+)
+
+// Messages of the targetRefs rules, identical to the CRDs' CEL messages.
+const (
+	MsgTargetKinds  = "TargetRefs entries must have kind Gateway, HTTPRoute, or GRPCRoute"
+	MsgTargetGroup  = "TargetRefs entries must have group gateway.networking.k8s.io"
+	MsgTargetUnique = "TargetRefs must be unique"
+	MsgTargetMixed  = "TargetRefs cannot mix Gateway with HTTPRoute or GRPCRoute"
+)
+
+// TargetRefs checks the targetRefs of an inherited policy: 1 to 16 entries,
+// group gateway.networking.k8s.io, kind Gateway, HTTPRoute or GRPCRoute, and
+// each kind+name once.
+func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case len(refs) == 0:
+		errs = append(errs, field.Invalid(path, len(refs), "should have at least 1 items"))
+	case len(refs) > v1alpha1.MaxTargetRefs:
+		errs = append(errs, field.TooMany(path, len(refs), v1alpha1.MaxTargetRefs))
+	}
+	type key struct{ kind, name string }
+	seen := make(map[key]bool, len(refs))
+	kinds, groups, unique := true, true, true
+	for i, r := range refs {
+		errs = append(errs, objectName(path.Index(i).Child("name"), string(r.Name))...)
+		switch r.Kind {
+		case v1alpha1.KindGateway, v1alpha1.KindHTTPRoute, v1alpha1.KindGRPCRoute:
+		default:
+			kinds = false
+		}
+		groups = groups && r.Group == v1alpha1.TargetGroup
+		k := key{string(r.Kind), string(r.Name)}
+		unique = unique && !seen[k]
+		seen[k] = true
+	}
+	if !kinds {
+		errs = append(errs, field.Invalid(path, "array", MsgTargetKinds))
+	}
+	if !groups {
+		errs = append(errs, field.Invalid(path, "array", MsgTargetGroup))
+	}
+	if !unique {
+		errs = append(errs, field.Invalid(path, "array", MsgTargetUnique))
+	}
+	return errs
+}
+
+// TargetRefsNotMixed checks that targetRefs are all Gateways or all routes,
+// the rule WAFGatewayBindingPolicy adds to TargetRefs.
+func TargetRefsNotMixed(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) field.ErrorList {
+	gateways := 0
+	for _, r := range refs {
+		if r.Kind == v1alpha1.KindGateway {
+			gateways++
+		}
+	}
+	if gateways > 0 && gateways < len(refs) {
+		return field.ErrorList{field.Invalid(path, "array", MsgTargetMixed)}
+	}
+	return nil
+}

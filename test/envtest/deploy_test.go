@@ -1,0 +1,62 @@
+package envtest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+// TestDeployManifests builds config/default the way `make deploy` does and
+// applies every object to the real API server with server-side dry-run (the
+// namespace for real, since namespaced objects need it to exist).
+func TestDeployManifests(t *testing.T) {
+	ctx := context.Background()
+	objs, err := manifest.Kustomize(filepath.Join(testenv.RepoRoot(), "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	var namespaces, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		if o.GetKind() == "Namespace" {
+			namespaces = append(namespaces, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	for kind, want := range map[string]int{
+		"Namespace": 1, "CustomResourceDefinition": 3, "Deployment": 1, "ServiceAccount": 1,
+		"ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+	} {
+		if kinds[kind] != want {
+			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)
+		}
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", namespaces); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", rest, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSamples applies every file under config/samples with server-side dry-run.
+func TestSamples(t *testing.T) {
+	objs, err := manifest.ReadFiles(filepath.Join(testenv.RepoRoot(), "config", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) < 10 {
+		t.Fatalf("found only %d sample objects", len(objs))
+	}
+	if err := manifest.Apply(context.Background(), env.Client, "gatewall-test", objs, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,200 @@
+// Package manager_test runs Gatewall's manager against a real API server.
+package manager_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// eventually polls cond every 100ms until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startManager runs the real manager, with leader election, until the test ends.
+func startManager(t *testing.T) (probeAddr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}}
+	if err := env.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	probeAddr = freeAddr(t)
+	mgr, err := manager.New(env.Config, manager.Options{
+		ControllerName:   manager.DefaultControllerName,
+		GatewayClassName: manager.DefaultGatewayClassName,
+		Namespace:        manager.DefaultNamespace,
+		MetricsAddr:      "0",
+		ProbeAddr:        probeAddr,
+		LeaderElection:   true,
+		LeaderElectionID: "gatewall-test",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return probeAddr
+}
+
+func TestManager(t *testing.T) {
+	ctx := context.Background()
+	probes := startManager(t)
+
+	t.Run("probes", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			eventually(t, 20*time.Second, func() error {
+				resp, err := http.Get("http://" + probes + path)
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("%s: %s", path, resp.Status)
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("valid NginxProxy is accepted", func(t *testing.T) {
+		np := &v1alpha2.NginxProxy{
+			ObjectMeta: metav1.ObjectMeta{Name: "valid", Namespace: "default"},
+			Spec:       v1alpha2.NginxProxySpec{WorkerConnections: ptr.To(int32(2048))},
+		}
+		if err := env.Client.Create(ctx, np); err != nil {
+			t.Fatal(err)
+		}
+		waitCondition(t, np, metav1.ConditionTrue, "Accepted", "")
+	})
+
+	t.Run("NginxProxy that bypassed the API server's rules is reported invalid", func(t *testing.T) {
+		loosenNginxProxyCRD(t)
+		np := &v1alpha2.NginxProxy{
+			ObjectMeta: metav1.ObjectMeta{Name: "bypassed", Namespace: "default"},
+			Spec:       v1alpha2.NginxProxySpec{WAF: "on", WorkerConnections: ptr.To(int32(0))},
+		}
+		if err := env.Client.Create(ctx, np); err != nil {
+			t.Fatalf("the loosened CRD should admit it: %v", err)
+		}
+		waitCondition(t, np, metav1.ConditionFalse, "Invalid", `spec.waf: Unsupported value: "on"`)
+		waitCondition(t, np, metav1.ConditionFalse, "Invalid", "spec.workerConnections: Invalid value: 0")
+		eventually(t, 10*time.Second, func() error {
+			events := &eventsv1.EventList{}
+			if err := env.Client.List(ctx, events, client.InNamespace("default")); err != nil {
+				return err
+			}
+			for _, e := range events.Items {
+				if e.Regarding.Name == "bypassed" && e.Type == corev1.EventTypeWarning && e.Reason == "Invalid" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no Warning event for the invalid NginxProxy among %d events", len(events.Items))
+		})
+	})
+}
+
+func waitCondition(t *testing.T, np *v1alpha2.NginxProxy, status metav1.ConditionStatus, reason, msg string) {
+	t.Helper()
+	eventually(t, 15*time.Second, func() error {
+		got := &v1alpha2.NginxProxy{}
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(np), got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, "Accepted")
+		if c == nil || c.Status != status || c.Reason != reason || !strings.Contains(c.Message, msg) ||
+			c.ObservedGeneration != got.Generation {
+			return fmt.Errorf("Accepted condition is %+v, want %s/%s containing %q", c, status, reason, msg)
+		}
+		return nil
+	})
+}
+
+// loosenNginxProxyCRD replaces the NginxProxy schema's spec with one that
+// admits anything, as an old or tampered CRD would, and restores it afterwards.
+func loosenNginxProxyCRD(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	key := client.ObjectKey{Name: "nginxproxies.gateway.nginx.org"}
+	if err := env.Client.Get(ctx, key, crd); err != nil {
+		t.Fatal(err)
+	}
+	orig := crd.DeepCopy()
+	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	props["spec"] = apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}
+	if err := env.Client.Update(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cur := &apiextensionsv1.CustomResourceDefinition{}
+		if err := env.Client.Get(ctx, key, cur); err != nil {
+			t.Error(err)
+			return
+		}
+		cur.Spec = orig.Spec
+		if err := env.Client.Update(ctx, cur); err != nil {
+			t.Error(err)
+		}
+	})
+	// The API server picks up the new schema asynchronously; wait until it admits a bad object.
+	eventually(t, 10*time.Second, func() error {
+		probe := &v1alpha2.NginxProxy{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "schema-probe-", Namespace: "default"},
+			Spec:       v1alpha2.NginxProxySpec{WAF: "probe"},
+		}
+		if err := env.Client.Create(ctx, probe, client.DryRunAll); err != nil {
+			return fmt.Errorf("loosened schema not in effect yet: %w", err)
+		}
+		return nil
+	})
+}

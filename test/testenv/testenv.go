@@ -1,0 +1,117 @@
+// Package testenv starts a real API server (envtest: kube-apiserver and etcd
+// built by hack/) with every CRD Gatewall's tests need: Gatewall's own, the
+// PLM stand-ins, and the Gateway API's standard CRDs from the gateway-api module.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gatewall/gatewall/internal/scheme"
+)
+
+// Env is a running API server and a client for it.
+type Env struct {
+	Config *rest.Config
+	Client client.Client
+	env    *envtest.Environment
+}
+
+// RepoRoot is the repository's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// ModuleDir returns the directory of a Go module the repository requires.
+func ModuleDir(module string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", module, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// GatewayAPICRDDir is the directory of the Gateway API's standard CRDs.
+func GatewayAPICRDDir() (string, error) {
+	dir, err := ModuleDir("sigs.k8s.io/gateway-api")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "config", "crd", "standard"), nil
+}
+
+// AssetsDir is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS, else bin/.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "bin")
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run `make tools` (or `make test`) to build the envtest binaries", b, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Start starts an API server with the CRDs installed. The caller stops it.
+func Start() (*Env, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	gwCRDs, err := GatewayAPICRDDir()
+	if err != nil {
+		return nil, err
+	}
+	root := RepoRoot()
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths: []string{
+			filepath.Join(root, "config", "crd", "bases"),
+			filepath.Join(root, "config", "plm", "crd"),
+			gwCRDs,
+		},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme.New(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return &Env{Config: cfg, Client: c, env: env}, nil
+}
+
+// Stop stops the API server.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Run is a TestMain body: it starts an API server, runs the tests with it set
+// in *into, and stops it.
+func Run(m *testing.M, into **Env) int {
+	env, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	*into = env
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
+	}
+	return code
+}
