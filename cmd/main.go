@@ -1,5 +1,6 @@
 // Command gatewall is the Gatewall manager: a Kubernetes Gateway API controller
-// whose data plane is NGINX.
+// whose data plane is NGINX. `gatewall render` previews, with no cluster, the
+// NGINX configuration and statuses Gatewall would produce for some manifests.
 package main
 
 import (
@@ -8,7 +9,12 @@ import (
 )
 
 func main() {
-	if err := runManager(os.Args[1:]); err != nil {
+	args := os.Args[1:]
+	run := runManager
+	if len(args) > 0 && args[0] == "render" {
+		run, args = runRender, args[1:]
+	}
+	if err := run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "gatewall:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+
+	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/render"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return "" }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runRender previews, with no cluster, the NGINX files and statuses Gatewall
+// would produce for the given manifests.
+func runRender(args []string) error {
+	fs := flag.NewFlagSet("gatewall render", flag.ContinueOnError)
+	var paths stringList
+	fs.Var(&paths, "f", "A manifest file or directory (repeatable).")
+	out := fs.String("output-dir", "", "Directory for <namespace>_<gateway>/ files and status.yaml.")
+	ctlr := fs.String("gateway-ctlr-name", manager.DefaultControllerName, "The GatewayClass controllerName to render for.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(paths) == 0 || *out == "" {
+		return errors.New("render: -f and --output-dir are required")
+	}
+	return render.Run(render.Options{Paths: paths, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr})
+}

@@ -1,0 +1,58 @@
+// Package conditions builds the metav1.Conditions Gatewall reports, in one
+// place, and merges them into existing status lists. It is pure.
+package conditions
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// True returns a condition with status True.
+func True(condType, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: reason, Message: message}
+}
+
+// False returns a condition with status False.
+func False(condType, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+}
+
+// Set puts c into list, replacing a condition of the same type.
+func Set(list []metav1.Condition, c metav1.Condition) []metav1.Condition {
+	for i := range list {
+		if list[i].Type == c.Type {
+			list[i] = c
+			return list
+		}
+	}
+	return append(list, c)
+}
+
+// Find returns the condition of the given type, or nil.
+func Find(list []metav1.Condition, condType string) *metav1.Condition {
+	for i := range list {
+		if list[i].Type == condType {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// Merge returns want with observedGeneration set and, for each condition
+// whose status did not change, the lastTransitionTime kept from have. now is
+// the transition time of changed conditions. The result is sorted by type.
+func Merge(have, want []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(want))
+	for _, w := range want {
+		w.ObservedGeneration = generation
+		w.LastTransitionTime = now
+		if h := meta.FindStatusCondition(have, w.Type); h != nil && h.Status == w.Status {
+			w.LastTransitionTime = h.LastTransitionTime
+		}
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}

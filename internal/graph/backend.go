@@ -1,0 +1,187 @@
+package graph
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Backend protocols NGINX can proxy to.
+const (
+	ProtocolHTTP      = "http"
+	ProtocolH2C       = "h2c"
+	ProtocolWebSocket = "websocket"
+)
+
+// Backend is a backendRef resolved to a Service port and its ready endpoints.
+type Backend struct {
+	// Name is "namespace/service:port" for messages.
+	Name   string
+	Weight int32
+	// Valid backends can be proxied to; invalid ones answer 500.
+	Valid bool
+	Err   string
+
+	Service types.NamespacedName
+	// Port is the Service port the ref names.
+	Port int32
+	// Protocol is what NGINX speaks to the endpoints (from the port's appProtocol).
+	Protocol string
+	// Endpoints are the ready endpoints, sorted; none means 503.
+	Endpoints []Endpoint
+}
+
+// Endpoint is one address and port of a backend.
+type Endpoint struct {
+	Address string
+	Port    int32
+}
+
+// UpstreamName names the upstream of a Service port: one per Service port,
+// however many routes use it.
+func (b *Backend) UpstreamName() string {
+	return fmt.Sprintf("%s_%s_%d", b.Service.Namespace, b.Service.Name, b.Port)
+}
+
+// resolveBackend resolves a backendRef of a route in routeNamespace.
+func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.BackendObjectReference, weightRef *int32) (*Backend, gatewayv1.RouteConditionReason) {
+	group, kind, ns := coreGroup, "Service", routeNamespace
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	weight := int32(1)
+	if weightRef != nil {
+		weight = *weightRef
+	}
+	b := &Backend{Name: fmt.Sprintf("%s/%s", ns, ref.Name), Weight: weight, Service: key(ns, string(ref.Name))}
+	fail := func(reason gatewayv1.RouteConditionReason, format string, args ...any) (*Backend, gatewayv1.RouteConditionReason) {
+		b.Err = fmt.Sprintf("backendRef %s: ", b.Name) + fmt.Sprintf(format, args...)
+		return b, reason
+	}
+	if group != coreGroup || kind != "Service" {
+		return fail(gatewayv1.RouteReasonInvalidKind, "kind %s %s is not supported; use a Service", group, kind)
+	}
+	if ref.Port == nil {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "port is required for a Service")
+	}
+	b.Port = *ref.Port
+	b.Name = fmt.Sprintf("%s/%s:%d", ns, ref.Name, b.Port)
+	if !referenceAllowed(in, refGrantFrom{gatewayGroup, routeKind, routeNamespace}, refGrantTo{coreGroup, "Service", ns, string(ref.Name)}) {
+		return fail(gatewayv1.RouteReasonRefNotPermitted, "not permitted: no ReferenceGrant in %s allows %ss from %s", ns, routeKind, routeNamespace)
+	}
+	svc := in.Services[b.Service]
+	if svc == nil {
+		return fail(gatewayv1.RouteReasonBackendNotFound, "Service not found")
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "ExternalName Services are not supported")
+	}
+	var port *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if svc.Spec.Ports[i].Port == b.Port {
+			port = &svc.Spec.Ports[i]
+		}
+	}
+	if port == nil {
+		return fail(gatewayv1.RouteReasonBackendNotFound, "the Service has no port %d", b.Port)
+	}
+	proto, err := backendProtocol(routeKind, port.AppProtocol)
+	if err != nil {
+		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
+	}
+	b.Protocol = proto
+	b.Endpoints = in.endpoints(b.Service, port.Name)
+	b.Valid = true
+	return b, ""
+}
+
+// backendProtocol maps a Service port's appProtocol to what NGINX speaks.
+func backendProtocol(routeKind string, appProtocol *string) (string, error) {
+	ap := ""
+	if appProtocol != nil {
+		ap = strings.ToLower(*appProtocol)
+	}
+	if routeKind == KindGRPCRoute {
+		switch ap {
+		case "", "grpc", "kubernetes.io/h2c", "h2c":
+			return ProtocolH2C, nil
+		}
+		return "", fmt.Errorf("appProtocol %q cannot carry gRPC; use kubernetes.io/h2c or leave it unset", ap)
+	}
+	switch ap {
+	case "", "http", "kubernetes.io/http":
+		return ProtocolHTTP, nil
+	case "kubernetes.io/ws":
+		return ProtocolWebSocket, nil
+	}
+	return "", fmt.Errorf("appProtocol %q is not supported for HTTPRoute backends; NGINX proxies HTTP/1.1 (and WebSocket, kubernetes.io/ws)", ap)
+}
+
+// endpoints returns the ready endpoints of a Service port, sorted.
+func (in *Input) endpoints(svc types.NamespacedName, portName string) []Endpoint {
+	seen := map[Endpoint]bool{}
+	var out []Endpoint
+	for _, s := range in.slicesOf(svc) {
+		var port *int32
+		for _, p := range s.Ports {
+			if (p.Name == nil && portName == "") || (p.Name != nil && *p.Name == portName) {
+				if p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP {
+					port = p.Port
+				}
+			}
+		}
+		if port == nil {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				if _, err := netip.ParseAddr(a); err != nil {
+					continue // only IP addresses reach nginx.conf
+				}
+				e := Endpoint{Address: a, Port: *port}
+				if !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Address != out[j].Address {
+			return out[i].Address < out[j].Address
+		}
+		return out[i].Port < out[j].Port
+	})
+	return out
+}
+
+// slicesOf returns the EndpointSlices of a Service, indexing them on first use.
+func (in *Input) slicesOf(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+	if in.sliceIndex == nil {
+		in.sliceIndex = map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
+		for k, s := range in.EndpointSlices {
+			name := s.Labels[discoveryv1.LabelServiceName]
+			if name == "" {
+				continue
+			}
+			sk := key(k.Namespace, name)
+			in.sliceIndex[sk] = append(in.sliceIndex[sk], s)
+		}
+	}
+	return in.sliceIndex[svc]
+}

@@ -1,0 +1,124 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/conditions"
+)
+
+// Gateway is one Gateway of a class Gatewall serves, with everything attached to it.
+type Gateway struct {
+	Source *gatewayv1.Gateway
+	Key    types.NamespacedName
+	Class  *GatewayClass
+	// Valid says whether the Gateway is accepted; an invalid Gateway gets no data plane.
+	Valid bool
+	// NginxProxy is the effective data-plane settings: the class's NginxProxy
+	// overlaid by the Gateway's. Never nil.
+	NginxProxy *v1alpha2.NginxProxySpec
+	// Listeners in spec order.
+	Listeners []*Listener
+	// Routes that name this Gateway in a parentRef, sorted by kind, namespace, name.
+	Routes []*Route
+	// Conditions of the Gateway (Accepted; Programmed is added from the data plane's answer).
+	Conditions []metav1.Condition
+}
+
+// Build builds the graph of one Gateway. It returns nil when the Gateway does
+// not exist or its class is not Gatewall's (then Gatewall reports nothing).
+func Build(in *Input, gwKey types.NamespacedName) *Gateway {
+	gw := in.Gateways[gwKey]
+	if gw == nil {
+		return nil
+	}
+	class := BuildGatewayClass(in, string(gw.Spec.GatewayClassName))
+	if class == nil {
+		return nil
+	}
+	g := &Gateway{Source: gw, Key: gwKey, Class: class}
+	rejected := g.accept(in)
+	g.Listeners = buildListeners(in, gw)
+	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
+	g.Routes = buildRoutes(in, g)
+	countAttachedRoutes(g)
+	return g
+}
+
+// accept checks what makes a whole Gateway unusable and resolves the
+// effective NginxProxy; it returns the Accepted=False condition, or nil.
+func (g *Gateway) accept(in *Input) *metav1.Condition {
+	gw := g.Source
+	reject := func(reason gatewayv1.GatewayConditionReason, format string, args ...any) *metav1.Condition {
+		c := conditions.False(string(gatewayv1.GatewayConditionAccepted), string(reason), fmt.Sprintf(format, args...))
+		g.NginxProxy = EffectiveNginxProxy(nil, nil)
+		return &c
+	}
+	if !g.Class.Valid {
+		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
+	}
+	if len(gw.Spec.Addresses) > 0 {
+		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "spec.addresses is not supported: the address comes from the data plane's Service")
+	}
+	var gwNP *v1alpha2.NginxProxySpec
+	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
+		ref := infra.ParametersRef
+		if string(ref.Group) != v1alpha2.GroupVersion.Group || ref.Kind != "NginxProxy" {
+			return reject(gatewayv1.GatewayReasonInvalidParameters,
+				"infrastructure.parametersRef must refer to a %s NginxProxy, not %s %s", v1alpha2.GroupVersion.Group, ref.Group, ref.Kind)
+		}
+		np, err := lookupNginxProxy(in, gw.Namespace, ref.Name)
+		if err != nil {
+			return reject(gatewayv1.GatewayReasonInvalidParameters, "infrastructure.parametersRef: %s", err)
+		}
+		gwNP = &np.Spec
+	}
+	var classNP *v1alpha2.NginxProxySpec
+	if g.Class.NginxProxy != nil {
+		classNP = &g.Class.NginxProxy.Spec
+	}
+	g.NginxProxy = EffectiveNginxProxy(classNP, gwNP)
+	return nil
+}
+
+func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition {
+	if rejected != nil {
+		g.Valid = false
+		return *rejected
+	}
+	var invalid []string
+	for _, l := range g.Listeners {
+		if !l.Valid {
+			invalid = append(invalid, l.Name)
+		}
+	}
+	accepted := string(gatewayv1.GatewayConditionAccepted)
+	switch {
+	case len(invalid) == 0:
+		g.Valid = true
+		return conditions.True(accepted, string(gatewayv1.GatewayReasonAccepted), "Gateway is accepted")
+	case len(invalid) < len(g.Listeners):
+		g.Valid = true
+		return conditions.True(accepted, string(gatewayv1.GatewayReasonListenersNotValid),
+			"Gateway is accepted, but these listeners are not valid: "+strings.Join(invalid, ", "))
+	default:
+		g.Valid = false
+		return conditions.False(accepted, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
+	}
+}
+
+// ValidListeners returns the listeners that can be configured.
+func (g *Gateway) ValidListeners() []*Listener {
+	var out []*Listener
+	for _, l := range g.Listeners {
+		if l.Valid {
+			out = append(out, l)
+		}
+	}
+	return out
+}

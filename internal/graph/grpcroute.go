@@ -1,0 +1,154 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+var (
+	grpcServiceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
+	grpcMethodRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
+)
+
+func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
+	r := newRoute(KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	var unresolved []string
+	reason := gatewayv1.RouteReasonResolvedRefs
+	for i, src := range gr.Spec.Rules {
+		rule := &Rule{Index: i, Valid: true}
+		var errs []error
+		if len(src.Matches) == 0 {
+			rule.Matches = []Match{{Path: PathMatch{Type: PathPrefix, Value: "/"}}}
+		}
+		for j, m := range src.Matches {
+			match, err := grpcMatch(m)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("matches[%d]: %w", j, err))
+				continue
+			}
+			rule.Matches = append(rule.Matches, match)
+		}
+		f, err := grpcFilters(in, k.Namespace, src.Filters)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rule.Filters = f
+		for _, br := range src.BackendRefs {
+			if len(br.Filters) > 0 {
+				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
+			}
+			b, why := resolveBackend(in, KindGRPCRoute, k.Namespace, br.BackendObjectReference, br.Weight)
+			if !b.Valid {
+				unresolved = append(unresolved, b.Err)
+				if reason == gatewayv1.RouteReasonResolvedRefs {
+					reason = why
+				}
+			}
+			if b.Weight > 0 {
+				rule.Backends = append(rule.Backends, b)
+			}
+		}
+		if len(errs) > 0 {
+			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
+		}
+		r.Rules = append(r.Rules, rule)
+	}
+	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	return r
+}
+
+// grpcMatch maps a gRPC service/method match to a path match on
+// /<service>/<method>, the path gRPC uses over HTTP/2.
+func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
+	out := Match{Method: "POST", Path: PathMatch{Type: PathPrefix, Value: "/"}}
+	if mm := m.Method; mm != nil {
+		svc, method := "", ""
+		if mm.Service != nil {
+			svc = *mm.Service
+		}
+		if mm.Method != nil {
+			method = *mm.Method
+		}
+		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
+		if regex {
+			for what, v := range map[string]string{"service": svc, "method": method} {
+				if v == "" {
+					continue
+				}
+				if err := validation.RegexValue("gRPC "+what, v); err != nil {
+					return out, err
+				}
+			}
+			out.Path = PathMatch{Type: PathRegex, Value: fmt.Sprintf("^/%s/%s$", orAny(svc), orAny(method))}
+		} else {
+			if svc != "" && !grpcServiceRE.MatchString(svc) {
+				return out, fmt.Errorf("gRPC service %q is not a valid service name", svc)
+			}
+			if method != "" && !grpcMethodRE.MatchString(method) {
+				return out, fmt.Errorf("gRPC method %q is not a valid method name", method)
+			}
+			switch {
+			case svc != "" && method != "":
+				out.Path = PathMatch{Type: PathExact, Value: "/" + svc + "/" + method}
+			case svc != "":
+				out.Path = PathMatch{Type: PathPrefix, Value: "/" + svc}
+			case method != "":
+				out.Path = PathMatch{Type: PathRegex, Value: "^/[^/]+/" + method + "$"}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := strings.ToLower(string(h.Name))
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression)
+		if err != nil {
+			return out, err
+		}
+		out.Headers = append(out.Headers, vm)
+	}
+	return out, nil
+}
+
+func orAny(s string) string {
+	if s == "" {
+		return "[^/]+"
+	}
+	return "(" + s + ")"
+}
+
+func grpcFilters(in *Input, routeNamespace string, src []gatewayv1.GRPCRouteFilter) (Filters, error) {
+	var f Filters
+	var errs []error
+	for i, flt := range src {
+		var err error
+		switch flt.Type {
+		case gatewayv1.GRPCRouteFilterRequestHeaderModifier:
+			f.RequestHeaders, err = headerModifier(flt.RequestHeaderModifier)
+		case gatewayv1.GRPCRouteFilterResponseHeaderModifier:
+			f.ResponseHeaders, err = headerModifier(flt.ResponseHeaderModifier)
+		case gatewayv1.GRPCRouteFilterRequestMirror:
+			var m *Mirror
+			m, err = mirror(in, KindGRPCRoute, routeNamespace, flt.RequestMirror)
+			if m != nil {
+				f.Mirrors = append(f.Mirrors, m)
+			}
+		default:
+			err = fmt.Errorf("filter type %s is not supported", flt.Type)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("filters[%d]: %w", i, err))
+		}
+	}
+	return f, errors.Join(errs...)
+}

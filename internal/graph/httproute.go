@@ -1,0 +1,186 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
+	r := newRoute(KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
+	var unresolved []string
+	reason := gatewayv1.RouteReasonResolvedRefs
+	for i, src := range hr.Spec.Rules {
+		rule := &Rule{Index: i, Valid: true}
+		var errs []error
+		if len(src.Matches) == 0 {
+			rule.Matches = []Match{{Path: PathMatch{Type: PathPrefix, Value: "/"}}}
+		}
+		for j, m := range src.Matches {
+			match, err := httpMatch(m)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("matches[%d]: %w", j, err))
+				continue
+			}
+			rule.Matches = append(rule.Matches, match)
+		}
+		f, err := httpFilters(in, k.Namespace, src.Filters, rule.Matches)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rule.Filters = f
+		if t, err := httpTimeouts(src.Timeouts); err != nil {
+			errs = append(errs, err)
+		} else {
+			rule.Timeouts = t
+		}
+		for _, br := range src.BackendRefs {
+			if len(br.Filters) > 0 {
+				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
+			}
+			b, why := resolveBackend(in, KindHTTPRoute, k.Namespace, br.BackendObjectReference, br.Weight)
+			if !b.Valid {
+				unresolved = append(unresolved, b.Err)
+				if reason == gatewayv1.RouteReasonResolvedRefs {
+					reason = why
+				}
+			}
+			if b.Weight > 0 {
+				rule.Backends = append(rule.Backends, b)
+			}
+		}
+		if len(errs) > 0 {
+			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
+		}
+		r.Rules = append(r.Rules, rule)
+	}
+	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	return r
+}
+
+func resolvedRefsCondition(reason gatewayv1.RouteConditionReason, unresolved []string) metav1.Condition {
+	t := string(gatewayv1.RouteConditionResolvedRefs)
+	if len(unresolved) == 0 {
+		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved")
+	}
+	return conditions.False(t, string(reason), strings.Join(unresolved, "; "))
+}
+
+func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
+	out := Match{Path: PathMatch{Type: PathPrefix, Value: "/"}}
+	if m.Path != nil {
+		t := gatewayv1.PathMatchPathPrefix
+		if m.Path.Type != nil {
+			t = *m.Path.Type
+		}
+		v := "/"
+		if m.Path.Value != nil {
+			v = *m.Path.Value
+		}
+		switch t {
+		case gatewayv1.PathMatchExact:
+			if err := validation.MatchPath(v); err != nil {
+				return out, err
+			}
+		case gatewayv1.PathMatchPathPrefix:
+			if err := validation.MatchPath(v); err != nil {
+				return out, err
+			}
+			if len(v) > 1 {
+				v = strings.TrimRight(v, "/")
+			}
+		case gatewayv1.PathMatchRegularExpression:
+			if err := validation.RegexPath(v); err != nil {
+				return out, err
+			}
+		default:
+			return out, fmt.Errorf("path type %q is not supported", t)
+		}
+		out.Path = PathMatch{Type: string(t), Value: v}
+	}
+	if m.Method != nil {
+		out.Method = string(*m.Method)
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		// Only the first of equivalent (case-insensitive) names counts.
+		name := strings.ToLower(string(h.Name))
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression)
+		if err != nil {
+			return out, err
+		}
+		out.Headers = append(out.Headers, vm)
+	}
+	seenQ := map[string]bool{}
+	for _, q := range m.QueryParams {
+		name := string(q.Name)
+		if seenQ[name] {
+			continue
+		}
+		seenQ[name] = true
+		regex := q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression
+		if err := validation.QueryParamName(name); err != nil {
+			return out, err
+		}
+		check := validation.QueryParamValue
+		if regex {
+			check = func(v string) error { return validation.RegexValue("query parameter value", v) }
+		}
+		if err := check(q.Value); err != nil {
+			return out, err
+		}
+		out.Query = append(out.Query, ValueMatch{Name: name, Value: q.Value, Regex: regex})
+	}
+	return out, nil
+}
+
+func headerMatch(name, value string, regex bool) (ValueMatch, error) {
+	if err := validation.HeaderName(name); err != nil {
+		return ValueMatch{}, err
+	}
+	check := validation.HeaderValue
+	if regex {
+		check = validation.HeaderValueRegex
+	}
+	if err := check(value); err != nil {
+		return ValueMatch{}, err
+	}
+	return ValueMatch{Name: name, Value: value, Regex: regex}, nil
+}
+
+// httpTimeouts converts Gateway API durations to NGINX time syntax.
+func httpTimeouts(t *gatewayv1.HTTPRouteTimeouts) (Timeouts, error) {
+	var out Timeouts
+	if t == nil {
+		return out, nil
+	}
+	conv := func(field string, d *gatewayv1.Duration) (string, error) {
+		if d == nil {
+			return "", nil
+		}
+		v, err := nginxDuration(string(*d))
+		if err != nil {
+			return "", fmt.Errorf("timeouts.%s: %w", field, err)
+		}
+		return v, nil
+	}
+	var err error
+	if out.Request, err = conv("request", t.Request); err != nil {
+		return out, err
+	}
+	if out.BackendRequest, err = conv("backendRequest", t.BackendRequest); err != nil {
+		return out, err
+	}
+	return out, nil
+}

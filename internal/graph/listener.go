@@ -1,0 +1,201 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// Route kinds Gatewall serves.
+const (
+	KindHTTPRoute = "HTTPRoute"
+	KindGRPCRoute = "GRPCRoute"
+)
+
+// Listener is one listener of a Gateway.
+type Listener struct {
+	Source gatewayv1.Listener
+	Name   string
+	// Valid says whether the listener is configured on the data plane.
+	Valid bool
+	// Hostname is the listener's hostname, "" for any.
+	Hostname string
+	// TLS is the certificate of an HTTPS listener.
+	TLS *Certificate
+	// SupportedKinds are the route kinds that may attach.
+	SupportedKinds []gatewayv1.RouteGroupKind
+	// AttachedRoutes counts the routes attached to this listener.
+	AttachedRoutes int32
+	// Conditions: Accepted, Conflicted, ResolvedRefs (Programmed comes from the data plane).
+	Conditions []metav1.Condition
+
+	allowedNamespace func(namespace string) bool
+}
+
+func buildListeners(in *Input, gw *gatewayv1.Gateway) []*Listener {
+	ls := make([]*Listener, 0, len(gw.Spec.Listeners))
+	for _, src := range gw.Spec.Listeners {
+		ls = append(ls, buildListener(in, gw, src))
+	}
+	markConflicts(ls)
+	return ls
+}
+
+func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Listener {
+	l := &Listener{Source: src, Name: string(src.Name), Valid: true}
+	if src.Hostname != nil {
+		l.Hostname = string(*src.Hostname)
+	}
+	accepted := conditions.True(string(gatewayv1.ListenerConditionAccepted), string(gatewayv1.ListenerReasonAccepted), "Listener is accepted")
+	resolved := conditions.True(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonResolvedRefs), "All references are resolved")
+	reject := func(reason gatewayv1.ListenerConditionReason, msg string) {
+		l.Valid = false
+		accepted = conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg)
+	}
+	unresolved := func(reason gatewayv1.ListenerConditionReason, msg string) {
+		l.Valid = false
+		resolved = conditions.False(string(gatewayv1.ListenerConditionResolvedRefs), string(reason), msg)
+	}
+
+	switch src.Protocol {
+	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
+	default:
+		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", src.Protocol))
+	}
+	if l.Hostname != "" {
+		if err := validation.Hostname(l.Hostname); err != nil {
+			reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
+		}
+	}
+	if src.Protocol == gatewayv1.HTTPSProtocolType {
+		cert, reason, err := resolveCertificate(in, gw, src.TLS)
+		if err != nil {
+			unresolved(reason, err.Error())
+		}
+		l.TLS = cert
+	}
+	kinds, err := supportedKinds(src)
+	if err != nil {
+		unresolved(gatewayv1.ListenerReasonInvalidRouteKinds, err.Error())
+	}
+	l.SupportedKinds = kinds
+	allowed, err := namespaceFilter(in, gw.Namespace, src.AllowedRoutes)
+	if err != nil {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
+	}
+	l.allowedNamespace = allowed
+	l.Conditions = []metav1.Condition{accepted, resolved,
+		conditions.False(string(gatewayv1.ListenerConditionConflicted), string(gatewayv1.ListenerReasonNoConflicts), "No conflicts")}
+	return l
+}
+
+// supportedKinds returns the route kinds a listener admits: HTTPRoute and
+// GRPCRoute unless allowedRoutes.kinds narrows them. Unsupported kinds are an error.
+func supportedKinds(src gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, error) {
+	group := gatewayv1.Group(gatewayGroup)
+	all := []gatewayv1.RouteGroupKind{{Group: &group, Kind: KindGRPCRoute}, {Group: &group, Kind: KindHTTPRoute}}
+	if src.AllowedRoutes == nil || len(src.AllowedRoutes.Kinds) == 0 {
+		return all, nil
+	}
+	var kinds []gatewayv1.RouteGroupKind
+	var bad []string
+	for _, k := range src.AllowedRoutes.Kinds {
+		g := gatewayGroup
+		if k.Group != nil {
+			g = string(*k.Group)
+		}
+		if g == gatewayGroup && (k.Kind == KindHTTPRoute || k.Kind == KindGRPCRoute) {
+			kinds = append(kinds, gatewayv1.RouteGroupKind{Group: &group, Kind: k.Kind})
+			continue
+		}
+		bad = append(bad, g+"/"+string(k.Kind))
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Kind < kinds[j].Kind })
+	if len(bad) > 0 {
+		return kinds, fmt.Errorf("route kinds not supported: %s", strings.Join(bad, ", "))
+	}
+	return kinds, nil
+}
+
+func (l *Listener) admitsKind(kind string) bool {
+	for _, k := range l.SupportedKinds {
+		if string(k.Kind) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaceFilter returns which route namespaces allowedRoutes admits.
+func namespaceFilter(in *Input, gwNamespace string, ar *gatewayv1.AllowedRoutes) (func(string) bool, error) {
+	same := func(ns string) bool { return ns == gwNamespace }
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil {
+		return same, nil
+	}
+	switch *ar.Namespaces.From {
+	case gatewayv1.NamespacesFromSame:
+		return same, nil
+	case gatewayv1.NamespacesFromAll:
+		return func(string) bool { return true }, nil
+	case gatewayv1.NamespacesFromSelector:
+		if ar.Namespaces.Selector == nil {
+			return same, fmt.Errorf("allowedRoutes.namespaces.selector is required with from: Selector")
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector)
+		if err != nil {
+			return same, fmt.Errorf("allowedRoutes.namespaces.selector: %w", err)
+		}
+		return func(ns string) bool {
+			n := in.Namespaces[ns]
+			return n != nil && sel.Matches(labels.Set(n.Labels))
+		}, nil
+	}
+	return same, fmt.Errorf("allowedRoutes.namespaces.from %q is not supported", *ar.Namespaces.From)
+}
+
+// markConflicts marks listeners that share a port with another protocol, or a
+// port and hostname with another listener. Conflicted listeners are not configured.
+func markConflicts(ls []*Listener) {
+	protocols := map[gatewayv1.PortNumber]map[gatewayv1.ProtocolType]bool{}
+	hostnames := map[string]int{}
+	for _, l := range ls {
+		if !isSupportedProtocol(l.Source.Protocol) {
+			continue
+		}
+		p := l.Source.Port
+		if protocols[p] == nil {
+			protocols[p] = map[gatewayv1.ProtocolType]bool{}
+		}
+		protocols[p][l.Source.Protocol] = true
+		hostnames[fmt.Sprintf("%d/%s", p, l.Hostname)]++
+	}
+	for _, l := range ls {
+		if !isSupportedProtocol(l.Source.Protocol) {
+			continue
+		}
+		var reason gatewayv1.ListenerConditionReason
+		var msg string
+		switch {
+		case len(protocols[l.Source.Port]) > 1:
+			reason, msg = gatewayv1.ListenerReasonProtocolConflict, fmt.Sprintf("another listener uses port %d with a different protocol", l.Source.Port)
+		case hostnames[fmt.Sprintf("%d/%s", l.Source.Port, l.Hostname)] > 1:
+			reason, msg = gatewayv1.ListenerReasonHostnameConflict, fmt.Sprintf("another listener uses port %d with the same hostname %q", l.Source.Port, l.Hostname)
+		default:
+			continue
+		}
+		l.Valid = false
+		l.Conditions = conditions.Set(l.Conditions, conditions.True(string(gatewayv1.ListenerConditionConflicted), string(reason), msg))
+		l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg))
+	}
+}
+
+func isSupportedProtocol(p gatewayv1.ProtocolType) bool {
+	return p == gatewayv1.HTTPProtocolType || p == gatewayv1.HTTPSProtocolType
+}

@@ -1,0 +1,51 @@
+package graph
+
+import (
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// refGrantFrom describes the referencing side of a cross-namespace reference.
+type refGrantFrom struct {
+	group, kind, namespace string
+}
+
+// refGrantTo describes the referenced object.
+type refGrantTo struct {
+	group, kind, namespace, name string
+}
+
+// referenceAllowed says whether a reference from one namespace to an object in
+// another is permitted: always within a namespace, else only when a
+// ReferenceGrant in the target's namespace allows it.
+func referenceAllowed(in *Input, from refGrantFrom, to refGrantTo) bool {
+	if from.namespace == to.namespace {
+		return true
+	}
+	for k, rg := range in.ReferenceGrants {
+		if k.Namespace != to.namespace {
+			continue
+		}
+		fromOK := false
+		for _, f := range rg.Spec.From {
+			if string(f.Group) == from.group && string(f.Kind) == from.kind && string(f.Namespace) == from.namespace {
+				fromOK = true
+				break
+			}
+		}
+		if !fromOK {
+			continue
+		}
+		for _, t := range rg.Spec.To {
+			if string(t.Group) == to.group && string(t.Kind) == to.kind &&
+				(t.Name == nil || *t.Name == "" || string(*t.Name) == to.name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// coreGroup is the core API group as references spell it.
+const coreGroup = ""
+
+var gatewayGroup = gatewayv1.GroupName

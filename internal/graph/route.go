@@ -1,0 +1,274 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// Route is an HTTPRoute or GRPCRoute that names the Gateway in a parentRef.
+type Route struct {
+	Kind   string
+	Key    types.NamespacedName
+	Source client.Object
+	// Hostnames are the route's own hostnames (empty: any).
+	Hostnames []string
+	// Parents are the route's parentRefs that name this Gateway, in spec order.
+	Parents []*ParentRef
+	// Rules in spec order; invalid ones have Valid=false and are not configured.
+	Rules []*Rule
+
+	// invalid holds why the whole route cannot be used ("" when usable).
+	invalid string
+	// resolvedRefs is the route's ResolvedRefs condition (shared by all parents).
+	resolvedRefs metav1.Condition
+}
+
+// ParentRef is one parentRef of a route that names this Gateway.
+type ParentRef struct {
+	// Index is the position in spec.parentRefs.
+	Index int
+	Ref   gatewayv1.ParentReference
+	// Attachments are the listeners the route attached to through this ref.
+	Attachments []Attachment
+	// Conditions for this parent: Accepted, ResolvedRefs, and PartiallyInvalid when some rules are invalid.
+	Conditions []metav1.Condition
+}
+
+// Attachment is a route attached to a listener, with the hostnames it serves there.
+type Attachment struct {
+	Listener *Listener
+	// Hostnames are the intersection of the listener's and the route's
+	// hostnames; "" stands for any hostname.
+	Hostnames []string
+}
+
+// Attached says whether the route attached to at least one listener.
+func (p *ParentRef) Attached() bool { return len(p.Attachments) > 0 }
+
+// ValidRules returns the rules that are configured.
+func (r *Route) ValidRules() []*Rule {
+	var out []*Rule
+	for _, rule := range r.Rules {
+		if rule.Valid {
+			out = append(out, rule)
+		}
+	}
+	return out
+}
+
+func buildRoutes(in *Input, g *Gateway) []*Route {
+	var routes []*Route
+	for k, hr := range in.HTTPRoutes {
+		if refs := parentRefsTo(hr.Spec.ParentRefs, hr.Namespace, g.Key); len(refs) > 0 {
+			routes = append(routes, newHTTPRoute(in, k, hr, refs))
+		}
+	}
+	for k, gr := range in.GRPCRoutes {
+		if refs := parentRefsTo(gr.Spec.ParentRefs, gr.Namespace, g.Key); len(refs) > 0 {
+			routes = append(routes, newGRPCRoute(in, k, gr, refs))
+		}
+	}
+	sort.Slice(routes, func(i, j int) bool {
+		if routes[i].Kind != routes[j].Kind {
+			return routes[i].Kind < routes[j].Kind
+		}
+		return routes[i].Key.String() < routes[j].Key.String()
+	})
+	for _, r := range routes {
+		for _, p := range r.Parents {
+			attach(g, r, p)
+		}
+	}
+	return routes
+}
+
+// parentRefsTo returns the parentRefs that name the Gateway gw.
+func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, gw types.NamespacedName) []*ParentRef {
+	var out []*ParentRef
+	for i, ref := range refs {
+		group, kind, ns := gatewayGroup, "Gateway", routeNamespace
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		if group == gatewayGroup && kind == "Gateway" && ns == gw.Namespace && string(ref.Name) == gw.Name {
+			out = append(out, &ParentRef{Index: i, Ref: ref})
+		}
+	}
+	return out
+}
+
+// newRoute starts a Route with its hostnames validated.
+func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
+	r := &Route{Kind: kind, Key: k, Source: src, Parents: refs}
+	for _, h := range hostnames {
+		if err := validation.Hostname(string(h)); err != nil {
+			r.invalid = "spec.hostnames: " + err.Error()
+		}
+		r.Hostnames = append(r.Hostnames, string(h))
+	}
+	return r
+}
+
+// attach attaches the route to the Gateway's listeners through one parentRef
+// and sets the parent's conditions.
+func attach(g *Gateway, r *Route, p *ParentRef) {
+	accepted := string(gatewayv1.RouteConditionAccepted)
+	set := func(c metav1.Condition) {
+		p.Conditions = []metav1.Condition{c, r.resolvedRefs}
+	}
+	if !g.Valid {
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))
+		return
+	}
+	candidates := g.Listeners
+	if p.Ref.SectionName != nil {
+		candidates = filterListeners(candidates, func(l *Listener) bool { return l.Name == string(*p.Ref.SectionName) })
+	}
+	if p.Ref.Port != nil {
+		candidates = filterListeners(candidates, func(l *Listener) bool { return l.Source.Port == *p.Ref.Port })
+	}
+	if len(candidates) == 0 {
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), "no listener of the Gateway matches sectionName/port"))
+		return
+	}
+	notAllowed, noHostname, invalid := 0, 0, 0
+	for _, l := range candidates {
+		switch {
+		case !l.Valid:
+			invalid++
+		case !l.admitsKind(r.Kind) || !l.allowedNamespace(r.Key.Namespace):
+			notAllowed++
+		default:
+			hs := intersectHostnames(l.Hostname, r.Hostnames)
+			if len(hs) == 0 {
+				noHostname++
+				continue
+			}
+			p.Attachments = append(p.Attachments, Attachment{Listener: l, Hostnames: hs})
+		}
+	}
+	switch {
+	case r.invalid != "":
+		p.Attachments = nil
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue), r.invalid))
+	case p.Attached() && len(r.ValidRules()) == 0 && len(r.Rules) > 0:
+		p.Attachments = nil
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue), "no rule is valid: "+r.ruleErrors()))
+	case p.Attached():
+		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), "Route is accepted"))
+		if msg := r.ruleErrors(); msg != "" {
+			p.Conditions = append(p.Conditions, conditions.True(string(gatewayv1.RouteConditionPartiallyInvalid),
+				string(gatewayv1.RouteReasonUnsupportedValue), "some rules are invalid and not configured: "+msg))
+		}
+	case notAllowed > 0:
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNotAllowedByListeners), "the listeners do not allow this route's kind or namespace"))
+	case noHostname > 0:
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingListenerHostname), "no hostname of the route matches a listener's hostname"))
+	default:
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("%d matching listener(s) are not valid", invalid)))
+	}
+}
+
+func (r *Route) ruleErrors() string {
+	var msgs []string
+	for _, rule := range r.Rules {
+		if !rule.Valid {
+			msgs = append(msgs, fmt.Sprintf("spec.rules[%d]: %s", rule.Index, rule.Err))
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func filterListeners(ls []*Listener, keep func(*Listener) bool) []*Listener {
+	var out []*Listener
+	for _, l := range ls {
+		if keep(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func countAttachedRoutes(g *Gateway) {
+	for _, r := range g.Routes {
+		seen := map[*Listener]bool{}
+		for _, p := range r.Parents {
+			for _, a := range p.Attachments {
+				if !seen[a.Listener] {
+					seen[a.Listener] = true
+					a.Listener.AttachedRoutes++
+				}
+			}
+		}
+	}
+}
+
+// intersectHostnames returns the hostnames a route serves on a listener:
+// each route hostname that matches the listener's, narrowed to the more
+// specific of the two. "" means any hostname.
+func intersectHostnames(listener string, route []string) []string {
+	if len(route) == 0 {
+		return []string{listener}
+	}
+	if listener == "" {
+		return dedupeSorted(append([]string(nil), route...))
+	}
+	var out []string
+	for _, h := range route {
+		if m := hostnameIntersection(listener, h); m != "" {
+			out = append(out, m)
+		}
+	}
+	return dedupeSorted(out)
+}
+
+// hostnameIntersection returns the more specific of two hostnames when one
+// matches the other, else "".
+func hostnameIntersection(a, b string) string {
+	switch {
+	case a == b:
+		return a
+	case matchesWildcard(a, b):
+		return b
+	case matchesWildcard(b, a):
+		return a
+	}
+	return ""
+}
+
+// matchesWildcard says whether wildcard pattern w ("*.example.com") matches h,
+// which may itself be a more specific wildcard.
+func matchesWildcard(w, h string) bool {
+	if !strings.HasPrefix(w, "*.") {
+		return false
+	}
+	suffix := w[1:] // ".example.com"
+	name := strings.TrimPrefix(h, "*")
+	return strings.HasSuffix(name, suffix) && len(name) > len(suffix)
+}
+
+func dedupeSorted(in []string) []string {
+	sort.Strings(in)
+	out := in[:0]
+	for i, s := range in {
+		if i == 0 || s != in[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

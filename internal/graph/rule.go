@@ -1,0 +1,103 @@
+package graph
+
+// Rule is one rule of a route, validated and normalized.
+type Rule struct {
+	// Index is the position in spec.rules.
+	Index int
+	// Valid rules are configured; Err says why an invalid one is not.
+	Valid bool
+	Err   string
+	// Matches are ORed; a rule without matches in the spec matches every path.
+	Matches []Match
+	Filters Filters
+	// Backends with weight > 0 share the traffic by weight. Invalid backends
+	// keep their share and answer 500, as the Gateway API requires.
+	Backends []*Backend
+	// Timeouts of the rule (HTTPRoute only).
+	Timeouts Timeouts
+}
+
+// Path match types.
+const (
+	PathExact  = "Exact"
+	PathPrefix = "PathPrefix"
+	PathRegex  = "RegularExpression"
+)
+
+// Match is one way a request matches a rule; all its parts must match.
+type Match struct {
+	Path PathMatch
+	// Method is an HTTP method to match, "" for any.
+	Method  string
+	Headers []ValueMatch
+	Query   []ValueMatch
+}
+
+// PathMatch matches the request path. PathPrefix values have no trailing
+// slash (except "/").
+type PathMatch struct {
+	Type  string
+	Value string
+}
+
+// ValueMatch matches a header or query parameter by exact value or regex.
+type ValueMatch struct {
+	Name  string
+	Value string
+	Regex bool
+}
+
+// Filters are a rule's request and response processing.
+type Filters struct {
+	RequestHeaders  *HeaderModifier
+	ResponseHeaders *HeaderModifier
+	Redirect        *Redirect
+	Rewrite         *Rewrite
+	Mirrors         []*Mirror
+}
+
+// HeaderModifier sets, adds and removes headers.
+type HeaderModifier struct {
+	Set    []Header
+	Add    []Header
+	Remove []string
+}
+
+// Header is a header name and value.
+type Header struct {
+	Name  string
+	Value string
+}
+
+// PathModifier replaces the full path or the matched prefix.
+type PathModifier struct {
+	// ReplacePrefix is true for ReplacePrefixMatch, false for ReplaceFullPath.
+	ReplacePrefix bool
+	Value         string
+}
+
+// Redirect answers with a redirect; empty fields keep the request's value.
+type Redirect struct {
+	Scheme     string
+	Hostname   string
+	Port       int32
+	Path       *PathModifier
+	StatusCode int
+}
+
+// Rewrite changes the request before it is proxied.
+type Rewrite struct {
+	Hostname string
+	Path     *PathModifier
+}
+
+// Mirror sends a copy of each request to a backend.
+type Mirror struct {
+	Backend *Backend
+}
+
+// Timeouts of an HTTPRoute rule, in NGINX time syntax ("10s"); "" when unset.
+type Timeouts struct {
+	Request        string
+	BackendRequest string
+}

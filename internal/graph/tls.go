@@ -1,0 +1,58 @@
+package graph
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Certificate is a TLS certificate chain and key from a Secret.
+type Certificate struct {
+	Secret  types.NamespacedName
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// resolveCertificate resolves the first certificateRef of an HTTPS listener.
+func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.ListenerTLSConfig) (*Certificate, gatewayv1.ListenerConditionReason, error) {
+	invalid := gatewayv1.ListenerReasonInvalidCertificateRef
+	if cfg == nil || len(cfg.CertificateRefs) == 0 {
+		return nil, invalid, errors.New("an HTTPS listener needs tls.certificateRefs")
+	}
+	if cfg.Mode != nil && *cfg.Mode != gatewayv1.TLSModeTerminate {
+		return nil, invalid, fmt.Errorf("tls.mode %s is not supported on HTTPS listeners; use Terminate", *cfg.Mode)
+	}
+	ref := cfg.CertificateRefs[0]
+	group, kind := coreGroup, "Secret"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if group != coreGroup || kind != "Secret" {
+		return nil, invalid, fmt.Errorf("certificateRef %s %s/%s: only core Secrets are supported", group, kind, ref.Name)
+	}
+	ns := gw.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	secretKey := key(ns, string(ref.Name))
+	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {
+		return nil, gatewayv1.ListenerReasonRefNotPermitted,
+			fmt.Errorf("certificateRef to Secret %s is not permitted: no ReferenceGrant in %s allows Gateways from %s", secretKey, ns, gw.Namespace)
+	}
+	s := in.Secrets[secretKey]
+	if s == nil {
+		return nil, invalid, fmt.Errorf("Secret %s not found", secretKey)
+	}
+	certPEM, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return nil, invalid, fmt.Errorf("Secret %s does not hold a valid TLS certificate and key (tls.crt, tls.key): %w", secretKey, err)
+	}
+	return &Certificate{Secret: secretKey, CertPEM: certPEM, KeyPEM: keyPEM}, "", nil
+}

@@ -1,0 +1,272 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// actionContext is where an action is rendered.
+type actionContext struct {
+	port int32
+	ssl  bool
+	// internal locations were reached by a rewrite; $gw_orig_uri holds the
+	// request's path and $request_uri its original form.
+	internal bool
+}
+
+// action renders what a rule does with a request: redirect, or proxy with
+// its filters.
+func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location) []Directive {
+	f := e.rule.Filters
+	if f.Redirect != nil {
+		return []Directive{d("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx)))}
+	}
+	grpc := e.route.Kind == graph.KindGRPCRoute
+	prefix := "proxy"
+	if grpc {
+		prefix = "grpc"
+	}
+	var ds []Directive
+	if f.RequestHeaders != nil || (f.Rewrite != nil && f.Rewrite.Hostname != "") {
+		ds = append(ds, b.requestHeaders(prefix, f)...)
+	}
+	if f.ResponseHeaders != nil {
+		ds = append(ds, responseHeaders(prefix, f.ResponseHeaders)...)
+	}
+	for _, m := range f.Mirrors {
+		if path := b.mirror(m, grpc, extra); path != "" {
+			ds = append(ds, d("mirror", path))
+		}
+	}
+	if t := e.rule.Timeouts; t.BackendRequest != "" || t.Request != "" {
+		v := t.BackendRequest
+		if v == "" {
+			v = t.Request
+		}
+		ds = append(ds, d(prefix+"_read_timeout", v), d(prefix+"_send_timeout", v))
+	}
+	target, status := b.target(e.rule.Backends)
+	if status != 0 {
+		return append(ds, d("return", strconv.Itoa(status)))
+	}
+	rewritesPath := f.Rewrite != nil && f.Rewrite.Path != nil
+	switch {
+	case rewritesPath:
+		if ctx.internal {
+			ds = append(ds, d("rewrite", "^", "$gw_orig_uri"))
+		}
+		ds = append(ds, rewritePath(e, f.Rewrite.Path))
+	case ctx.internal && grpc:
+		ds = append(ds, d("rewrite", "^", "$gw_orig_uri", "break"))
+	case ctx.internal:
+		// Pass the request's original URI, not the internal location's path.
+		target += "$request_uri"
+	}
+	if grpc {
+		return append(ds, d("grpc_pass", "grpc://"+target))
+	}
+	return append(ds, d("proxy_pass", "http://"+target))
+}
+
+// target returns the upstream (or split variable) to pass to, or a status
+// to answer: 500 when no backend is usable, 503 when it has no endpoints.
+func (b *builder) target(backends []*graph.Backend) (string, int) {
+	switch len(backends) {
+	case 0:
+		return "", 500
+	case 1:
+		be := backends[0]
+		switch {
+		case !be.Valid:
+			return "", 500
+		case len(be.Endpoints) == 0:
+			return "", 503
+		}
+		return b.upstream(be), 0
+	}
+	return b.split(backends), 0
+}
+
+// redirectURL builds a redirect's Location from the request and the filter.
+func (b *builder) redirectURL(r *graph.Redirect, e entry, ctx actionContext) string {
+	scheme := r.Scheme
+	requestScheme := "http"
+	if ctx.ssl {
+		requestScheme = "https"
+	}
+	effective := scheme
+	if effective == "" {
+		effective = requestScheme
+	}
+	port := r.Port
+	switch {
+	case port != 0:
+	case scheme != "":
+		port = wellKnownPort(scheme)
+	default:
+		port = ctx.port
+	}
+	if scheme == "" {
+		scheme = "$scheme"
+	}
+	host := r.Hostname
+	if host == "" {
+		host = "$host"
+	}
+	portPart := ""
+	if port != wellKnownPort(effective) {
+		portPart = ":" + strconv.Itoa(int(port))
+	}
+	path := b.requestPathVar()
+	if r.Path != nil {
+		if r.Path.ReplacePrefix {
+			path = b.prefixReplaced(e.match.Path.Value, r.Path.Value)
+		} else {
+			path = r.Path.Value
+		}
+	}
+	return scheme + "://" + host + portPart + path + "$is_args$args"
+}
+
+func wellKnownPort(scheme string) int32 {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// requestPathVar is a variable holding the request's path as the client sent it.
+func (b *builder) requestPathVar() string {
+	return b.addMap(&Map{
+		Source:   "$request_uri",
+		Variable: "$gw_request_path",
+		Entries:  []MapEntry{{Key: Quote("~^(?<gw_path>[^?]*)"), Value: "$gw_path"}},
+		Default:  "/",
+	})
+}
+
+// prefixReplaced is a variable holding the request path with the matched
+// prefix replaced (ReplacePrefixMatch).
+func (b *builder) prefixReplaced(prefix, replacement string) string {
+	regex, value := prefixRewrite(prefix, replacement)
+	return b.addMap(&Map{
+		Source:   b.requestPathVar(),
+		Variable: "$gw_rp_" + id(prefix, replacement),
+		Entries:  []MapEntry{{Key: Quote("~" + regex), Value: Quote(value)}},
+		Default:  Quote(replacement),
+	})
+}
+
+// prefixRewrite returns a regex matching the paths under prefix, capturing
+// what follows it as gw_rest, and the path with prefix replaced by replacement.
+func prefixRewrite(prefix, replacement string) (regex, value string) {
+	if len(replacement) > 1 {
+		replacement = strings.TrimRight(replacement, "/")
+	}
+	p := regexp.QuoteMeta(prefix)
+	switch {
+	case prefix == "/" && replacement == "/":
+		return "^(?<gw_rest>/.*)$", "$gw_rest"
+	case replacement == "/":
+		return "^" + p + "/?(?<gw_rest>.*)$", "/$gw_rest"
+	case prefix == "/":
+		return "^(?<gw_rest>/.*)$", replacement + "$gw_rest"
+	}
+	return "^" + p + "(?<gw_rest>/.*)?$", replacement + "$gw_rest"
+}
+
+// rewritePath renders a URLRewrite path modifier.
+func rewritePath(e entry, p *graph.PathModifier) Directive {
+	if !p.ReplacePrefix {
+		return d("rewrite", "^", Quote(p.Value), "break")
+	}
+	regex, value := prefixRewrite(e.match.Path.Value, p.Value)
+	return d("rewrite", Quote(regex), Quote(value), "break")
+}
+
+// requestHeaders renders the proxied request's headers: Gatewall's defaults
+// (repeated, because a location's *_set_header replaces every inherited one)
+// and the filter's modifications.
+func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
+	set := prefix + "_set_header"
+	host := "$gw_host"
+	if f.Rewrite != nil && f.Rewrite.Hostname != "" {
+		host = Quote(f.Rewrite.Hostname)
+	}
+	ds := []Directive{d(set, "Host", host)}
+	if prefix == "proxy" {
+		ds = append(ds, defaultProxyHeaders()...)
+	}
+	m := f.RequestHeaders
+	if m == nil {
+		return ds
+	}
+	for _, h := range m.Set {
+		ds = append(ds, d(set, h.Name, Quote(h.Value)))
+	}
+	for _, h := range m.Add {
+		// Add appends to an existing value, comma-separated.
+		v := headerVariable(h.Name)
+		variable := b.addMap(&Map{
+			Source:   v,
+			Variable: "$gw_add_" + id(h.Name, h.Value),
+			Entries:  []MapEntry{{Key: `""`, Value: Quote(h.Value)}},
+			Default:  Quote(v + "," + h.Value),
+		})
+		ds = append(ds, d(set, h.Name, variable))
+	}
+	for _, name := range m.Remove {
+		ds = append(ds, d(set, name, `""`))
+	}
+	return ds
+}
+
+// defaultProxyHeaders are the request headers every proxied request gets
+// (besides Host); http.conf sets them at http level for locations that
+// change no header.
+func defaultProxyHeaders() []Directive {
+	return []Directive{
+		d("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
+		d("proxy_set_header", "X-Real-IP", "$remote_addr"),
+		d("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
+		d("proxy_set_header", "X-Forwarded-Host", "$host"),
+		d("proxy_set_header", "X-Forwarded-Port", "$server_port"),
+		d("proxy_set_header", "Upgrade", "$http_upgrade"),
+		d("proxy_set_header", "Connection", "$gw_connection"),
+	}
+}
+
+func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
+	var ds []Directive
+	hide := prefix + "_hide_header"
+	for _, h := range m.Set {
+		ds = append(ds, d(hide, h.Name), d("add_header", h.Name, Quote(h.Value), "always"))
+	}
+	for _, h := range m.Add {
+		ds = append(ds, d("add_header", h.Name, Quote(h.Value), "always"))
+	}
+	for _, name := range m.Remove {
+		ds = append(ds, d(hide, name))
+	}
+	return ds
+}
+
+// mirror registers the internal location a mirror sends copies to.
+func (b *builder) mirror(m *graph.Mirror, grpc bool, extra map[string]*Location) string {
+	be := m.Backend
+	if !be.Valid || len(be.Endpoints) == 0 {
+		return ""
+	}
+	up := b.upstream(be)
+	path := fmt.Sprintf("%smirror/%s", InternalPrefix, up)
+	pass := d("proxy_pass", "http://"+up+"$request_uri")
+	if grpc {
+		pass = d("grpc_pass", "grpc://"+up)
+	}
+	extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: []Directive{pass}}
+	return path
+}

@@ -1,0 +1,98 @@
+package config
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// Defaults of main-context settings when the NginxProxy leaves them unset.
+const (
+	defaultWorkerConnections = 1024
+	defaultErrorLevel        = "info"
+)
+
+// builder accumulates the http-level blocks that servers and locations share,
+// deduplicated by name.
+type builder struct {
+	cfg       *Config
+	maps      map[string]*Map
+	splits    map[string]*Split
+	upstreams map[string]*Upstream
+	sinks     map[int]bool
+}
+
+// Build builds the NGINX configuration of a Gateway's graph. The graph must be
+// of a valid Gateway.
+func Build(g *graph.Gateway) *Config {
+	b := &builder{
+		cfg:       &Config{Certs: map[string][]byte{}},
+		maps:      map[string]*Map{},
+		splits:    map[string]*Split{},
+		upstreams: map[string]*Upstream{},
+		sinks:     map[int]bool{},
+	}
+	b.cfg.Main = mainSettings(g.NginxProxy)
+	b.servers(g)
+	for _, m := range b.maps {
+		b.cfg.Maps = append(b.cfg.Maps, m)
+	}
+	sort.Slice(b.cfg.Maps, func(i, j int) bool { return b.cfg.Maps[i].Variable < b.cfg.Maps[j].Variable })
+	for _, s := range b.splits {
+		b.cfg.Splits = append(b.cfg.Splits, s)
+	}
+	sort.Slice(b.cfg.Splits, func(i, j int) bool { return b.cfg.Splits[i].Variable < b.cfg.Splits[j].Variable })
+	for _, u := range b.upstreams {
+		b.cfg.Upstreams = append(b.cfg.Upstreams, u)
+	}
+	sort.Slice(b.cfg.Upstreams, func(i, j int) bool { return b.cfg.Upstreams[i].Name < b.cfg.Upstreams[j].Name })
+	for code := range b.sinks {
+		b.cfg.Sinks = append(b.cfg.Sinks, code)
+	}
+	sort.Ints(b.cfg.Sinks)
+	return b.cfg
+}
+
+func mainSettings(np *v1alpha2.NginxProxySpec) Main {
+	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true}
+	if np == nil {
+		return m
+	}
+	if np.WorkerConnections != nil {
+		m.WorkerConnections = *np.WorkerConnections
+	}
+	if np.Logging != nil && np.Logging.ErrorLevel != nil {
+		m.ErrorLevel = string(*np.Logging.ErrorLevel)
+	}
+	if np.IPFamily != nil {
+		switch *np.IPFamily {
+		case v1alpha2.IPFamilyIPv4:
+			m.IPv6 = false
+		case v1alpha2.IPFamilyIPv6:
+			m.IPv4 = false
+		}
+	}
+	return m
+}
+
+// addMap registers a map, keyed by its variable; the same variable always
+// comes with the same content, because names are derived from content.
+func (b *builder) addMap(m *Map) string {
+	if _, ok := b.maps[m.Variable]; !ok {
+		b.maps[m.Variable] = m
+	}
+	return m.Variable
+}
+
+// id is a short stable identifier derived from content, for generated names.
+func id(parts ...string) string {
+	h := fnv.New64a()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%016x", h.Sum64())[:12]
+}

@@ -1,0 +1,116 @@
+package config
+
+import "os"
+
+// File is one file of a data plane's configuration.
+type File struct {
+	// Path is the absolute path on the data plane.
+	Path string
+	Data []byte
+	Mode os.FileMode
+}
+
+// Paths of the files Gatewall writes on the data plane.
+const (
+	MainConfPath      = "/etc/nginx/nginx.conf"
+	HTTPConfPath      = "/etc/nginx/conf.d/http.conf"
+	UpstreamsConfPath = "/etc/nginx/conf.d/upstreams.conf"
+	ServersConfPath   = "/etc/nginx/conf.d/servers.conf"
+	SecretsDir        = "/etc/nginx/secrets/"
+	IncludesDir       = "/etc/nginx/includes/"
+	RunDir            = "/var/run/nginx/"
+	CacheDir          = "/var/cache/nginx/"
+	// InternalPrefix starts the paths of internal locations; requests from
+	// clients never reach them (they are marked internal).
+	InternalPrefix = "/_gatewall/"
+)
+
+// Config is the NGINX configuration of one Gateway.
+type Config struct {
+	Main      Main
+	Servers   []*Server
+	Upstreams []*Upstream
+	Maps      []*Map
+	Splits    []*Split
+	// Sinks are the status codes (500, 503) some split needs an upstream for.
+	Sinks []int
+	// Certs are the TLS files, keyed by path.
+	Certs map[string][]byte
+	// Includes are policy files at http, server or location level.
+	Includes []File
+	// HTTPIncludes are include paths at http level.
+	HTTPIncludes []string
+}
+
+// Main holds the main-context settings.
+type Main struct {
+	WorkerConnections int32
+	ErrorLevel        string
+	IPv4, IPv6        bool
+	Modules           []string
+}
+
+// Server is one server block.
+type Server struct {
+	Port    int32
+	Default bool
+	// Name is the server_name; "" for a default server.
+	Name            string
+	SSL             bool
+	HTTP2           bool
+	CertPath        string
+	RejectHandshake bool
+	Locations       []*Location
+	Includes        []string
+}
+
+// Location is one location block.
+type Location struct {
+	// Modifier is "=", "~" or "" (prefix).
+	Modifier   string
+	Path       string
+	Internal   bool
+	Directives []Directive
+	Includes   []string
+}
+
+// Directive is one directive; args are already quoted where they hold user data.
+type Directive struct {
+	Name string
+	Args []string
+}
+
+func d(name string, args ...string) Directive { return Directive{Name: name, Args: args} }
+
+// Upstream is one upstream block: the ready endpoints of a Service port.
+type Upstream struct {
+	Name    string
+	Servers []string
+}
+
+// Map is one map block. Entries are in order; regex entries are tried in
+// that order, so order is precedence.
+type Map struct {
+	Source   string
+	Variable string
+	Entries  []MapEntry
+	Default  string
+}
+
+// MapEntry is one key and value of a map.
+type MapEntry struct {
+	Key   string
+	Value string
+}
+
+// Split is a split_clients block for weighted backends.
+type Split struct {
+	Variable string
+	Buckets  []SplitBucket
+}
+
+// SplitBucket is a share of requests, in hundredths of a percent, and its upstream.
+type SplitBucket struct {
+	Basis    int // hundredths of a percent; the last bucket takes the rest
+	Upstream string
+}

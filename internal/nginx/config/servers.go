@@ -1,0 +1,132 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// served is a route served in a server, through one listener.
+type served struct {
+	route    *graph.Route
+	listener *graph.Listener
+}
+
+// servers builds the server blocks of every port with a valid listener. Each
+// hostname a route attached with becomes a server; a request's hostname picks
+// the most specific listener (listener isolation), so each server holds only
+// the routes attached to the listener that best matches its name.
+func (b *builder) servers(g *graph.Gateway) {
+	byPort := map[int32][]*graph.Listener{}
+	for _, l := range g.ValidListeners() {
+		p := int32(l.Source.Port)
+		byPort[p] = append(byPort[p], l)
+	}
+	ports := make([]int32, 0, len(byPort))
+	for p := range byPort {
+		ports = append(ports, p)
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	for _, port := range ports {
+		b.portServers(g, port, byPort[port])
+	}
+}
+
+func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.Listener) {
+	ssl := listeners[0].Source.Protocol == gatewayv1.HTTPSProtocolType
+	byHost := map[string][]served{}
+	grpc := false
+	for _, r := range g.Routes {
+		for _, p := range r.Parents {
+			for _, a := range p.Attachments {
+				if int32(a.Listener.Source.Port) != port {
+					continue
+				}
+				for _, h := range a.Hostnames {
+					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
+				}
+				grpc = grpc || r.Kind == graph.KindGRPCRoute
+			}
+		}
+	}
+	hosts := make([]string, 0, len(byHost))
+	for h := range byHost {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+
+	// The default server answers requests no server name matches: it holds
+	// routes for any hostname (""), else answers 404 (or refuses TLS).
+	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl || grpc}
+	if ssl {
+		if l := mostSpecificListener(listeners, ""); l != nil && l.TLS != nil {
+			def.CertPath = b.cert(l.TLS)
+		} else {
+			def.RejectHandshake = true
+		}
+	}
+	b.cfg.Servers = append(b.cfg.Servers, def)
+	for _, h := range hosts {
+		best := mostSpecificListener(listeners, h)
+		var routes []*graph.Route
+		seen := map[*graph.Route]bool{}
+		for _, s := range byHost[h] {
+			if s.listener == best && !seen[s.route] {
+				seen[s.route] = true
+				routes = append(routes, s.route)
+			}
+		}
+		srv := def
+		if h != "" {
+			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl || grpc}
+			if ssl && best.TLS != nil {
+				srv.CertPath = b.cert(best.TLS)
+			}
+			b.cfg.Servers = append(b.cfg.Servers, srv)
+		}
+		b.locations(srv, routes)
+	}
+	if len(def.Locations) == 0 {
+		def.Locations = []*Location{notFoundLocation()}
+	}
+}
+
+// mostSpecificListener returns the listener whose hostname best matches h:
+// an equal hostname, else the longest matching wildcard, else one with no hostname.
+func mostSpecificListener(ls []*graph.Listener, h string) *graph.Listener {
+	var best *graph.Listener
+	bestScore := -1
+	for _, l := range ls {
+		score := -1
+		switch {
+		case l.Hostname == h:
+			score = 1 << 20
+		case l.Hostname == "":
+			score = 0
+		case strings.HasPrefix(l.Hostname, "*.") && h != "" && strings.HasSuffix(strings.TrimPrefix(h, "*"), l.Hostname[1:]):
+			score = len(l.Hostname)
+		}
+		if score > bestScore {
+			best, bestScore = l, score
+		}
+	}
+	return best
+}
+
+// cert registers a listener's certificate file and returns its path.
+func (b *builder) cert(c *graph.Certificate) string {
+	path := fmt.Sprintf("%s%s_%s.pem", SecretsDir, c.Secret.Namespace, c.Secret.Name)
+	if _, ok := b.cfg.Certs[path]; !ok {
+		data := append(append([]byte{}, c.CertPEM...), '\n')
+		b.cfg.Certs[path] = append(data, c.KeyPEM...)
+	}
+	return path
+}
+
+func notFoundLocation() *Location {
+	return &Location{Path: "/", Directives: []Directive{d("return", "404")}}
+}

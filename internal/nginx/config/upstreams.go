@@ -1,0 +1,71 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// sinkUpstream names the upstream that answers a fixed status, for the shares
+// of a split whose backend is invalid (500) or has no endpoints (503).
+func sinkUpstream(code int) string { return fmt.Sprintf("gatewall_sink_%d", code) }
+
+// sinkSocket is the socket of the internal server behind a sink upstream.
+func sinkSocket(code int) string { return fmt.Sprintf("unix:%ssink-%d.sock", RunDir, code) }
+
+// upstream registers a backend's upstream (one per Service port) and returns its name.
+func (b *builder) upstream(be *graph.Backend) string {
+	name := be.UpstreamName()
+	if _, ok := b.upstreams[name]; ok {
+		return name
+	}
+	u := &Upstream{Name: name}
+	for _, ep := range be.Endpoints {
+		addr := ep.Address
+		if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
+			addr = "[" + addr + "]"
+		}
+		u.Servers = append(u.Servers, addr+":"+strconv.Itoa(int(ep.Port)))
+	}
+	b.upstreams[name] = u
+	return name
+}
+
+// split registers a split_clients block sharing requests between backends by
+// weight and returns its variable.
+func (b *builder) split(backends []*graph.Backend) string {
+	var total int64
+	for _, be := range backends {
+		total += int64(be.Weight)
+	}
+	s := &Split{}
+	var parts []string
+	var given int
+	for i, be := range backends {
+		up := ""
+		switch {
+		case !be.Valid:
+			up = sinkUpstream(500)
+			b.sinks[500] = true
+		case len(be.Endpoints) == 0:
+			up = sinkUpstream(503)
+			b.sinks[503] = true
+		default:
+			up = b.upstream(be)
+		}
+		basis := int(int64(be.Weight) * 10000 / total)
+		if i == len(backends)-1 {
+			basis = 10000 - given
+		}
+		given += basis
+		s.Buckets = append(s.Buckets, SplitBucket{Basis: basis, Upstream: up})
+		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
+	}
+	s.Variable = "$gw_split_" + id(parts...)
+	if _, ok := b.splits[s.Variable]; !ok {
+		b.splits[s.Variable] = s
+	}
+	return s.Variable
+}

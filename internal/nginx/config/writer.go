@@ -1,0 +1,70 @@
+package config
+
+import (
+	"strings"
+)
+
+// Quote returns s as an NGINX double-quoted string. Values reaching it have
+// passed package validation's allow-lists; Quote still escapes the two
+// characters the configuration parser treats specially inside double quotes,
+// so that no value can end the string early.
+func Quote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '"' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// writer writes NGINX configuration text with indentation.
+type writer struct {
+	b     strings.Builder
+	depth int
+}
+
+// line writes one directive: words joined by spaces, then ';'.
+func (w *writer) line(words ...string) {
+	w.indent()
+	w.b.WriteString(strings.Join(words, " "))
+	w.b.WriteString(";\n")
+}
+
+// open starts a block: words, then '{'.
+func (w *writer) open(words ...string) {
+	w.indent()
+	w.b.WriteString(strings.Join(words, " "))
+	w.b.WriteString(" {\n")
+	w.depth++
+}
+
+// close ends the innermost block.
+func (w *writer) close() {
+	w.depth--
+	w.indent()
+	w.b.WriteString("}\n")
+}
+
+// comment writes a comment line (no user data: comments end at newlines only).
+func (w *writer) comment(text string) {
+	w.indent()
+	w.b.WriteString("# ")
+	w.b.WriteString(strings.ReplaceAll(text, "\n", " "))
+	w.b.WriteByte('\n')
+}
+
+func (w *writer) blank() { w.b.WriteByte('\n') }
+
+func (w *writer) indent() {
+	for i := 0; i < w.depth; i++ {
+		w.b.WriteString("    ")
+	}
+}
+
+func (w *writer) bytes() []byte { return []byte(w.b.String()) }

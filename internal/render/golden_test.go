@@ -1,0 +1,133 @@
+package render_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/test/nginxtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden .out.yaml files")
+
+// goldenTime stamps every condition in golden files.
+var goldenTime = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+
+// injectionMarker appears in every malicious value of the injection cases:
+// none may reach a rendered file.
+const injectionMarker = "evil"
+
+// golden is the expected output of a case: statuses and every data-plane file.
+type golden struct {
+	Statuses []map[string]any            `json:"statuses"`
+	Files    map[string]map[string]string `json:"files"`
+}
+
+// TestGolden renders every testdata/*.in.yaml and compares statuses and files
+// with testdata/*.out.yaml (regenerate with -update). Every rendered
+// configuration must pass real `nginx -t`.
+func TestGolden(t *testing.T) {
+	if err := nginxtest.Available(); err != nil {
+		t.Fatal(err)
+	}
+	cases, err := filepath.Glob("testdata/*.in.yaml")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for _, in := range cases {
+		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
+		t.Run(name, func(t *testing.T) {
+			got := renderCase(t, in)
+			out := strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"
+			if *update {
+				if err := os.WriteFile(out, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s (run with -update and review the diff):\n%s", out, firstDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+func renderCase(t *testing.T, in string) []byte {
+	t.Helper()
+	objs, err := manifest.ReadFiles(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings bytes.Buffer
+	input, err := render.Decode(objs, manager.DefaultControllerName, &warnings)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", in, err)
+	}
+	if warnings.Len() > 0 {
+		t.Fatalf("%s has objects the renderer skips:\n%s", in, warnings.String())
+	}
+	res := render.Render(input, goldenTime)
+	g := golden{Files: map[string]map[string]string{}}
+	statuses, err := render.MarshalStatuses(res.Statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := manifest.Decode(statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		g.Statuses = append(g.Statuses, d.Object)
+	}
+	injection := strings.HasPrefix(filepath.Base(in), "injection")
+	for k, files := range res.Files {
+		out, err := nginxtest.Test(files)
+		if err != nil {
+			t.Errorf("gateway %s: %v\n%s", k, err, out)
+		}
+		m := map[string]string{}
+		for _, f := range files {
+			m[f.Path] = string(f.Data)
+			if injection && strings.Contains(string(f.Data), injectionMarker) {
+				t.Errorf("gateway %s: %s contains the injected value %q", k, f.Path, injectionMarker)
+			}
+		}
+		g.Files[k.String()] = m
+	}
+	data, err := yaml.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl
+		}
+	}
+	return ""
+}

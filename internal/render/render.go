@@ -1,0 +1,90 @@
+// Package render is the offline renderer behind `gatewall render`: it reads
+// manifests from files, builds every Gatewall Gateway's graph and NGINX
+// configuration with the same core the manager uses, and writes the files
+// each data plane would receive plus the statuses Gatewall would set. Users
+// preview changes with it; golden tests are driven by it.
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// Result is what rendering a snapshot produces.
+type Result struct {
+	// Files are each valid Gateway's data-plane files.
+	Files map[types.NamespacedName][]config.File
+	// Statuses are the objects whose status Gatewall sets, with that status,
+	// sorted by kind, namespace and name.
+	Statuses []client.Object
+}
+
+// Render renders every Gateway of a class Gatewall serves. now stamps the
+// conditions' transition times.
+func Render(in *graph.Input, now metav1.Time) Result {
+	res := Result{Files: map[types.NamespacedName][]config.File{}}
+	classes := map[string]bool{}
+	routeParents := map[string][]gatewayv1.RouteParentStatus{}
+	routeObjs := map[string]client.Object{}
+	keys := make([]types.NamespacedName, 0, len(in.Gateways))
+	for k := range in.Gateways {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		g := graph.Build(in, k)
+		if g == nil {
+			continue
+		}
+		classes[g.Class.Source.Name] = true
+		if g.Valid {
+			res.Files[k] = config.Build(g).Files()
+		}
+		gw := g.Source.DeepCopy()
+		gw.Status = status.Gateway(g, status.Offline, nil, gatewayv1.GatewayStatus{}, now)
+		res.Statuses = append(res.Statuses, gw)
+		for _, r := range g.Routes {
+			id := r.Kind + "/" + r.Key.String()
+			routeObjs[id] = r.Source
+			routeParents[id] = append(routeParents[id], status.RouteParents(r, in.ControllerName, nil, now)...)
+		}
+	}
+	for name := range classes {
+		c := graph.BuildGatewayClass(in, name)
+		gc := c.Source.DeepCopy()
+		gc.Status = status.GatewayClass(c, status.SupportedFeatures(), gatewayv1.GatewayClassStatus{}, now)
+		res.Statuses = append(res.Statuses, gc)
+	}
+	for id, obj := range routeObjs {
+		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))
+	}
+	sort.Slice(res.Statuses, func(i, j int) bool { return objectID(res.Statuses[i]) < objectID(res.Statuses[j]) })
+	return res
+}
+
+func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) client.Object {
+	switch o := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		c := o.DeepCopy()
+		c.Status.Parents = parents
+		return c
+	case *gatewayv1.GRPCRoute:
+		c := o.DeepCopy()
+		c.Status.Parents = parents
+		return c
+	}
+	panic(fmt.Sprintf("not a route: %T", obj))
+}
+
+func objectID(o client.Object) string {
+	return fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())
+}

@@ -1,0 +1,154 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/scheme"
+)
+
+// StatusFile is the name of the statuses file in the output directory.
+const StatusFile = "status.yaml"
+
+// Options configure a render run.
+type Options struct {
+	// Paths are manifest files or directories.
+	Paths []string
+	// OutputDir receives <namespace>_<gateway>/<absolute path> files and status.yaml.
+	OutputDir string
+	// ControllerName is the GatewayClass controllerName to render for.
+	ControllerName string
+	// Now stamps condition transition times; zero means the current time.
+	Now time.Time
+	// Warnings receives notes about skipped objects.
+	Warnings io.Writer
+}
+
+// Run reads the manifests, renders them and writes the results. Only
+// unreadable input (a file that cannot be read or an object that does not
+// decode strictly into its kind) is an error; invalid resources are reported
+// in status.yaml like the manager would.
+func Run(opts Options) error {
+	objs, err := manifest.ReadFiles(opts.Paths...)
+	if err != nil {
+		return err
+	}
+	in, err := Decode(objs, opts.ControllerName, opts.Warnings)
+	if err != nil {
+		return err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res := Render(in, metav1.NewTime(now.UTC().Truncate(time.Second)))
+	return Write(res, opts.OutputDir)
+}
+
+// Decode decodes objects strictly into their Go types and builds the input
+// snapshot. Kinds the graph does not use are skipped with a warning.
+func Decode(objs []*unstructured.Unstructured, controllerName string, warnings io.Writer) (*graph.Input, error) {
+	s := scheme.New()
+	decoder := serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
+	in := graph.NewInput(controllerName)
+	for _, u := range objs {
+		data, err := u.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		id := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+		if !s.Recognizes(u.GroupVersionKind()) {
+			if warnings != nil {
+				fmt.Fprintf(warnings, "skipping %s: kind %s is not one Gatewall reads\n", id, u.GroupVersionKind())
+			}
+			continue
+		}
+		obj, _, err := decoder.Decode(data, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		if co, ok := obj.(client.Object); ok && co.GetNamespace() == "" && isNamespaced(co) {
+			co.SetNamespace("default")
+		}
+		if !in.Add(obj) && warnings != nil {
+			fmt.Fprintf(warnings, "skipping %s: not used to render\n", id)
+		}
+	}
+	return in, nil
+}
+
+// isNamespaced says whether an object of a kind the graph uses is namespaced.
+func isNamespaced(o runtime.Object) bool {
+	switch o.GetObjectKind().GroupVersionKind().Kind {
+	case "GatewayClass", "Namespace":
+		return false
+	}
+	return true
+}
+
+// Write writes each Gateway's files under dir/<namespace>_<name>/ at their
+// absolute paths, and the statuses to dir/status.yaml.
+func Write(res Result, dir string) error {
+	for k, files := range res.Files {
+		root := filepath.Join(dir, k.Namespace+"_"+k.Name)
+		for _, f := range files {
+			p := filepath.Join(root, filepath.FromSlash(f.Path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
+				return err
+			}
+		}
+	}
+	data, err := MarshalStatuses(res.Statuses)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, StatusFile), data, 0o644)
+}
+
+// MarshalStatuses writes objects as a YAML stream of apiVersion, kind,
+// name, namespace and status.
+func MarshalStatuses(objs []client.Object) ([]byte, error) {
+	var b bytes.Buffer
+	for _, o := range objs {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		meta := map[string]any{"name": o.GetName()}
+		if o.GetNamespace() != "" {
+			meta["namespace"] = o.GetNamespace()
+		}
+		gvk := o.GetObjectKind().GroupVersionKind()
+		doc, err := yaml.Marshal(map[string]any{
+			"apiVersion": gvk.GroupVersion().String(),
+			"kind":       gvk.Kind,
+			"metadata":   meta,
+			"status":     u["status"],
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+		b.Write(doc)
+	}
+	return b.Bytes(), nil
+}

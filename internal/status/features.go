@@ -1,0 +1,38 @@
+package status
+
+import (
+	"sort"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// supported are the Gateway API features Gatewall implements. Each one is
+// claimed in GatewayClass status and must pass its conformance tests.
+var supported = []features.FeatureName{
+	features.SupportGateway,
+	features.SupportGatewayHTTPListenerIsolation,
+	features.SupportGatewayPort8080,
+	features.SupportHTTPRoute,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteRequestMirror,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportGRPCRoute,
+	features.SupportReferenceGrant,
+}
+
+// SupportedFeatures returns the features for GatewayClass status, sorted by name.
+func SupportedFeatures() []gatewayv1.SupportedFeature {
+	out := make([]gatewayv1.SupportedFeature, 0, len(supported))
+	for _, f := range supported {
+		out = append(out, gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,148 @@
+// Package status turns a Gateway's graph and what its data plane reported
+// into the status objects Gatewall writes. Programmed always comes from the
+// data plane's answer, never from a default. The package is pure: callers
+// pass the previous status (to keep transition times) and the time.
+package status
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// DataPlaneState is what the data plane did with the current configuration.
+type DataPlaneState int
+
+// Data plane states.
+const (
+	// Pending: the configuration has not been applied yet (no pod, or in flight).
+	Pending DataPlaneState = iota
+	// Applied: every connected pod runs the current configuration.
+	Applied
+	// Failed: a pod rejected the configuration; it keeps its last good one.
+	Failed
+)
+
+// DataPlane is the data plane's answer for one Gateway.
+type DataPlane struct {
+	State   DataPlaneState
+	Message string
+}
+
+// Offline is the data plane state of a configuration rendered without a cluster.
+var Offline = DataPlane{State: Pending, Message: "rendered offline: no data plane has applied this configuration"}
+
+func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
+	t := string(gatewayv1.GatewayConditionProgrammed)
+	switch {
+	case !valid:
+		return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), invalidMsg)
+	case dp.State == Applied:
+		return conditions.True(t, string(gatewayv1.GatewayReasonProgrammed), "the data plane applied the configuration")
+	case dp.State == Failed:
+		return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), "the data plane rejected the configuration and keeps its last good one: "+dp.Message)
+	}
+	msg := dp.Message
+	if msg == "" {
+		msg = "waiting for the data plane to apply the configuration"
+	}
+	return conditions.False(t, string(gatewayv1.GatewayReasonPending), msg)
+}
+
+// Gateway returns the Gateway's status.
+func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
+	gen := g.Source.Generation
+	want := append([]metav1.Condition(nil), g.Conditions...)
+	want = append(want, programmed(g.Valid, dp, "the Gateway is not accepted"))
+	st := gatewayv1.GatewayStatus{
+		Addresses:  addresses,
+		Conditions: conditions.Merge(old.Conditions, want, gen, now),
+	}
+	oldListeners := map[gatewayv1.SectionName][]metav1.Condition{}
+	for _, l := range old.Listeners {
+		oldListeners[l.Name] = l.Conditions
+	}
+	for _, l := range g.Listeners {
+		lw := append([]metav1.Condition(nil), l.Conditions...)
+		lw = append(lw, programmed(l.Valid && g.Valid, dp, "the listener is not valid"))
+		kinds := l.SupportedKinds
+		if kinds == nil {
+			kinds = []gatewayv1.RouteGroupKind{}
+		}
+		st.Listeners = append(st.Listeners, gatewayv1.ListenerStatus{
+			Name:           l.Source.Name,
+			SupportedKinds: kinds,
+			AttachedRoutes: l.AttachedRoutes,
+			Conditions:     conditions.Merge(oldListeners[l.Source.Name], lw, gen, now),
+		})
+	}
+	return st
+}
+
+// GatewayClass returns the class's status.
+func GatewayClass(c *graph.GatewayClass, features []gatewayv1.SupportedFeature, old gatewayv1.GatewayClassStatus, now metav1.Time) gatewayv1.GatewayClassStatus {
+	return gatewayv1.GatewayClassStatus{
+		Conditions:        conditions.Merge(old.Conditions, c.Conditions, c.Source.Generation, now),
+		SupportedFeatures: features,
+	}
+}
+
+// RouteParents returns the parent statuses a Gateway's graph sets on a route,
+// one per parentRef naming the Gateway.
+func RouteParents(r *graph.Route, controllerName string, old []gatewayv1.RouteParentStatus, now metav1.Time) []gatewayv1.RouteParentStatus {
+	var out []gatewayv1.RouteParentStatus
+	for _, p := range r.Parents {
+		var have []metav1.Condition
+		for _, o := range old {
+			if string(o.ControllerName) == controllerName && SameParentRef(o.ParentRef, p.Ref, r.Key.Namespace) {
+				have = o.Conditions
+			}
+		}
+		out = append(out, gatewayv1.RouteParentStatus{
+			ParentRef:      p.Ref,
+			ControllerName: gatewayv1.GatewayController(controllerName),
+			Conditions:     conditions.Merge(have, p.Conditions, r.Source.GetGeneration(), now),
+		})
+	}
+	return out
+}
+
+// SameParentRef says whether two parentRefs of a route in namespace ns name
+// the same parent, section and port.
+func SameParentRef(a, b gatewayv1.ParentReference, ns string) bool {
+	str := func(p *gatewayv1.Group, def string) string {
+		if p == nil {
+			return def
+		}
+		return string(*p)
+	}
+	kind := func(p *gatewayv1.Kind) string {
+		if p == nil {
+			return "Gateway"
+		}
+		return string(*p)
+	}
+	nsOf := func(p *gatewayv1.Namespace) string {
+		if p == nil {
+			return ns
+		}
+		return string(*p)
+	}
+	section := func(p *gatewayv1.SectionName) string {
+		if p == nil {
+			return ""
+		}
+		return string(*p)
+	}
+	port := func(p *gatewayv1.PortNumber) int32 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return str(a.Group, gatewayv1.GroupName) == str(b.Group, gatewayv1.GroupName) && kind(a.Kind) == kind(b.Kind) &&
+		nsOf(a.Namespace) == nsOf(b.Namespace) && a.Name == b.Name &&
+		section(a.SectionName) == section(b.SectionName) && port(a.Port) == port(b.Port)
+}
