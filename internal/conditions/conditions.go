@@ -9,14 +9,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// MaxMessageLength keeps messages well inside metav1.Condition's 32768-byte limit.
+const MaxMessageLength = 8192
+
 // True returns a condition with status True.
 func True(condType, reason, message string) metav1.Condition {
-	return metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: reason, Message: message}
+	return metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: reason, Message: truncate(message)}
 }
 
 // False returns a condition with status False.
 func False(condType, reason, message string) metav1.Condition {
-	return metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+	return metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: truncate(message)}
+}
+
+func truncate(msg string) string {
+	if len(msg) <= MaxMessageLength {
+		return msg
+	}
+	const more = " ... (truncated)"
+	return msg[:MaxMessageLength-len(more)] + more
 }
 
 // Set puts c into list, replacing a condition of the same type.

@@ -10,6 +10,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Backend protocols NGINX can proxy to.
@@ -69,6 +71,9 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	fail := func(reason gatewayv1.RouteConditionReason, format string, args ...any) (*Backend, gatewayv1.RouteConditionReason) {
 		b.Err = fmt.Sprintf("backendRef %s: ", b.Name) + fmt.Sprintf(format, args...)
 		return b, reason
+	}
+	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
 	}
 	if group != coreGroup || kind != "Service" {
 		return fail(gatewayv1.RouteReasonInvalidKind, "kind %s %s is not supported; use a Service", group, kind)

@@ -67,7 +67,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 // grpcMatch maps a gRPC service/method match to a path match on
 // /<service>/<method>, the path gRPC uses over HTTP/2.
 func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
-	out := Match{Method: "POST", Path: PathMatch{Type: PathPrefix, Value: "/"}}
+	out := Match{Path: PathMatch{Type: PathPrefix, Value: "/"}}
 	if mm := m.Method; mm != nil {
 		svc, method := "", ""
 		if mm.Service != nil {

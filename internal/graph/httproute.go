@@ -106,6 +106,9 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		out.Path = PathMatch{Type: string(t), Value: v}
 	}
 	if m.Method != nil {
+		if err := validation.HTTPMethod(string(*m.Method)); err != nil {
+			return out, err
+		}
 		out.Method = string(*m.Method)
 	}
 	seen := map[string]bool{}

@@ -83,7 +83,8 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Li
 	}
 	kinds, err := supportedKinds(src)
 	if err != nil {
-		unresolved(gatewayv1.ListenerReasonInvalidRouteKinds, err.Error())
+		// The listener still serves the kinds it supports.
+		resolved = conditions.False(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonInvalidRouteKinds), err.Error())
 	}
 	l.SupportedKinds = kinds
 	allowed, err := namespaceFilter(in, gw.Namespace, src.AllowedRoutes)

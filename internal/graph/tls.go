@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Certificate is a TLS certificate chain and key from a Secret.
@@ -40,6 +42,9 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 	ns := gw.Namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
+	}
+	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
+		return nil, invalid, fmt.Errorf("certificateRef: %w", err)
 	}
 	secretKey := key(ns, string(ref.Name))
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {

@@ -196,3 +196,30 @@ func QueryParamValue(v string) error {
 	}
 	return nil
 }
+
+// httpMethods are the methods the Gateway API lets a route match.
+var httpMethods = map[string]bool{
+	"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true,
+}
+
+// HTTPMethod checks a method to match.
+func HTTPMethod(m string) error {
+	if !httpMethods[m] {
+		return fmt.Errorf("method %q is not an HTTP method the Gateway API supports", m)
+	}
+	return nil
+}
+
+// ObjectReference checks the namespace and name of an object whose names
+// reach nginx.conf (upstream names, certificate paths): a DNS-1123 label
+// namespace and a DNS-1123 subdomain name.
+func ObjectReference(namespace, name string) error {
+	if !dns1123LabelRE.MatchString(namespace) || len(namespace) > 63 {
+		return fmt.Errorf("namespace %q is not a valid namespace name", namespace)
+	}
+	if !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+		return fmt.Errorf("name %q is not a valid object name", name)
+	}
+	return nil
+}
