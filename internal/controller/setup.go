@@ -16,12 +16,14 @@ type Config struct {
 	Namespace string
 }
 
-// Setup registers every reconciler with the manager.
-func Setup(mgr ctrl.Manager, cfg Config) error {
+// Setup registers every reconciler with the manager. dp receives each
+// Gateway's configuration and reports what its data plane applied.
+func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane) error {
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg},
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp},
+		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
 		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},

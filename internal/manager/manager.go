@@ -47,11 +47,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("readyz", synced); err != nil {
 		return nil, fmt.Errorf("adding readiness check: %w", err)
 	}
+	dp := opts.DataPlane
+	if dp == nil {
+		dp = controller.NewHeldFiles()
+	}
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:   opts.ControllerName,
 		GatewayClassName: opts.GatewayClassName,
 		Namespace:        opts.Namespace,
-	})
+	}, dp)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwvalidation "sigs.k8s.io/gateway-api/apis/v1/util/validation"
+
+	"github.com/gatewall/gatewall/internal/controller"
 )
 
 // Defaults of the manager's options.
@@ -44,6 +46,10 @@ type Options struct {
 
 	// PLM configures access to PLM's bundle storage.
 	PLM PLMOptions
+
+	// DataPlane receives the Gateways' configurations; nil holds them
+	// without a data plane (every Gateway stays not Programmed).
+	DataPlane controller.DataPlane
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.

@@ -20,22 +20,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
-var env *testenv.Env
+var (
+	env *testenv.Env
+	// probes is the address of the running manager's health probes.
+	probes string
+	// held is the running manager's data plane: the files it would push.
+	held = controller.NewHeldFiles()
+)
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+// TestMain starts a real API server and Gatewall's manager (with leader
+// election) for every test of the package.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, &env, func() (func(), error) { return startManager() }))
 }
 
 // eventually polls cond every 100ms until it returns nil or timeout passes.
@@ -54,41 +55,47 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	}
 }
 
-// startManager runs the real manager, with leader election, until the test ends.
-func startManager(t *testing.T) (probeAddr string) {
-	t.Helper()
+// startManager runs the real manager until the returned stop is called.
+func startManager() (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}}
 	if err := env.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
+		cancel()
+		return nil, err
 	}
-	probeAddr = freeAddr(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	probes = l.Addr().String()
+	l.Close()
 	mgr, err := manager.New(env.Config, manager.Options{
 		ControllerName:   manager.DefaultControllerName,
 		GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace:        manager.DefaultNamespace,
 		MetricsAddr:      "0",
-		ProbeAddr:        probeAddr,
+		ProbeAddr:        probes,
 		LeaderElection:   true,
 		LeaderElectionID: "gatewall-test",
+		DataPlane:        held,
 	})
 	if err != nil {
-		t.Fatal(err)
+		cancel()
+		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
-	})
-	return probeAddr
+	}, nil
 }
 
 func TestManager(t *testing.T) {
 	ctx := context.Background()
-	probes := startManager(t)
 
 	t.Run("probes", func(t *testing.T) {
 		for _, path := range []string{"/healthz", "/readyz"} {

@@ -100,18 +100,28 @@ func Start() (*Env, error) {
 // Stop stops the API server.
 func (e *Env) Stop() error { return e.env.Stop() }
 
-// Run is a TestMain body: it starts an API server, runs the tests with it set
-// in *into, and stops it.
-func Run(m *testing.M, into **Env) int {
+// Run is a TestMain body: it starts an API server, sets *into, starts each
+// of the extra components (e.g. a manager; each returns its stop function),
+// runs the tests, then stops everything in reverse order.
+func Run(m *testing.M, into **Env, extra ...func() (func(), error)) int {
 	env, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
 	*into = env
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
+		}
+	}()
+	for _, start := range extra {
+		stop, err := start()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: starting:", err)
+			return 1
+		}
+		defer stop()
 	}
-	return code
+	return m.Run()
 }

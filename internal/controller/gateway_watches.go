@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+)
+
+// watches maps every object a Gateway's graph reads to the Gateways it
+// affects. Update events map both the old and the new object, so a route
+// that moves between Gateways re-reconciles both.
+func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) *builder.TypedBuilder[reconcile.Request] {
+	specChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return b.
+		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
+		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
+		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfService)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSlice)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret)).
+		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
+}
+
+func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	list := &gatewayv1.GatewayList{}
+	if err := r.List(ctx, list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "listing Gateways to reconcile")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, gw := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gw)})
+	}
+	return reqs
+}
+
+func (r *GatewayReconciler) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.gatewaysMatching(ctx)
+}
+
+func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayClass: o.GetName()})
+}
+
+func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: nsName(o.GetNamespace(), o.GetName())})
+}
+
+func (r *GatewayReconciler) gatewaysOfRoute(_ context.Context, o client.Object) []reconcile.Request {
+	var gws []string
+	switch route := o.(type) {
+	case *gatewayv1.HTTPRoute:
+		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, r.Config.ControllerName)
+	case *gatewayv1.GRPCRoute:
+		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, r.Config.ControllerName)
+	}
+	reqs := make([]reconcile.Request, 0, len(gws))
+	for _, gw := range gws {
+		ns, name := splitNsName(gw)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	}
+	return reqs
+}
+
+func (r *GatewayReconciler) gatewaysOfService(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.gatewaysOfServiceKey(ctx, nsName(o.GetNamespace(), o.GetName()))
+}
+
+func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object) []reconcile.Request {
+	svc := o.GetLabels()[discoveryv1.LabelServiceName]
+	if svc == "" {
+		return nil
+	}
+	return r.gatewaysOfServiceKey(ctx, nsName(o.GetNamespace(), svc))
+}
+
+func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
+	routes, err := r.routesOf(ctx, client.MatchingFields{indexRouteService: svc})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
+		return nil
+	}
+	seen := map[reconcile.Request]bool{}
+	var reqs []reconcile.Request
+	for _, route := range routes {
+		for _, req := range r.gatewaysOfRoute(ctx, route) {
+			if !seen[req] {
+				seen[req] = true
+				reqs = append(reqs, req)
+			}
+		}
+	}
+	return reqs
+}
+
+// gatewaysOfNginxProxy finds the Gateways that use an NginxProxy directly or
+// through their class.
+func (r *GatewayReconciler) gatewaysOfNginxProxy(ctx context.Context, o client.Object) []reconcile.Request {
+	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayNginxProxy: nsName(o.GetNamespace(), o.GetName())})
+	classes := &gatewayv1.GatewayClassList{}
+	if err := r.List(ctx, classes); err != nil {
+		log.FromContext(ctx).Error(err, "listing GatewayClasses")
+		return reqs
+	}
+	for _, c := range classes.Items {
+		ref := c.Spec.ParametersRef
+		if ref != nil && ref.Kind == "NginxProxy" && ref.Name == o.GetName() && ref.Namespace != nil && string(*ref.Namespace) == o.GetNamespace() {
+			reqs = append(reqs, r.gatewaysOfClass(ctx, &c)...)
+		}
+	}
+	return reqs
+}

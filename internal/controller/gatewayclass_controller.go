@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// GatewayClassReconciler is part of the shared Gateway controller: it owns
+// the status of GatewayClasses whose controllerName is Gatewall's (Accepted,
+// supported features).
+type GatewayClassReconciler struct {
+	client.Client
+	Config Config
+}
+
+// Reconcile handles one GatewayClass.
+func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		gc := &gatewayv1.GatewayClass{}
+		if err := r.Get(ctx, req.NamespacedName, gc); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		in := graph.NewInput(r.Config.ControllerName)
+		in.Add(gc)
+		if ref := gc.Spec.ParametersRef; ref != nil && ref.Namespace != nil {
+			np := &v1alpha2.NginxProxy{}
+			err := r.Get(ctx, client.ObjectKey{Namespace: string(*ref.Namespace), Name: ref.Name}, np)
+			if client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			if err == nil {
+				in.Add(np)
+			}
+		}
+		c := graph.BuildGatewayClass(in, gc.Name)
+		if c == nil {
+			return nil // another controller's class
+		}
+		want := status.GatewayClass(c, status.SupportedFeatures(), gc.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(gc.Status, want) {
+			return nil
+		}
+		gc.Status = want
+		if err := r.Status().Update(ctx, gc); err != nil {
+			return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
+		}
+		return nil
+	})
+}
+
+// SetupWithManager registers the reconciler.
+func (r *GatewayClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&gatewayv1.GatewayClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.classesOfNginxProxy)).
+		Named("gatewayclass").
+		Complete(r)
+}
+
+func (r *GatewayClassReconciler) classesOfNginxProxy(ctx context.Context, o client.Object) []reconcile.Request {
+	classes := &gatewayv1.GatewayClassList{}
+	if err := r.List(ctx, classes); err != nil {
+		log.FromContext(ctx).Error(err, "listing GatewayClasses")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, c := range classes.Items {
+		ref := c.Spec.ParametersRef
+		if ref != nil && ref.Kind == "NginxProxy" && ref.Name == o.GetName() && ref.Namespace != nil && string(*ref.Namespace) == o.GetNamespace() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
+		}
+	}
+	return reqs
+}

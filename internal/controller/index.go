@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Field indexes on the informer cache, so a reconcile reads only the
+// objects that concern its Gateway instead of listing everything.
+const (
+	// indexRouteGateway: a route's Gateways, from spec.parentRefs and from
+	// the parent statuses Gatewall wrote (so a Gateway a route left can
+	// remove its stale status).
+	indexRouteGateway = "gatewall.route.gateway"
+	// indexRouteService: the Services a route's backendRefs and mirrors name.
+	indexRouteService = "gatewall.route.service"
+	// indexGatewayClass: a Gateway's class.
+	indexGatewayClass = "gatewall.gateway.class"
+	// indexGatewaySecret: the Secrets a Gateway's listeners use.
+	indexGatewaySecret = "gatewall.gateway.secret"
+	// indexGatewayNginxProxy: the NginxProxy a Gateway's infrastructure names.
+	indexGatewayNginxProxy = "gatewall.gateway.nginxproxy"
+	// indexSliceService: an EndpointSlice's Service.
+	indexSliceService = "gatewall.endpointslice.service"
+)
+
+func nsName(namespace, name string) string { return namespace + "/" + name }
+
+// setupIndexes registers the field indexes.
+func setupIndexes(ctx context.Context, mgr ctrl.Manager, controllerName string) error {
+	idx := mgr.GetFieldIndexer()
+	for _, e := range []struct {
+		obj   client.Object
+		field string
+		fn    client.IndexerFunc
+	}{
+		{&gatewayv1.HTTPRoute{}, indexRouteGateway, func(o client.Object) []string {
+			r := o.(*gatewayv1.HTTPRoute)
+			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}},
+		{&gatewayv1.GRPCRoute{}, indexRouteGateway, func(o client.Object) []string {
+			r := o.(*gatewayv1.GRPCRoute)
+			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}},
+		{&gatewayv1.HTTPRoute{}, indexRouteService, func(o client.Object) []string { return httpRouteServices(o.(*gatewayv1.HTTPRoute)) }},
+		{&gatewayv1.GRPCRoute{}, indexRouteService, func(o client.Object) []string { return grpcRouteServices(o.(*gatewayv1.GRPCRoute)) }},
+		{&gatewayv1.Gateway{}, indexGatewayClass, func(o client.Object) []string {
+			return []string{string(o.(*gatewayv1.Gateway).Spec.GatewayClassName)}
+		}},
+		{&gatewayv1.Gateway{}, indexGatewaySecret, func(o client.Object) []string { return gatewaySecrets(o.(*gatewayv1.Gateway)) }},
+		{&gatewayv1.Gateway{}, indexGatewayNginxProxy, func(o client.Object) []string {
+			gw := o.(*gatewayv1.Gateway)
+			if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
+				return nil
+			}
+			return []string{nsName(gw.Namespace, gw.Spec.Infrastructure.ParametersRef.Name)}
+		}},
+		{&discoveryv1.EndpointSlice{}, indexSliceService, func(o client.Object) []string {
+			if svc := o.GetLabels()[discoveryv1.LabelServiceName]; svc != "" {
+				return []string{nsName(o.GetNamespace(), svc)}
+			}
+			return nil
+		}},
+	} {
+		if err := idx.IndexField(ctx, e.obj, e.field, e.fn); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", e.obj, e.field, err)
+		}
+	}
+	return nil
+}
+
+// routeGateways lists the Gateways a route names or has Gatewall status from.
+func routeGateways(ns string, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus, controllerName string) []string {
+	seen := map[string]bool{}
+	add := func(ref gatewayv1.ParentReference) {
+		if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+			return
+		}
+		gwNS := ns
+		if ref.Namespace != nil {
+			gwNS = string(*ref.Namespace)
+		}
+		seen[nsName(gwNS, string(ref.Name))] = true
+	}
+	for _, r := range refs {
+		add(r)
+	}
+	for _, p := range parents {
+		if string(p.ControllerName) == controllerName {
+			add(p.ParentRef)
+		}
+	}
+	return keys(seen)
+}
+
+func backendService(ns string, ref gatewayv1.BackendObjectReference) (string, bool) {
+	if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
+		return "", false
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return nsName(ns, string(ref.Name)), true
+}
+
+func httpRouteServices(r *gatewayv1.HTTPRoute) []string {
+	seen := map[string]bool{}
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
+				seen[s] = true
+			}
+		}
+		for _, f := range rule.Filters {
+			if f.RequestMirror != nil {
+				if s, ok := backendService(r.Namespace, f.RequestMirror.BackendRef); ok {
+					seen[s] = true
+				}
+			}
+		}
+	}
+	return keys(seen)
+}
+
+func grpcRouteServices(r *gatewayv1.GRPCRoute) []string {
+	seen := map[string]bool{}
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
+				seen[s] = true
+			}
+		}
+		for _, f := range rule.Filters {
+			if f.RequestMirror != nil {
+				if s, ok := backendService(r.Namespace, f.RequestMirror.BackendRef); ok {
+					seen[s] = true
+				}
+			}
+		}
+	}
+	return keys(seen)
+}
+
+func gatewaySecrets(gw *gatewayv1.Gateway) []string {
+	seen := map[string]bool{}
+	for _, l := range gw.Spec.Listeners {
+		if l.TLS == nil {
+			continue
+		}
+		for _, ref := range l.TLS.CertificateRefs {
+			if ref.Kind != nil && *ref.Kind != "Secret" || ref.Group != nil && *ref.Group != "" {
+				continue
+			}
+			ns := gw.Namespace
+			if ref.Namespace != nil {
+				ns = string(*ref.Namespace)
+			}
+			seen[nsName(ns, string(ref.Name))] = true
+		}
+	}
+	return keys(seen)
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+

@@ -1,0 +1,101 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// snapshot reads from the cache what the graph of one Gateway needs: its
+// class, the routes that name it, the Services, EndpointSlices and Secrets
+// those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
+func snapshot(ctx context.Context, c client.Reader, controllerName string, gw *gatewayv1.Gateway) (*graph.Input, error) {
+	in := graph.NewInput(controllerName)
+	in.Add(gw)
+	get := func(key types.NamespacedName, obj client.Object) error {
+		if err := c.Get(ctx, key, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("reading %T %s: %w", obj, key, err)
+		}
+		in.Add(obj)
+		return nil
+	}
+	if err := get(types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, &gatewayv1.GatewayClass{}); err != nil {
+		return nil, err
+	}
+	gwKey := nsName(gw.Namespace, gw.Name)
+	services := map[string]bool{}
+	httpRoutes := &gatewayv1.HTTPRouteList{}
+	if err := c.List(ctx, httpRoutes, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
+		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
+	}
+	for i := range httpRoutes.Items {
+		in.Add(&httpRoutes.Items[i])
+		for _, s := range httpRouteServices(&httpRoutes.Items[i]) {
+			services[s] = true
+		}
+	}
+	grpcRoutes := &gatewayv1.GRPCRouteList{}
+	if err := c.List(ctx, grpcRoutes, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
+		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
+	}
+	for i := range grpcRoutes.Items {
+		in.Add(&grpcRoutes.Items[i])
+		for _, s := range grpcRouteServices(&grpcRoutes.Items[i]) {
+			services[s] = true
+		}
+	}
+	for s := range services {
+		ns, name := splitNsName(s)
+		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Service{}); err != nil {
+			return nil, err
+		}
+		slices := &discoveryv1.EndpointSliceList{}
+		if err := c.List(ctx, slices, client.InNamespace(ns), client.MatchingFields{indexSliceService: s}); err != nil {
+			return nil, fmt.Errorf("listing EndpointSlices of %s: %w", s, err)
+		}
+		for i := range slices.Items {
+			in.Add(&slices.Items[i])
+		}
+	}
+	for _, s := range gatewaySecrets(gw) {
+		ns, name := splitNsName(s)
+		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); err != nil {
+			return nil, err
+		}
+	}
+	refGrants, namespaces, proxies := &gatewayv1beta1.ReferenceGrantList{}, &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
+	for _, l := range []client.ObjectList{refGrants, namespaces, proxies} {
+		if err := c.List(ctx, l); err != nil {
+			return nil, fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	for i := range refGrants.Items {
+		in.Add(&refGrants.Items[i])
+	}
+	for i := range namespaces.Items {
+		in.Add(&namespaces.Items[i])
+	}
+	for i := range proxies.Items {
+		in.Add(&proxies.Items[i])
+	}
+	return in, nil
+}
+
+func splitNsName(s string) (string, string) {
+	ns, name, _ := strings.Cut(s, "/")
+	return ns, name
+}
