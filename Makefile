@@ -23,7 +23,7 @@ help: ## Show the targets.
 ##@ Toolchain (built from the Go module proxy and Debian's packages, cached in bin/)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools nginx ## Build or link every tool the tests need.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools nginx test-servers ## Build or link every tool the tests need.
 
 .PHONY: envtest-tools
 envtest-tools: ## kube-apiserver and etcd for envtest.
@@ -35,6 +35,10 @@ $(CONTROLLER_GEN): Makefile
 
 $(KUSTOMIZE): Makefile
 	@hack/go-tool.sh kustomize sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)
+
+.PHONY: test-servers
+test-servers: ## Servers the integration tests run: versitygw (S3, plays PLM storage).
+	@hack/versitygw.sh
 
 .PHONY: nginx
 nginx: ## Install Debian's NGINX when missing.
