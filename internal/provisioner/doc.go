@@ -1,0 +1,10 @@
+// Package provisioner describes and applies the data plane of each accepted
+// Gateway: a Deployment of NGINX with nginx-agent (plus the WAF enforcer and
+// config manager when WAF is enabled), a Service with the listeners' ports, a
+// ServiceAccount, the agent's ConfigMap and the CA the agent trusts. All are
+// owned by the Gateway, so deleting the Gateway deletes them.
+//
+// Objects builds the objects from the effective NginxProxy and is pure;
+// Apply writes them with server-side apply, so drift is corrected on every
+// reconcile.
+package provisioner

@@ -1,0 +1,49 @@
+package provisioner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Labels on every provisioned object and pod.
+const (
+	// GatewayNameLabel is the label GEP-1762 puts on a Gateway's infrastructure.
+	GatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
+	// GatewayClassLabel names the Gateway's class.
+	GatewayClassLabel = "gateway.networking.k8s.io/gateway-class-name"
+	// ManagedByLabel marks objects Gatewall owns.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	managedBy      = "gatewall"
+	// ComponentLabel says what the object is part of.
+	ComponentLabel = "app.kubernetes.io/component"
+	component      = "data-plane"
+)
+
+// Name is the name of a Gateway's data-plane objects: <gateway>-<class>
+// (GEP-1762), shortened with a hash when over 63 characters.
+func Name(gw *gatewayv1.Gateway) string {
+	n := fmt.Sprintf("%s-%s", gw.Name, gw.Spec.GatewayClassName)
+	if len(n) <= 63 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return n[:54] + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// Labels are the labels of a Gateway's data-plane objects and pods.
+func Labels(gw *gatewayv1.Gateway) map[string]string {
+	return map[string]string{
+		GatewayNameLabel:  gw.Name,
+		GatewayClassLabel: string(gw.Spec.GatewayClassName),
+		ManagedByLabel:    managedBy,
+		ComponentLabel:    component,
+	}
+}
+
+// selector is the subset of Labels that selects the pods; it never changes.
+func selector(gw *gatewayv1.Gateway) map[string]string {
+	return map[string]string{GatewayNameLabel: gw.Name, ManagedByLabel: managedBy}
+}

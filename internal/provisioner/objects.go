@@ -1,0 +1,315 @@
+package provisioner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+)
+
+// Images are the default images of the data-plane containers.
+type Images struct {
+	NGINX        string
+	WAFEnforcer  string
+	WAFConfigMgr string
+}
+
+// DefaultImages are used when the NginxProxy names none.
+var DefaultImages = Images{
+	NGINX:        "ghcr.io/gatewall/nginx:edge",
+	WAFEnforcer:  "private-registry.nginx.com/nap/waf-enforcer:5.9.0",
+	WAFConfigMgr: "private-registry.nginx.com/nap/waf-config-mgr:5.9.0",
+}
+
+// Paths inside the NGINX container.
+const (
+	AgentConfigDir    = "/etc/nginx-agent"
+	AgentConfigFile   = "nginx-agent.conf"
+	AgentTokenDir     = "/var/run/secrets/gatewall/token"
+	AgentTokenFile    = "token"
+	AgentCADir        = "/var/run/secrets/gatewall/ca"
+	AgentCAFile       = "ca.crt"
+	WAFBundlesDir     = "/etc/app_protect/bundles"
+	wafBDConfigDir    = "/opt/app_protect/bd_config"
+	wafConfigDir      = "/opt/app_protect/config"
+	wafSecurityLogDir = "/var/log/app_protect"
+	// WAFEnforcerPort is where the enforcer listens for NGINX, in the pod.
+	WAFEnforcerPort = 50000
+	// TokenAudience is the audience of the agents' ServiceAccount tokens.
+	TokenAudience = "gatewall"
+	// nginxUID is the user NGINX and the agent run as.
+	nginxUID = 101
+)
+
+// Params are what a Gateway's data plane is built from.
+type Params struct {
+	Gateway *gatewayv1.Gateway
+	// NginxProxy is the Gateway's effective NginxProxy spec; never nil.
+	NginxProxy *v1alpha2.NginxProxySpec
+	// Ports are the ports of the Gateway's valid listeners.
+	Ports []int32
+	// AgentConfig is the content of nginx-agent.conf.
+	AgentConfig []byte
+	// AgentCA is the PEM CA bundle the agent verifies Gatewall's server with.
+	AgentCA []byte
+	Images  Images
+}
+
+// Objects returns a Gateway's data-plane objects, owned by the Gateway.
+func Objects(p Params) []client.Object {
+	gw := p.Gateway
+	name, labels := Name(gw), Labels(gw)
+	meta := func(n string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Name: n, Namespace: gw.Namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway", Name: gw.Name, UID: gw.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		}
+	}
+	sa := &corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   meta(name),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(name + "-agent"),
+		Data:       map[string]string{AgentConfigFile: string(p.AgentConfig)},
+	}
+	ca := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(name + "-agent-ca"),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{AgentCAFile: p.AgentCA},
+	}
+	dep := deployment(p, meta(name), cm.Name, ca.Name)
+	svc := service(p, meta(name))
+	return []client.Object{sa, cm, ca, dep, svc}
+}
+
+func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *appsv1.Deployment {
+	np := p.NginxProxy
+	replicas := int32(1)
+	var d *v1alpha2.DeploymentSpec
+	if np.Kubernetes != nil && np.Kubernetes.Deployment != nil {
+		d = np.Kubernetes.Deployment
+		if d.Replicas != nil {
+			replicas = *d.Replicas
+		}
+	}
+	var main, enforcer, configMgr *v1alpha2.ContainerSpec
+	if d != nil {
+		main = d.Container
+		if d.WAFContainers != nil {
+			enforcer, configMgr = d.WAFContainers.Enforcer, d.WAFContainers.ConfigManager
+		}
+	}
+	waf := np.WAF == v1alpha2.WAFEnabled
+	nginx := corev1.Container{
+		Name:            "nginx",
+		Image:           image(main, p.Images.NGINX),
+		ImagePullPolicy: pullPolicy(main),
+		Ports:           containerPorts(p.Ports),
+		Resources:       resources(main),
+		SecurityContext: containerSecurity(corev1.Capability("NET_BIND_SERVICE")),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "nginx-conf", MountPath: "/etc/nginx"},
+			{Name: "nginx-run", MountPath: "/var/run/nginx"},
+			{Name: "nginx-cache", MountPath: "/var/cache/nginx"},
+			{Name: "nginx-log", MountPath: "/var/log/nginx"},
+			{Name: "agent-lib", MountPath: "/var/lib/nginx-agent"},
+			{Name: "agent-config", MountPath: AgentConfigDir, ReadOnly: true},
+			{Name: "agent-token", MountPath: AgentTokenDir, ReadOnly: true},
+			{Name: "agent-ca", MountPath: AgentCADir, ReadOnly: true},
+		},
+	}
+	volumes := []corev1.Volume{
+		emptyDir("nginx-conf"), emptyDir("nginx-run"), emptyDir("nginx-cache"), emptyDir("nginx-log"), emptyDir("agent-lib"),
+		{Name: "agent-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}},
+		{Name: "agent-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: caSecret}}},
+		{Name: "agent-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
+			ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: TokenAudience, ExpirationSeconds: ptr.To(int64(3600)), Path: AgentTokenFile},
+		}}}}},
+	}
+	containers := []corev1.Container{nginx}
+	if waf {
+		// The WAF containers of NGINX App Protect v5 share these volumes with NGINX.
+		shared := []corev1.VolumeMount{
+			{Name: "waf-bd-config", MountPath: wafBDConfigDir},
+			{Name: "waf-config", MountPath: wafConfigDir},
+			{Name: "waf-bundles", MountPath: WAFBundlesDir},
+			{Name: "waf-security-log", MountPath: wafSecurityLogDir},
+		}
+		containers[0].VolumeMounts = append(containers[0].VolumeMounts, shared...)
+		volumes = append(volumes, emptyDir("waf-bd-config"), emptyDir("waf-config"), emptyDir("waf-bundles"), emptyDir("waf-security-log"))
+		containers = append(containers,
+			corev1.Container{
+				Name: "waf-enforcer", Image: image(enforcer, p.Images.WAFEnforcer), ImagePullPolicy: pullPolicy(enforcer),
+				Env:             []corev1.EnvVar{{Name: "ENFORCER_PORT", Value: fmt.Sprint(WAFEnforcerPort)}},
+				Resources:       resources(enforcer),
+				SecurityContext: containerSecurity(),
+				VolumeMounts:    []corev1.VolumeMount{shared[0], shared[3]},
+			},
+			corev1.Container{
+				Name: "waf-config-mgr", Image: image(configMgr, p.Images.WAFConfigMgr), ImagePullPolicy: pullPolicy(configMgr),
+				Resources:       resources(configMgr),
+				SecurityContext: containerSecurity(),
+				VolumeMounts:    shared[:3],
+			},
+		)
+	}
+	podLabels := Labels(p.Gateway)
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta,
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: podLabels,
+					// The agent reads its configuration at start: roll the pods when it changes.
+					Annotations: map[string]string{"gatewall.io/agent-config-hash": hash(p.AgentConfig)},
+				},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:           meta.Name,
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(nginxUID)), RunAsGroup: ptr.To(int64(nginxUID)),
+						FSGroup: ptr.To(int64(nginxUID)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					TerminationGracePeriodSeconds: ptr.To(int64(30)),
+					Containers:                    containers,
+					Volumes:                       volumes,
+				},
+			},
+		},
+	}
+}
+
+func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta,
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: selector(p.Gateway),
+		},
+	}
+	for _, port := range sortedPorts(p.Ports) {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: fmt.Sprintf("port-%d", port), Port: port, Protocol: corev1.ProtocolTCP,
+			TargetPort: intstrFromInt(port),
+		})
+	}
+	if k := p.NginxProxy.Kubernetes; k != nil && k.Service != nil {
+		s := k.Service
+		if s.Type != nil {
+			svc.Spec.Type = *s.Type
+		}
+		if s.ExternalTrafficPolicy != nil {
+			svc.Spec.ExternalTrafficPolicy = *s.ExternalTrafficPolicy
+		}
+		if s.LoadBalancerIP != nil {
+			svc.Spec.LoadBalancerIP = *s.LoadBalancerIP
+		}
+		svc.Spec.LoadBalancerSourceRanges = s.LoadBalancerSourceRanges
+	}
+	switch ptr.Deref(p.NginxProxy.IPFamily, v1alpha2.IPFamilyDual) {
+	case v1alpha2.IPFamilyIPv4:
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	case v1alpha2.IPFamilyIPv6:
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
+	default:
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+	}
+	return svc
+}
+
+func sortedPorts(ports []int32) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	for _, p := range ports {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func containerPorts(ports []int32) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, p := range sortedPorts(ports) {
+		out = append(out, corev1.ContainerPort{Name: fmt.Sprintf("port-%d", p), ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	}
+	return out
+}
+
+func image(c *v1alpha2.ContainerSpec, def string) string {
+	if c == nil || c.Image == nil {
+		return def
+	}
+	repo, tag := splitImage(def)
+	if c.Image.Repository != nil {
+		repo = *c.Image.Repository
+	}
+	if c.Image.Tag != nil {
+		tag = *c.Image.Tag
+	}
+	return repo + ":" + tag
+}
+
+// splitImage splits repository:tag; a ':' before the last '/' is a registry port.
+func splitImage(img string) (string, string) {
+	for i := len(img) - 1; i >= 0 && img[i] != '/'; i-- {
+		if img[i] == ':' {
+			return img[:i], img[i+1:]
+		}
+	}
+	return img, "latest"
+}
+
+func pullPolicy(c *v1alpha2.ContainerSpec) corev1.PullPolicy {
+	if c != nil && c.Image != nil && c.Image.PullPolicy != nil {
+		return *c.Image.PullPolicy
+	}
+	return corev1.PullIfNotPresent
+}
+
+func resources(c *v1alpha2.ContainerSpec) corev1.ResourceRequirements {
+	if c != nil && c.Resources != nil {
+		return *c.Resources
+	}
+	return corev1.ResourceRequirements{}
+}
+
+func containerSecurity(add ...corev1.Capability) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: add},
+	}
+}
+
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
+func hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}

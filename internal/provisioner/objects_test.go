@@ -1,0 +1,146 @@
+package provisioner
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+)
+
+func params(np *v1alpha2.NginxProxySpec) Params {
+	return Params{
+		Gateway: &gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gw", UID: "uid-1"},
+			Spec:       gatewayv1.GatewaySpec{GatewayClassName: "nginx"},
+		},
+		NginxProxy:  np,
+		Ports:       []int32{443, 80, 80},
+		AgentConfig: []byte("command: {}\n"),
+		AgentCA:     []byte("CA"),
+		Images:      DefaultImages,
+	}
+}
+
+func find[T any](t *testing.T, p Params) T {
+	t.Helper()
+	for _, o := range Objects(p) {
+		if v, ok := o.(T); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %T among the objects", *new(T))
+	return *new(T)
+}
+
+func TestObjectsDefaults(t *testing.T) {
+	p := params(&v1alpha2.NginxProxySpec{})
+	for _, o := range Objects(p) {
+		if o.GetNamespace() != "apps" || o.GetName() == "" || o.GetLabels()[GatewayNameLabel] != "gw" {
+			t.Errorf("%T %s: wrong namespace, name or labels: %v", o, o.GetName(), o.GetLabels())
+		}
+		if refs := o.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != "uid-1" || !ptr.Deref(refs[0].Controller, false) {
+			t.Errorf("%T %s is not owned by the Gateway: %+v", o, o.GetName(), refs)
+		}
+	}
+	dep := find[*appsv1.Deployment](t, p)
+	if dep.Name != "gw-nginx" || *dep.Spec.Replicas != 1 {
+		t.Errorf("deployment %s with %d replicas", dep.Name, *dep.Spec.Replicas)
+	}
+	pod := dep.Spec.Template.Spec
+	if len(pod.Containers) != 1 || pod.Containers[0].Image != DefaultImages.NGINX {
+		t.Fatalf("containers: %+v", pod.Containers)
+	}
+	c := pod.Containers[0]
+	sc := c.SecurityContext
+	if !*pod.SecurityContext.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation ||
+		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("not locked down: pod %+v container %+v", pod.SecurityContext, sc)
+	}
+	if len(c.Ports) != 2 || c.Ports[0].ContainerPort != 80 || c.Ports[1].ContainerPort != 443 {
+		t.Errorf("container ports: %+v", c.Ports)
+	}
+	svc := find[*corev1.Service](t, p)
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || len(svc.Spec.Ports) != 2 {
+		t.Errorf("service: %+v", svc.Spec)
+	}
+	if svc.Spec.Selector[GatewayNameLabel] != "gw" || dep.Spec.Selector.MatchLabels[GatewayNameLabel] != "gw" {
+		t.Errorf("selectors do not select the Gateway's pods")
+	}
+}
+
+func TestObjectsFromNginxProxy(t *testing.T) {
+	np := &v1alpha2.NginxProxySpec{
+		WAF:      v1alpha2.WAFEnabled,
+		IPFamily: ptr.To(v1alpha2.IPFamilyIPv4),
+		Kubernetes: &v1alpha2.KubernetesSpec{
+			Deployment: &v1alpha2.DeploymentSpec{
+				Replicas:  ptr.To(int32(3)),
+				Container: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Tag: ptr.To("1.2.3")}},
+				WAFContainers: &v1alpha2.WAFContainers{
+					Enforcer: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Repository: ptr.To("registry.example.com:5000/waf/enforcer")}},
+				},
+			},
+			Service: &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
+		},
+	}
+	p := params(np)
+	dep := find[*appsv1.Deployment](t, p)
+	if *dep.Spec.Replicas != 3 {
+		t.Errorf("replicas %d", *dep.Spec.Replicas)
+	}
+	names := map[string]corev1.Container{}
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		names[c.Name] = c
+	}
+	if names["nginx"].Image != "ghcr.io/gatewall/nginx:1.2.3" {
+		t.Errorf("nginx image %s", names["nginx"].Image)
+	}
+	if names["waf-enforcer"].Image != "registry.example.com:5000/waf/enforcer:5.9.0" || names["waf-config-mgr"].Image != DefaultImages.WAFConfigMgr {
+		t.Errorf("WAF containers: %+v", names)
+	}
+	mounted := func(c corev1.Container, path string) bool {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == path {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []string{"nginx", "waf-config-mgr"} {
+		if !mounted(names[c], WAFBundlesDir) {
+			t.Errorf("%s does not mount the shared bundles volume", c)
+		}
+	}
+	if !mounted(names["waf-enforcer"], wafBDConfigDir) || !mounted(names["nginx"], wafBDConfigDir) {
+		t.Errorf("NGINX and the enforcer do not share bd_config")
+	}
+	svc := find[*corev1.Service](t, p)
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
+		len(svc.Spec.IPFamilies) != 1 || svc.Spec.IPFamilies[0] != corev1.IPv4Protocol {
+		t.Errorf("service: %+v", svc.Spec)
+	}
+}
+
+func TestNameIsShortenedStably(t *testing.T) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("g", 60)}, Spec: gatewayv1.GatewaySpec{GatewayClassName: "nginx"}}
+	n := Name(gw)
+	if len(n) > 63 || n != Name(gw) {
+		t.Errorf("Name = %q (%d)", n, len(n))
+	}
+}
+
+func TestAgentConfigChangeRollsPods(t *testing.T) {
+	a := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{}))
+	p := params(&v1alpha2.NginxProxySpec{})
+	p.AgentConfig = []byte("log: {level: debug}\n")
+	b := find[*appsv1.Deployment](t, p)
+	if a.Spec.Template.Annotations["gatewall.io/agent-config-hash"] == b.Spec.Template.Annotations["gatewall.io/agent-config-hash"] {
+		t.Error("the pod template does not change with the agent configuration")
+	}
+}
