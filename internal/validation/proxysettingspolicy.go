@@ -11,6 +11,7 @@ const (
 	MsgBusyBelowBufferSize  = "busyBuffersSize must be greater than or equal to bufferSize"
 	MsgBusyBelowBuffersSize = "busyBuffersSize must be greater than or equal to buffers.size"
 	MsgBusyAboveBuffers     = "busyBuffersSize must be less than or equal to the size of all buffers minus one buffer"
+	MsgBuffersSizeZero      = "buffers.size must be greater than 0"
 )
 
 // Limits of buffers.number.
@@ -53,6 +54,9 @@ func buffering(path *field.Path, b *v1alpha1.ProxyBuffering) field.ErrorList {
 		errs = append(errs, intRange(path.Child("buffers", "number"), int64(n), MinBuffersNumber, MaxBuffersNumber)...)
 		s := b.Buffers.Size
 		bufSize, hasBuffers = size(path.Child("buffers", "size"), &s)
+		if hasBuffers && bufSize == 0 {
+			errs = append(errs, field.Invalid(path.Child("buffers"), "object", MsgBuffersSizeZero))
+		}
 	}
 	if hasBusy && hasBufferSize && busy < bufferSize {
 		errs = append(errs, field.Invalid(path, "object", MsgBusyBelowBufferSize))

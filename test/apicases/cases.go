@@ -107,6 +107,8 @@ func bufferingCases() []Case {
 		{Name: "buffers 256", Object: buffering("", 256, "4k", "")},
 		{Name: "buffers 1", Object: buffering("", 1, "4k", ""), Field: buf + ".buffers.number", Message: "should be greater than or equal to 2"},
 		{Name: "buffers 257", Object: buffering("", 257, "4k", ""), Field: buf + ".buffers.number", Message: "should be less than or equal to 256"},
+		{Name: "buffers size 0", Object: buffering("", 8, "0", ""), Field: buf + ".buffers", Message: validation.MsgBuffersSizeZero},
+		{Name: "buffers size 0k", Object: buffering("", 8, "0k", ""), Field: buf + ".buffers", Message: validation.MsgBuffersSizeZero},
 		{Name: "busy 16k >= buffer 8k (numeric, not string)", Object: buffering("8k", 0, "", "16k")},
 		{Name: "busy 1m >= buffer 512k", Object: buffering("512k", 0, "", "1m")},
 		{Name: "busy 8k == buffer 8k", Object: buffering("8k", 0, "", "8k")},

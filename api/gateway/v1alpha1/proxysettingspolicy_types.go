@@ -91,6 +91,8 @@ type ProxyBuffering struct {
 }
 
 // ProxyBuffers is the number and size of the buffers for one connection.
+//
+// +kubebuilder:validation:XValidation:message="buffers.size must be greater than 0",rule="int(self.size.find('^[0-9]+')) > 0"
 type ProxyBuffers struct {
 	// Number is how many buffers, from 2 to 256.
 	//
