@@ -14,9 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=get;list;watch
@@ -49,28 +48,30 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	g := graph.Build(in, req.NamespacedName)
-	if g == nil {
+	t := translate.Gateway(in, req.NamespacedName)
+	if t == nil {
 		// Not (or no longer) a Gatewall Gateway: leave no state behind.
 		r.DataPlane.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, nil)
 	}
+	g := t.Graph
 	dp := status.DataPlane{State: status.Pending}
-	if g.Valid {
-		version := r.DataPlane.Publish(req.NamespacedName, config.Build(g).Files())
+	if t.Files != nil {
+		version := r.DataPlane.Publish(req.NamespacedName, t.Files)
 		dp = r.DataPlane.State(req.NamespacedName, version)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes))
 	} else {
 		r.DataPlane.Forget(req.NamespacedName)
 	}
 	now := metav1.Now()
-	if err := r.writeGatewayStatus(ctx, g, dp, now); err != nil {
+	if err := r.writeGatewayStatus(ctx, g, dp, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := map[types.NamespacedName]bool{}
 	for _, route := range g.Routes {
 		current[route.Key] = true
-		if err := r.writeRouteStatus(ctx, route.Source, req.NamespacedName, status.RouteParents(route, r.Config.ControllerName, routeParents(route.Source), now)); err != nil {
+		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(route.Source), now)
+		if err := r.writeRouteStatus(ctx, route.Source, req.NamespacedName, parents); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 )
 
@@ -30,6 +31,8 @@ type Input struct {
 	EndpointSlices map[types.NamespacedName]*discoveryv1.EndpointSlice
 	Secrets        map[types.NamespacedName]*corev1.Secret
 	NginxProxies   map[types.NamespacedName]*v1alpha2.NginxProxy
+	// ProxySettingsPolicies are read by package policy, not by the graph.
+	ProxySettingsPolicies map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice
@@ -49,6 +52,8 @@ func NewInput(controllerName string) *Input {
 		EndpointSlices:  map[types.NamespacedName]*discoveryv1.EndpointSlice{},
 		Secrets:         map[types.NamespacedName]*corev1.Secret{},
 		NginxProxies:    map[types.NamespacedName]*v1alpha2.NginxProxy{},
+
+		ProxySettingsPolicies: map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy{},
 	}
 }
 
@@ -81,6 +86,8 @@ func (in *Input) Add(obj any) bool {
 		in.Secrets[key(o.Namespace, o.Name)] = o
 	case *v1alpha2.NginxProxy:
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
+	case *v1alpha1.ProxySettingsPolicy:
+		in.ProxySettingsPolicies[key(o.Namespace, o.Name)] = o
 	default:
 		return false
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manager"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -98,8 +98,7 @@ func BenchmarkBuildOneGatewayOf100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		g := graph.Build(in, key)
-		config.Build(g).Files()
+		translate.Gateway(in, key)
 	}
 }
 

@@ -16,7 +16,9 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // Result is what rendering a snapshot produces.
@@ -35,27 +37,30 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
+	var translations []*translate.Translation
 	keys := make([]types.NamespacedName, 0, len(in.Gateways))
 	for k := range in.Gateways {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
-		g := graph.Build(in, k)
-		if g == nil {
+		t := translate.Gateway(in, k)
+		if t == nil {
 			continue
 		}
+		translations = append(translations, t)
+		g := t.Graph
 		classes[g.Class.Source.Name] = true
-		if g.Valid {
-			res.Files[k] = config.Build(g).Files()
+		if t.Files != nil {
+			res.Files[k] = t.Files
 		}
 		gw := g.Source.DeepCopy()
-		gw.Status = status.Gateway(g, status.Offline, nil, gatewayv1.GatewayStatus{}, now)
+		gw.Status = status.Gateway(g, status.Offline, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
 		res.Statuses = append(res.Statuses, gw)
 		for _, r := range g.Routes {
 			id := r.Kind + "/" + r.Key.String()
 			routeObjs[id] = r.Source
-			routeParents[id] = append(routeParents[id], status.RouteParents(r, in.ControllerName, nil, now)...)
+			routeParents[id] = append(routeParents[id], status.RouteParents(r, in.ControllerName, t.Extra(translate.RouteRef(r)), nil, now)...)
 		}
 	}
 	for name := range classes {
@@ -63,6 +68,17 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		gc := c.Source.DeepCopy()
 		gc.Status = status.GatewayClass(c, status.SupportedFeatures(), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
+	}
+	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
+	for k, p := range in.ProxySettingsPolicies {
+		targets := policy.TargetsOf(p, p.Spec.TargetRefs)
+		ancestors := translate.ProxySettingsAncestors(k, p.Generation, targets, translations, in, offline)
+		if len(ancestors) == 0 {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Status = status.PolicyStatus(ancestors, in.ControllerName, gatewayv1.PolicyStatus{}, now)
+		res.Statuses = append(res.Statuses, c)
 	}
 	for id, obj := range routeObjs {
 		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))

@@ -51,10 +51,11 @@ func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 	return conditions.False(t, string(gatewayv1.GatewayReasonPending), msg)
 }
 
-// Gateway returns the Gateway's status.
-func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
+// Gateway returns the Gateway's status; extra are conditions policies add
+// (<Kind>Affected).
+func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, extra []metav1.Condition, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
 	gen := g.Source.Generation
-	want := append([]metav1.Condition(nil), g.Conditions...)
+	want := append(append([]metav1.Condition(nil), g.Conditions...), extra...)
 	want = append(want, programmed(g.Valid, dp, "the Gateway is not accepted"))
 	st := gatewayv1.GatewayStatus{
 		Addresses:  addresses,
@@ -90,8 +91,9 @@ func GatewayClass(c *graph.GatewayClass, features []gatewayv1.SupportedFeature, 
 }
 
 // RouteParents returns the parent statuses a Gateway's graph sets on a route,
-// one per parentRef naming the Gateway.
-func RouteParents(r *graph.Route, controllerName string, old []gatewayv1.RouteParentStatus, now metav1.Time) []gatewayv1.RouteParentStatus {
+// one per parentRef naming the Gateway; extra are conditions policies add
+// (<Kind>Affected) on the parents the route attached through.
+func RouteParents(r *graph.Route, controllerName string, extra []metav1.Condition, old []gatewayv1.RouteParentStatus, now metav1.Time) []gatewayv1.RouteParentStatus {
 	var out []gatewayv1.RouteParentStatus
 	for _, p := range r.Parents {
 		var have []metav1.Condition
@@ -100,10 +102,14 @@ func RouteParents(r *graph.Route, controllerName string, old []gatewayv1.RoutePa
 				have = o.Conditions
 			}
 		}
+		want := p.Conditions
+		if p.Attached() {
+			want = append(append([]metav1.Condition(nil), want...), extra...)
+		}
 		out = append(out, gatewayv1.RouteParentStatus{
 			ParentRef:      p.Ref,
 			ControllerName: gatewayv1.GatewayController(controllerName),
-			Conditions:     conditions.Merge(have, p.Conditions, r.Source.GetGeneration(), now),
+			Conditions:     conditions.Merge(have, want, r.Source.GetGeneration(), now),
 		})
 	}
 	return out

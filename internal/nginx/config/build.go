@@ -23,11 +23,13 @@ type builder struct {
 	splits    map[string]*Split
 	upstreams map[string]*Upstream
 	sinks     map[int]bool
+	// routeIncludes are the policy files of each route's locations.
+	routeIncludes map[RouteKey][]File
 }
 
-// Build builds the NGINX configuration of a Gateway's graph. The graph must be
-// of a valid Gateway.
-func Build(g *graph.Gateway) *Config {
+// Build builds the NGINX configuration of a Gateway's graph with the policies'
+// include files. The graph must be of a valid Gateway.
+func Build(g *graph.Gateway, inc Includes) *Config {
 	b := &builder{
 		cfg:       &Config{Certs: map[string][]byte{}},
 		maps:      map[string]*Map{},
@@ -36,6 +38,7 @@ func Build(g *graph.Gateway) *Config {
 		sinks:     map[int]bool{},
 	}
 	b.cfg.Main = mainSettings(g.NginxProxy)
+	b.register(inc)
 	b.servers(g)
 	for _, m := range b.maps {
 		b.cfg.Maps = append(b.cfg.Maps, m)

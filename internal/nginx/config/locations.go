@@ -189,6 +189,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	ctx := actionContext{port: srv.Port, ssl: srv.SSL}
 	if !cands[0].conditional() {
 		loc.Directives = b.action(cands[0], ctx, extra)
+		loc.Includes = b.includesOf(cands[0].route)
 		return
 	}
 	lid := id(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
@@ -212,7 +213,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	ictx.internal = true
 	for i, c := range cands {
 		path := InternalPrefix + lid + "/" + strconv.Itoa(i)
-		extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: b.action(c, ictx, extra)}
+		extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c.route)}
 		if !c.conditional() {
 			m.Default = path
 			break

@@ -1,0 +1,79 @@
+package config
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// RouteKey identifies a route: its kind and namespace/name.
+type RouteKey struct {
+	Kind string
+	Key  types.NamespacedName
+}
+
+// Includes are the files policies add to a Gateway's configuration: HTTP
+// files are included at http level, Routes files in every location that
+// serves the route (internal dispatch locations included).
+type Includes struct {
+	HTTP   []File
+	Routes map[RouteKey][]File
+}
+
+// AddHTTP adds an http-level include file of directives (nothing when none).
+func (inc *Includes) AddHTTP(path string, directives []string) {
+	if len(directives) > 0 {
+		inc.HTTP = append(inc.HTTP, includeFile(path, directives))
+	}
+}
+
+// AddRoute adds an include file of directives to a route's locations.
+func (inc *Includes) AddRoute(r RouteKey, path string, directives []string) {
+	if len(directives) == 0 {
+		return
+	}
+	if inc.Routes == nil {
+		inc.Routes = map[RouteKey][]File{}
+	}
+	inc.Routes[r] = append(inc.Routes[r], includeFile(path, directives))
+}
+
+func includeFile(path string, directives []string) File {
+	var b strings.Builder
+	b.WriteString("# " + header + "\n")
+	for _, d := range directives {
+		b.WriteString(d + "\n")
+	}
+	return File{Path: path, Data: []byte(b.String()), Mode: 0o644}
+}
+
+// RouteIncludePath is the path of a route's include file for one policy kind.
+func RouteIncludePath(kind string, r RouteKey) string {
+	return IncludesDir + kind + "/" + strings.ToLower(r.Kind) + "_" + r.Key.Namespace + "_" + r.Key.Name + ".conf"
+}
+
+// register records the include files in the configuration.
+func (b *builder) register(inc Includes) {
+	for _, f := range inc.HTTP {
+		b.cfg.HTTPIncludes = append(b.cfg.HTTPIncludes, f.Path)
+		b.cfg.Includes = append(b.cfg.Includes, f)
+	}
+	for _, files := range inc.Routes {
+		b.cfg.Includes = append(b.cfg.Includes, files...)
+	}
+	sort.Strings(b.cfg.HTTPIncludes)
+	b.routeIncludes = inc.Routes
+}
+
+// includesOf returns the include paths of a route's locations.
+func (b *builder) includesOf(r *graph.Route) []string {
+	files := b.routeIncludes[RouteKey{Kind: r.Kind, Key: r.Key}]
+	paths := make([]string, 0, len(files))
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	return paths
+}

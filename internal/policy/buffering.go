@@ -1,0 +1,203 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// NGINX's proxy buffering defaults on the data plane's platform (x86-64,
+// 4 KiB pages): proxy_buffer_size one page, proxy_buffers 8 pages, and
+// proxy_max_temp_file_size 1024m, which caps the larger of the buffer sizes.
+const (
+	PageSize           = 4096
+	DefaultBuffers     = 8
+	MaxTempFileSize    = 1024 * 1024 * 1024
+	defaultBufferSizeS = "4k"
+)
+
+// Buffering is a set of buffering fields; nil fields are unset.
+type Buffering struct {
+	Disable    *bool
+	BufferSize *sized
+	Buffers    *buffers
+	Busy       *sized
+}
+
+// sized is a size with the text it was written as.
+type sized struct {
+	bytes int64
+	text  string
+}
+
+type buffers struct {
+	number int64
+	size   sized
+}
+
+func parseSized(s v1alpha1.Size) (*sized, error) {
+	n, err := validation.ParseSize(string(s))
+	if err != nil {
+		return nil, err
+	}
+	return &sized{bytes: n, text: string(s)}, nil
+}
+
+// fromSpec converts a valid policy's buffering.
+func fromSpec(b *v1alpha1.ProxyBuffering) (Buffering, error) {
+	var out Buffering
+	if b == nil {
+		return out, nil
+	}
+	out.Disable = b.Disable
+	var err error
+	if b.BufferSize != nil {
+		if out.BufferSize, err = parseSized(*b.BufferSize); err != nil {
+			return out, err
+		}
+	}
+	if b.BusyBuffersSize != nil {
+		if out.Busy, err = parseSized(*b.BusyBuffersSize); err != nil {
+			return out, err
+		}
+	}
+	if b.Buffers != nil {
+		s, err := parseSized(b.Buffers.Size)
+		if err != nil {
+			return out, err
+		}
+		out.Buffers = &buffers{number: int64(b.Buffers.Number), size: *s}
+	}
+	return out, nil
+}
+
+// fields lists the fields a Buffering sets, in a fixed order.
+func (b Buffering) fields() []string {
+	var f []string
+	if b.Disable != nil {
+		f = append(f, "disable")
+	}
+	if b.BufferSize != nil {
+		f = append(f, "bufferSize")
+	}
+	if b.Buffers != nil {
+		f = append(f, "buffers")
+	}
+	if b.Busy != nil {
+		f = append(f, "busyBuffersSize")
+	}
+	return f
+}
+
+// sizesSet says whether any size field is set.
+func (b Buffering) sizesSet() bool {
+	return b.BufferSize != nil || b.Buffers != nil || b.Busy != nil
+}
+
+// overlay returns b with the fields other sets replaced (other wins).
+func (b Buffering) overlay(other Buffering) Buffering {
+	if other.Disable != nil {
+		b.Disable = other.Disable
+	}
+	if other.BufferSize != nil {
+		b.BufferSize = other.BufferSize
+	}
+	if other.Buffers != nil {
+		b.Buffers = other.Buffers
+	}
+	if other.Busy != nil {
+		b.Busy = other.Busy
+	}
+	return b
+}
+
+// CheckProxy returns why NGINX would reject the proxy buffering of a location
+// whose own settings are local, under inherited settings, with NGINX's
+// defaults for what neither sets; nil when NGINX accepts it. These checks run
+// whatever proxy_buffering says.
+func CheckProxy(local, inherited Buffering) error {
+	eff := inherited.overlay(local)
+	bufSize := sized{bytes: PageSize, text: defaultBufferSizeS + " (default)"}
+	if eff.BufferSize != nil {
+		bufSize = *eff.BufferSize
+	}
+	bufs := buffers{number: DefaultBuffers, size: sized{bytes: PageSize, text: defaultBufferSizeS}}
+	bufsText := fmt.Sprintf("%d %s (default)", DefaultBuffers, defaultBufferSizeS)
+	if eff.Buffers != nil {
+		bufs = *eff.Buffers
+		bufsText = fmt.Sprintf("%d %s", bufs.number, bufs.size.text)
+	}
+	largest, largestText := bufSize.bytes, "proxy_buffer_size "+bufSize.text
+	if bufs.size.bytes > largest {
+		largest, largestText = bufs.size.bytes, "one of proxy_buffers "+bufsText
+	}
+	if largest > MaxTempFileSize {
+		return fmt.Errorf("the larger of proxy_buffer_size and one proxy_buffers buffer (%s) may not exceed 1024m, NGINX's proxy_max_temp_file_size", largestText)
+	}
+	busy, busyText := 2*largest, fmt.Sprintf("%s (default: twice %s)", human(2*largest), largestText)
+	if eff.Busy != nil {
+		busy, busyText = eff.Busy.bytes, eff.Busy.text
+	}
+	if busy < largest {
+		return fmt.Errorf("proxy_busy_buffers_size %s must be at least %s", busyText, largestText)
+	}
+	if limit := (bufs.number - 1) * bufs.size.bytes; busy > limit {
+		return fmt.Errorf("proxy_busy_buffers_size %s must be at most %s, the size of proxy_buffers %s minus one buffer", busyText, human(limit), bufsText)
+	}
+	return nil
+}
+
+// human writes a byte count in NGINX size syntax.
+func human(n int64) string {
+	switch {
+	case n%(1024*1024) == 0 && n > 0:
+		return fmt.Sprintf("%dm", n/(1024*1024))
+	case n%1024 == 0 && n > 0:
+		return fmt.Sprintf("%dk", n/1024)
+	}
+	return fmt.Sprint(n)
+}
+
+// proxyDirectives renders buffering for proxy_pass locations (or http).
+func proxyDirectives(b Buffering) []string {
+	var out []string
+	if b.Disable != nil {
+		on := "on"
+		if *b.Disable {
+			on = "off"
+		}
+		out = append(out, "proxy_buffering "+on+";")
+	}
+	if b.BufferSize != nil {
+		out = append(out, "proxy_buffer_size "+b.BufferSize.text+";")
+	}
+	if b.Buffers != nil {
+		out = append(out, fmt.Sprintf("proxy_buffers %d %s;", b.Buffers.number, b.Buffers.size.text))
+	}
+	if b.Busy != nil {
+		out = append(out, "proxy_busy_buffers_size "+b.Busy.text+";")
+	}
+	return out
+}
+
+// grpcDirectives renders what has an effect under grpc_pass: the buffer for
+// the first part of the response.
+func grpcDirectives(b Buffering) []string {
+	if b.BufferSize == nil {
+		return nil
+	}
+	return []string{"grpc_buffer_size " + b.BufferSize.text + ";"}
+}
+
+// grpcIneffective lists the fields that do nothing under grpc_pass.
+func grpcIneffective(b Buffering) string {
+	var f []string
+	for _, name := range b.fields() {
+		if name != "bufferSize" {
+			f = append(f, name)
+		}
+	}
+	return strings.Join(f, ", ")
+}

@@ -1,0 +1,77 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// TargetRef identifies an object a policy targets: kind and namespace/name.
+type TargetRef struct {
+	Kind string
+	Key  types.NamespacedName
+}
+
+func (t TargetRef) String() string { return t.Kind + " " + t.Key.String() }
+
+// TargetsOf resolves a policy's targetRefs (same namespace as the policy).
+func TargetsOf(p client.Object, refs []gatewayv1.LocalPolicyTargetReference) []TargetRef {
+	out := make([]TargetRef, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, TargetRef{Kind: string(r.Kind), Key: types.NamespacedName{Namespace: p.GetNamespace(), Name: string(r.Name)}})
+	}
+	return out
+}
+
+// older orders policies: older first (creation time), then by namespace/name.
+func older(a, b client.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return client.ObjectKeyFromObject(a).String() < client.ObjectKeyFromObject(b).String()
+}
+
+func sortPolicies[T client.Object](ps []T) []T {
+	out := append([]T(nil), ps...)
+	sort.SliceStable(out, func(i, j int) bool { return older(out[i], out[j]) })
+	return out
+}
+
+// attachedRoutes are the routes of a Gateway that attached to a listener.
+func attachedRoutes(g *graph.Gateway) map[TargetRef]*graph.Route {
+	out := map[TargetRef]*graph.Route{}
+	for _, r := range g.Routes {
+		for _, p := range r.Parents {
+			if p.Attached() {
+				out[TargetRef{Kind: r.Kind, Key: r.Key}] = r
+				break
+			}
+		}
+	}
+	return out
+}
+
+func gatewayRef(g *graph.Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }
+
+func names(keys []types.NamespacedName) string {
+	s := make([]string, 0, len(keys))
+	for _, k := range keys {
+		s = append(s, k.String())
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
+}

@@ -1,0 +1,112 @@
+package status
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/policy"
+)
+
+// MaxAncestors is GEP-713's limit on a policy's ancestor statuses.
+const MaxAncestors = 16
+
+// Ancestor is a policy's outcome for one ancestor, with the data plane's
+// answer for the configuration that carries it.
+type Ancestor struct {
+	Ref       gatewayv1.ParentReference
+	Outcome   *policy.Outcome
+	DataPlane DataPlane
+}
+
+// GatewayAncestor returns the ancestor reference of a Gateway.
+func GatewayAncestor(gw types.NamespacedName) gatewayv1.ParentReference {
+	group, kind, ns := gatewayv1.Group(gatewayv1.GroupName), gatewayv1.Kind("Gateway"), gatewayv1.Namespace(gw.Namespace)
+	return gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(gw.Name)}
+}
+
+// TargetNotFound is the ancestor entry for a target that does not exist:
+// its ancestorRef is the target itself.
+func TargetNotFound(t policy.TargetRef, generation int64) Ancestor {
+	group, kind, ns := gatewayv1.Group(gatewayv1.GroupName), gatewayv1.Kind(t.Kind), gatewayv1.Namespace(t.Key.Namespace)
+	return Ancestor{
+		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(t.Key.Name)},
+		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
+			string(gatewayv1.PolicyReasonTargetNotFound), t.String()+" not found")},
+	}
+}
+
+// PolicyStatus returns a policy's status from its ancestors, sorted by
+// ancestor and capped at MaxAncestors, keeping other controllers' entries.
+func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.PolicyStatus, now metav1.Time) gatewayv1.PolicyStatus {
+	var out []gatewayv1.PolicyAncestorStatus
+	for _, o := range old.Ancestors {
+		if string(o.ControllerName) != controllerName {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(ancestors, func(i, j int) bool { return refString(ancestors[i].Ref) < refString(ancestors[j].Ref) })
+	for _, a := range ancestors {
+		if len(out) >= MaxAncestors {
+			break
+		}
+		var have []metav1.Condition
+		for _, o := range old.Ancestors {
+			if string(o.ControllerName) == controllerName && refString(o.AncestorRef) == refString(a.Ref) {
+				have = o.Conditions
+			}
+		}
+		want := []metav1.Condition{a.Outcome.Accepted, policyProgrammed(a)}
+		out = append(out, gatewayv1.PolicyAncestorStatus{
+			AncestorRef:    a.Ref,
+			ControllerName: gatewayv1.GatewayController(controllerName),
+			Conditions:     conditions.Merge(have, want, a.Outcome.Generation, now),
+		})
+	}
+	if out == nil {
+		out = []gatewayv1.PolicyAncestorStatus{}
+	}
+	return gatewayv1.PolicyStatus{Ancestors: out}
+}
+
+func policyProgrammed(a Ancestor) metav1.Condition {
+	t := v1alpha1.PolicyConditionProgrammed
+	switch {
+	case a.Outcome.Accepted.Status != metav1.ConditionTrue:
+		return conditions.False(t, string(gatewayv1.PolicyReasonInvalid), "the policy is not accepted, so nothing of it is configured")
+	case a.Outcome.Partial != "":
+		return conditions.False(t, v1alpha1.PolicyReasonPartiallyInvalid, a.Outcome.Partial)
+	}
+	switch a.DataPlane.State {
+	case Applied:
+		return conditions.True(t, v1alpha1.PolicyReasonProgrammed, "the data plane applied the configuration with this policy")
+	case Failed:
+		return conditions.False(t, string(gatewayv1.PolicyReasonInvalid), "the data plane rejected the configuration and keeps its last good one: "+a.DataPlane.Message)
+	}
+	msg := a.DataPlane.Message
+	if msg == "" {
+		msg = "waiting for the data plane to apply the configuration with this policy"
+	}
+	return conditions.False(t, v1alpha1.PolicyReasonPending, msg)
+}
+
+func refString(r gatewayv1.ParentReference) string {
+	s := ""
+	if r.Kind != nil {
+		s += string(*r.Kind)
+	}
+	if r.Namespace != nil {
+		s += "/" + string(*r.Namespace)
+	}
+	return s + "/" + string(r.Name)
+}
+
+// Affected returns the <Kind>Affected condition for an object a policy kind
+// affects.
+func Affected(condType, kind string) metav1.Condition {
+	return conditions.True(condType, v1alpha1.PolicyReasonAffected, "Object affected by a "+kind)
+}

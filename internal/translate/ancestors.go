@@ -1,0 +1,79 @@
+package translate
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// ProxySettingsAncestors returns a ProxySettingsPolicy's ancestor statuses:
+// one per Gateway whose translation has an outcome for it, with that
+// Gateway's data plane answer, plus TargetNotFound for targets that do not
+// exist. The reconciler and the render command both use it.
+func ProxySettingsAncestors(p types.NamespacedName, generation int64, targets []policy.TargetRef, gateways []*Translation,
+	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
+	var out []status.Ancestor
+	for _, t := range gateways {
+		o := t.ProxySettings.Outcomes[p]
+		if o == nil {
+			continue
+		}
+		out = append(out, status.Ancestor{Ref: status.GatewayAncestor(t.Graph.Key), Outcome: o, DataPlane: dataPlane(t.Graph.Key)})
+	}
+	for _, tr := range targets {
+		if !Exists(in, tr) {
+			out = append(out, status.TargetNotFound(tr, generation))
+		}
+	}
+	return out
+}
+
+// Exists says whether a policy target exists in the snapshot.
+func Exists(in *graph.Input, t policy.TargetRef) bool {
+	switch t.Kind {
+	case "Gateway":
+		return in.Gateways[t.Key] != nil
+	case graph.KindHTTPRoute:
+		return in.HTTPRoutes[t.Key] != nil
+	case graph.KindGRPCRoute:
+		return in.GRPCRoutes[t.Key] != nil
+	}
+	return false
+}
+
+// TargetGateways returns the Gateways a policy's targets can have as
+// ancestors: a Gateway target itself, and the Gateways a route target names.
+func TargetGateways(in *graph.Input, targets []policy.TargetRef) []types.NamespacedName {
+	seen := map[types.NamespacedName]bool{}
+	add := func(ns string, refs []graphParentRef) {
+		for _, r := range refs {
+			if r.isGateway {
+				seen[types.NamespacedName{Namespace: r.namespace(ns), Name: r.name}] = true
+			}
+		}
+	}
+	for _, t := range targets {
+		switch t.Kind {
+		case "Gateway":
+			seen[t.Key] = true
+		case graph.KindHTTPRoute:
+			if r := in.HTTPRoutes[t.Key]; r != nil {
+				add(r.Namespace, parentRefs(r.Spec.ParentRefs))
+			}
+		case graph.KindGRPCRoute:
+			if r := in.GRPCRoutes[t.Key]; r != nil {
+				add(r.Namespace, parentRefs(r.Spec.ParentRefs))
+			}
+		}
+	}
+	out := make([]types.NamespacedName, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -1,0 +1,70 @@
+// Package translate is the one pipeline that turns a snapshot into a
+// Gateway's data-plane files: graph, then policies, then NGINX
+// configuration. The Gateway reconciler and the render command both use it,
+// so what is previewed is what is pushed. It is pure.
+package translate
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// Translation is everything one Gateway's snapshot translates to.
+type Translation struct {
+	Graph         *graph.Gateway
+	ProxySettings *policy.ProxySettings
+	// Files are the data-plane files; nil when the Gateway is not valid.
+	Files []config.File
+}
+
+// Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
+func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
+	g := graph.Build(in, key)
+	if g == nil {
+		return nil
+	}
+	t := &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, proxySettingsPolicies(in))}
+	if g.Valid {
+		var inc config.Includes
+		t.ProxySettings.AddIncludes(&inc)
+		t.Files = config.Build(g, inc).Files()
+	}
+	return t
+}
+
+// Extra returns the conditions the policies add to a target: one
+// <Kind>Affected per policy kind that affects it.
+func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
+	var out []metav1.Condition
+	if t.ProxySettings.Affected[ref] {
+		out = append(out, status.Affected(v1alpha1.ProxySettingsPolicyAffected, "ProxySettingsPolicy"))
+	}
+	return out
+}
+
+// GatewayRef is the Gateway's own target reference.
+func (t *Translation) GatewayRef() policy.TargetRef {
+	return policy.TargetRef{Kind: "Gateway", Key: t.Graph.Key}
+}
+
+// RouteRef is a route's target reference.
+func RouteRef(r *graph.Route) policy.TargetRef {
+	return policy.TargetRef{Kind: r.Kind, Key: r.Key}
+}
+
+func proxySettingsPolicies(in *graph.Input) []*v1alpha1.ProxySettingsPolicy {
+	out := make([]*v1alpha1.ProxySettingsPolicy, 0, len(in.ProxySettingsPolicies))
+	for _, p := range in.ProxySettingsPolicies {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
+	return out
+}
