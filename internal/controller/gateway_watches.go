@@ -15,7 +15,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/policy"
 )
 
 // watches maps every object a Gateway's graph reads to the Gateways it
@@ -32,7 +34,8 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret)).
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
+		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
+		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
 }
 
 func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
@@ -103,6 +106,23 @@ func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string
 				reqs = append(reqs, req)
 			}
 		}
+	}
+	return reqs
+}
+
+// gatewaysOfPolicy finds the Gateways a policy's targets are or attach to.
+func (r *GatewayReconciler) gatewaysOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	var refs []gatewayv1.LocalPolicyTargetReference
+	if p, ok := o.(*v1alpha1.ProxySettingsPolicy); ok {
+		refs = p.Spec.TargetRefs
+	}
+	gws, err := ancestorGateways(ctx, r.Client, policy.TargetsOf(o, refs))
+	if err != nil {
+		log.FromContext(ctx).Error(err, "finding the Gateways of a policy")
+	}
+	reqs := make([]reconcile.Request, 0, len(gws))
+	for _, gw := range gws {
+		reqs = append(reqs, reconcile.Request{NamespacedName: gw})
 	}
 	return reqs
 }

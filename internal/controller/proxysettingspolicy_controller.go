@@ -2,24 +2,43 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicys,verbs=get;list;watch
-// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicys/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicies/status,verbs=get;update;patch
 
-// ProxySettingsPolicyReconciler owns the status of ProxySettingsPolicys.
+// ProxySettingsPolicyReconciler owns the status of ProxySettingsPolicies: per
+// ancestor Gateway, Accepted and Programmed. It translates each ancestor
+// Gateway with the same pure functions as the Gateway reconciler, so both
+// agree, and asks the data plane whether it applied that configuration.
 type ProxySettingsPolicyReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	Config    Config
+	DataPlane DataPlane
+	Recorder  events.EventRecorder
 }
 
 // Reconcile handles one ProxySettingsPolicy.
@@ -31,15 +50,100 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	if errs := validation.ProxySettingsPolicy(p); len(errs) > 0 {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "Invalid", "Validate",
 			"ProxySettingsPolicy is invalid and is ignored: %s", errs.ToAggregate())
-		log.FromContext(ctx).Info("invalid ProxySettingsPolicy", "errors", errs.ToAggregate().Error())
 	}
-	return ctrl.Result{}, nil
+	targets := policy.TargetsOf(p, p.Spec.TargetRefs)
+	tin, err := targetsInput(ctx, r.Client, r.Config.ControllerName, targets)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	translations, err := translateGateways(ctx, r.Client, r.Config.ControllerName, translate.TargetGateways(tin, targets))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ancestors := translate.ProxySettingsAncestors(req.NamespacedName, p.Generation, targets, translations, tin, r.dataPlaneOf(translations))
+	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &v1alpha1.ProxySettingsPolicy{}
+		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		want := status.PolicyStatus(ancestors, r.Config.ControllerName, cur.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(cur.Status, want) {
+			return nil
+		}
+		cur.Status = want
+		if err := r.Status().Update(ctx, cur); err != nil {
+			return fmt.Errorf("updating status of ProxySettingsPolicy %s: %w", req.NamespacedName, err)
+		}
+		return nil
+	})
 }
 
-// SetupWithManager registers the reconciler.
+// dataPlaneOf answers, per Gateway, what the data plane did with the
+// configuration this reconcile computed for it.
+func (r *ProxySettingsPolicyReconciler) dataPlaneOf(ts []*translate.Translation) func(types.NamespacedName) status.DataPlane {
+	versions := map[types.NamespacedName]string{}
+	for _, t := range ts {
+		if t.Files != nil {
+			versions[t.Graph.Key] = config.Version(t.Files)
+		}
+	}
+	return func(gw types.NamespacedName) status.DataPlane {
+		v, ok := versions[gw]
+		if !ok {
+			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
+		}
+		return r.DataPlane.State(gw, v)
+	}
+}
+
+// translateGateways translates each Gateway from a fresh cache snapshot.
+func translateGateways(ctx context.Context, c client.Reader, controllerName string, gws []types.NamespacedName) ([]*translate.Translation, error) {
+	var out []*translate.Translation
+	for _, k := range gws {
+		gw := &gatewayv1.Gateway{}
+		if err := c.Get(ctx, k, gw); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				continue
+			}
+			return nil, err
+		}
+		in, err := snapshot(ctx, c, controllerName, gw)
+		if err != nil {
+			return nil, err
+		}
+		if t := translate.Gateway(in, k); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// SetupWithManager registers the reconciler. Any change to a Gateway, a
+// route or another policy can change a policy's outcome (conflicts,
+// inherited settings), so those events re-reconcile every policy; policies
+// are few.
 func (r *ProxySettingsPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
+	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.ProxySettingsPolicy{}).
+		For(&v1alpha1.ProxySettingsPolicy{}, spec).
+		Watches(&v1alpha1.ProxySettingsPolicy{}, all, spec).
+		Watches(&gatewayv1.Gateway{}, all, spec).
+		Watches(&gatewayv1.HTTPRoute{}, all, spec).
+		Watches(&gatewayv1.GRPCRoute{}, all, spec).
 		Named("proxysettingspolicy").
 		Complete(r)
+}
+
+func (r *ProxySettingsPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha1.ProxySettingsPolicyList{}
+	if err := r.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing ProxySettingsPolicies")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
 }

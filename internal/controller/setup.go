@@ -25,7 +25,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane) error {
 		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
-		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
+		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
 		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
 	}
 	for _, r := range reconcilers {

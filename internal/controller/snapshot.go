@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 )
@@ -78,7 +79,8 @@ func snapshot(ctx context.Context, c client.Reader, controllerName string, gw *g
 		}
 	}
 	refGrants, namespaces, proxies := &gatewayv1beta1.ReferenceGrantList{}, &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
-	for _, l := range []client.ObjectList{refGrants, namespaces, proxies} {
+	psps := &v1alpha1.ProxySettingsPolicyList{}
+	for _, l := range []client.ObjectList{refGrants, namespaces, proxies, psps} {
 		if err := c.List(ctx, l); err != nil {
 			return nil, fmt.Errorf("listing %T: %w", l, err)
 		}
@@ -91,6 +93,10 @@ func snapshot(ctx context.Context, c client.Reader, controllerName string, gw *g
 	}
 	for i := range proxies.Items {
 		in.Add(&proxies.Items[i])
+	}
+	// Policies are few; conflicts are decided across all of them.
+	for i := range psps.Items {
+		in.Add(&psps.Items[i])
 	}
 	return in, nil
 }

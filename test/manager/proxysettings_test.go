@@ -1,0 +1,178 @@
+package manager_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+)
+
+func psp(ns, name, kind, target string, b v1alpha1.ProxyBuffering) *v1alpha1.ProxySettingsPolicy {
+	return &v1alpha1.ProxySettingsPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ProxySettingsPolicySpec{
+			TargetRefs: []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: gatewayv1.Kind(kind), Name: gatewayv1.ObjectName(target)}},
+			Buffering:  &b,
+		},
+	}
+}
+
+// ancestorConditions returns "Accepted=…/…, Programmed=…/…: message" of a
+// policy's status for one Gateway.
+func ancestorConditions(key types.NamespacedName, gw string) (string, string, error) {
+	p := &v1alpha1.ProxySettingsPolicy{}
+	if err := env.Client.Get(context.Background(), key, p); err != nil {
+		return "", "", err
+	}
+	for _, a := range p.Status.Ancestors {
+		if string(a.AncestorRef.Name) == gw {
+			prog := ""
+			for _, c := range a.Conditions {
+				if c.Type == "Programmed" {
+					prog = c.Message
+				}
+			}
+			acc := ""
+			for _, c := range a.Conditions {
+				if c.Type == "Accepted" {
+					acc = c.Message
+				}
+			}
+			return fmt.Sprintf("Accepted=%s Programmed=%s", condition(a.Conditions, "Accepted"), condition(a.Conditions, "Programmed")), acc + " | " + prog, nil
+		}
+	}
+	return "<no ancestor>", "", nil
+}
+
+func routeAffected(key types.NamespacedName) (string, error) {
+	r := &gatewayv1.HTTPRoute{}
+	if err := env.Client.Get(context.Background(), key, r); err != nil {
+		return "", err
+	}
+	for _, p := range r.Status.Parents {
+		return condition(p.Conditions, v1alpha1.ProxySettingsPolicyAffected), nil
+	}
+	return "<no parent>", nil
+}
+
+// TestProxySettingsPolicyStatuses: the policy's conditions and the Affected
+// conditions on its targets appear, change and disappear with the policy.
+func TestProxySettingsPolicyStatuses(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	if err := env.Client.Create(ctx, gatewayClass()); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	create(t, service(ns, "app"), endpointSlice(ns, "app", "10.1.3.1"), gateway(ns, "gw"), httpRoute(ns, "r", "gw", "app"))
+	gwKey, routeKey := types.NamespacedName{Namespace: ns, Name: "gw"}, types.NamespacedName{Namespace: ns, Name: "r"}
+	routePolicy := psp(ns, "route-buffers", "HTTPRoute", "r", v1alpha1.ProxyBuffering{BufferSize: ptr.To(v1alpha1.Size("8k"))})
+	create(t, routePolicy)
+	policyKey := client.ObjectKeyFromObject(routePolicy)
+	include := config.RouteIncludePath("proxy-settings", config.RouteKey{Kind: "HTTPRoute", Key: routeKey})
+
+	t.Run("accepted, rendered, affected; not programmed without a data plane", func(t *testing.T) {
+		eventually(t, 15*time.Second, func() error {
+			got, msg, err := ancestorConditions(policyKey, "gw")
+			if err != nil {
+				return err
+			}
+			if got != "Accepted=True/Accepted Programmed=False/Pending" {
+				return fmt.Errorf("%s (%s)", got, msg)
+			}
+			if aff, err := routeAffected(routeKey); err != nil || aff != "True/PolicyAffected" {
+				return fmt.Errorf("route Affected is %s, %v", aff, err)
+			}
+			if f := heldFile(gwKey, include); !strings.Contains(f, "proxy_buffer_size 8k;") {
+				return fmt.Errorf("the route's include file is %q", f)
+			}
+			return nil
+		})
+	})
+
+	t.Run("refused when NGINX would reject the effective settings", func(t *testing.T) {
+		cur := &v1alpha1.ProxySettingsPolicy{}
+		if err := env.Client.Get(ctx, policyKey, cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Buffering.BufferSize = ptr.To(v1alpha1.Size("16k"))
+		if err := env.Client.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 15*time.Second, func() error {
+			got, msg, err := ancestorConditions(policyKey, "gw")
+			if err != nil {
+				return err
+			}
+			if got != "Accepted=False/Invalid Programmed=False/Invalid" || !strings.Contains(msg, "NGINX would reject") || !strings.Contains(msg, policyKey.String()) {
+				return fmt.Errorf("%s (%s)", got, msg)
+			}
+			if aff, _ := routeAffected(routeKey); aff != "<none>" {
+				return fmt.Errorf("route Affected is %s, want none: the refused policy changes nothing", aff)
+			}
+			if f := heldFile(gwKey, include); f != "" {
+				return fmt.Errorf("the refused policy is still rendered: %q", f)
+			}
+			return nil
+		})
+	})
+
+	t.Run("PartiallyInvalid under an inherited disable", func(t *testing.T) {
+		cur := &v1alpha1.ProxySettingsPolicy{}
+		if err := env.Client.Get(ctx, policyKey, cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Buffering.BufferSize = ptr.To(v1alpha1.Size("8k"))
+		if err := env.Client.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		create(t, psp(ns, "gateway-off", "Gateway", "gw", v1alpha1.ProxyBuffering{Disable: ptr.To(true)}))
+		eventually(t, 15*time.Second, func() error {
+			got, msg, err := ancestorConditions(policyKey, "gw")
+			if err != nil {
+				return err
+			}
+			if got != "Accepted=True/Accepted Programmed=False/PartiallyInvalid" {
+				return fmt.Errorf("%s (%s)", got, msg)
+			}
+			gw, err := getGateway(gwKey)
+			if err != nil {
+				return err
+			}
+			if c := condition(gw.Status.Conditions, v1alpha1.ProxySettingsPolicyAffected); c != "True/PolicyAffected" {
+				return fmt.Errorf("Gateway Affected is %s", c)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Affected conditions go with the last policy", func(t *testing.T) {
+		for _, name := range []string{"route-buffers", "gateway-off"} {
+			if err := env.Client.Delete(ctx, &v1alpha1.ProxySettingsPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, 15*time.Second, func() error {
+			gw, err := getGateway(gwKey)
+			if err != nil {
+				return err
+			}
+			if c := condition(gw.Status.Conditions, v1alpha1.ProxySettingsPolicyAffected); c != "<none>" {
+				return fmt.Errorf("Gateway Affected is still %s", c)
+			}
+			if aff, _ := routeAffected(routeKey); aff != "<none>" {
+				return fmt.Errorf("route Affected is still %s", aff)
+			}
+			return nil
+		})
+	})
+}
