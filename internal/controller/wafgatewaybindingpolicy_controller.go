@@ -13,8 +13,8 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicys,verbs=get;list;watch
-// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicys/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies/status,verbs=get;update;patch
 
 // WAFGatewayBindingPolicyReconciler owns the status of WAFGatewayBindingPolicys.
 type WAFGatewayBindingPolicyReconciler struct {
