@@ -60,3 +60,40 @@ func TestSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRBACCoversCRDs: the manager's ClusterRole grants access to every CRD
+// Gatewall reconciles and to its status, by the CRD's real plural.
+func TestRBACCoversCRDs(t *testing.T) {
+	objs, err := manifest.Kustomize(filepath.Join(testenv.RepoRoot(), "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string]bool{}
+	var plurals []string
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ClusterRole":
+			rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+			for _, r := range rules {
+				groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+				resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+				for _, g := range groups {
+					for _, res := range resources {
+						granted[g+"/"+res] = true
+					}
+				}
+			}
+		case "CustomResourceDefinition":
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+			plurals = append(plurals, group+"/"+plural)
+		}
+	}
+	for _, p := range plurals {
+		for _, res := range []string{p, p + "/status"} {
+			if !granted[res] {
+				t.Errorf("the manager's ClusterRole does not grant %s", res)
+			}
+		}
+	}
+}
