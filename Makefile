@@ -37,8 +37,9 @@ $(KUSTOMIZE): Makefile
 	@hack/go-tool.sh kustomize sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)
 
 .PHONY: test-servers
-test-servers: ## Servers the integration tests run: versitygw (S3, plays PLM storage).
+test-servers: nginx ## What integration tests run: versitygw (plays PLM storage), the App Protect test double module.
 	@hack/versitygw.sh
+	@hack/apstub.sh
 
 .PHONY: nginx
 nginx: ## Install Debian's NGINX when missing.

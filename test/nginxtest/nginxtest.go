@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -66,15 +67,29 @@ func Test(files []config.File) (string, error) {
 	return out.String(), nil
 }
 
+// APStubModule is the App Protect test double (hack/apstub.sh builds it).
+var APStubModule = filepath.Join(repoRoot(), "bin", "ngx_http_app_protect_module.so")
+
 // Isolate returns shell commands that, run in a private mount namespace,
-// mount root's etc/nginx on /etc/nginx and give NGINX empty run and cache
-// directories, so NGINX sees exactly the rendered files.
+// make NGINX see exactly the rendered files: root's etc overlays /etc (so
+// /etc/app_protect/bundles exists only in the namespace) with root's
+// etc/nginx mounted exactly on /etc/nginx, NGINX's modules directory holds
+// the App Protect test double, and the run and cache directories are empty.
+// The host's files are never changed.
 func Isolate(root string) string {
-	return fmt.Sprintf(`mkdir -p %[1]s/etc/nginx
+	return fmt.Sprintf(`mkdir -p %[1]s/etc/nginx %[1]s/.work/etc %[1]s/.work/usrlib %[1]s/.usrlib/nginx/modules
+if [ -f %[2]s ]; then cp %[2]s %[1]s/.usrlib/nginx/modules/; fi
+mount -t overlay overlay -o lowerdir=/etc,upperdir=%[1]s/etc,workdir=%[1]s/.work/etc /etc
 mount --bind %[1]s/etc/nginx /etc/nginx
+mount -t overlay overlay -o lowerdir=/usr/lib,upperdir=%[1]s/.usrlib,workdir=%[1]s/.work/usrlib /usr/lib
 mount -t tmpfs tmpfs /run
 mkdir -p /run/nginx
 mount -t tmpfs tmpfs /var/cache
 mkdir -p /var/cache/nginx
-`, root)
+`, root, APStubModule)
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }

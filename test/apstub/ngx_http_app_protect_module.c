@@ -1,0 +1,207 @@
+/*
+ * TEST DOUBLE of F5 NGINX App Protect's module -- never shipped in a data
+ * plane image. F5's module cannot be obtained here, so Gatewall's tests load
+ * this one instead. It accepts the app_protect_* directives in the contexts
+ * the real module does, so WAF configurations pass `nginx -t` and load; it
+ * requires every policy and log bundle file to exist (the bundle must have
+ * been delivered); and it "enforces" one trivial rule so end-to-end tests
+ * can prove which routes a policy protects: where app_protect_enable is on,
+ * a request carrying the header X-Gatewall-Test-Attack is answered 403, with
+ * the policy file's path in the response header X-Gatewall-Test-Policy.
+ */
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+typedef struct {
+    ngx_flag_t   enable;
+    ngx_str_t    policy_file;
+    ngx_flag_t   log_enable;
+    ngx_array_t *logs;
+} ngx_http_app_protect_loc_conf_t;
+
+typedef struct {
+    ngx_str_t    enforcer_address;
+} ngx_http_app_protect_main_conf_t;
+
+static char *ngx_http_app_protect_policy_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_app_protect_security_log(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static void *ngx_http_app_protect_create_main_conf(ngx_conf_t *cf);
+static void *ngx_http_app_protect_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_app_protect_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
+static ngx_int_t ngx_http_app_protect_init(ngx_conf_t *cf);
+
+#define NGX_HTTP_AP_CONTEXTS (NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF)
+
+static ngx_command_t ngx_http_app_protect_commands[] = {
+    { ngx_string("app_protect_enable"), NGX_HTTP_AP_CONTEXTS|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_app_protect_loc_conf_t, enable), NULL },
+    { ngx_string("app_protect_policy_file"), NGX_HTTP_AP_CONTEXTS|NGX_CONF_TAKE1,
+      ngx_http_app_protect_policy_file, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { ngx_string("app_protect_security_log_enable"), NGX_HTTP_AP_CONTEXTS|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_app_protect_loc_conf_t, log_enable), NULL },
+    { ngx_string("app_protect_security_log"), NGX_HTTP_AP_CONTEXTS|NGX_CONF_TAKE2,
+      ngx_http_app_protect_security_log, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { ngx_string("app_protect_enforcer_address"), NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_app_protect_main_conf_t, enforcer_address), NULL },
+    ngx_null_command
+};
+
+static ngx_http_module_t ngx_http_app_protect_module_ctx = {
+    NULL, ngx_http_app_protect_init,
+    ngx_http_app_protect_create_main_conf, NULL,
+    NULL, NULL,
+    ngx_http_app_protect_create_loc_conf, ngx_http_app_protect_merge_loc_conf
+};
+
+ngx_module_t ngx_http_app_protect_module = {
+    NGX_MODULE_V1, &ngx_http_app_protect_module_ctx, ngx_http_app_protect_commands,
+    NGX_HTTP_MODULE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NGX_MODULE_V1_PADDING
+};
+
+/* bundle_exists refuses a bundle path that is not an absolute, existing file. */
+static char *
+bundle_exists(ngx_conf_t *cf, ngx_str_t *path)
+{
+    ngx_file_info_t fi;
+    u_char *z;
+
+    if (path->len == 0 || path->data[0] != '/') {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "app_protect bundle \"%V\" must be an absolute path", path);
+        return NGX_CONF_ERROR;
+    }
+    z = ngx_pnalloc(cf->pool, path->len + 1);
+    if (z == NULL) {
+        return NGX_CONF_ERROR;
+    }
+    ngx_cpystrn(z, path->data, path->len + 1);
+    if (ngx_file_info(z, &fi) == NGX_FILE_ERROR || !ngx_is_file(&fi)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "app_protect bundle \"%s\" not found", z);
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
+static char *
+ngx_http_app_protect_policy_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_app_protect_loc_conf_t *lcf = conf;
+    ngx_str_t *value = cf->args->elts;
+
+    if (lcf->policy_file.data != NULL) {
+        return "is duplicate";
+    }
+    lcf->policy_file = value[1];
+    return bundle_exists(cf, &value[1]);
+}
+
+static char *
+ngx_http_app_protect_security_log(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_app_protect_loc_conf_t *lcf = conf;
+    ngx_str_t *value = cf->args->elts, *log;
+
+    if (lcf->logs == NULL) {
+        lcf->logs = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t) * 2);
+        if (lcf->logs == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+    log = ngx_array_push(lcf->logs);
+    if (log == NULL) {
+        return NGX_CONF_ERROR;
+    }
+    log[0] = value[1];
+    log[1] = value[2];
+    if (!(value[2].len == 6 && ngx_strncmp(value[2].data, "stderr", 6) == 0)
+        && !(value[2].len > 14 && ngx_strncmp(value[2].data, "syslog:server=", 14) == 0)
+        && value[2].data[0] != '/')
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "app_protect_security_log destination \"%V\" must be stderr, a file path or syslog:server=host:port", &value[2]);
+        return NGX_CONF_ERROR;
+    }
+    return bundle_exists(cf, &value[1]);
+}
+
+static void *
+ngx_http_app_protect_create_main_conf(ngx_conf_t *cf)
+{
+    return ngx_pcalloc(cf->pool, sizeof(ngx_http_app_protect_main_conf_t));
+}
+
+static void *
+ngx_http_app_protect_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_app_protect_loc_conf_t *conf = ngx_pcalloc(cf->pool, sizeof(ngx_http_app_protect_loc_conf_t));
+
+    if (conf == NULL) {
+        return NULL;
+    }
+    conf->enable = NGX_CONF_UNSET;
+    conf->log_enable = NGX_CONF_UNSET;
+    return conf;
+}
+
+static char *
+ngx_http_app_protect_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_app_protect_loc_conf_t *prev = parent, *conf = child;
+
+    ngx_conf_merge_value(conf->enable, prev->enable, 0);
+    ngx_conf_merge_value(conf->log_enable, prev->log_enable, 0);
+    ngx_conf_merge_str_value(conf->policy_file, prev->policy_file, "");
+    if (conf->logs == NULL) {
+        conf->logs = prev->logs;
+    }
+    return NGX_CONF_OK;
+}
+
+static ngx_int_t
+ngx_http_app_protect_handler(ngx_http_request_t *r)
+{
+    ngx_http_app_protect_loc_conf_t *lcf;
+    ngx_list_part_t *part;
+    ngx_table_elt_t *h, *p;
+    ngx_uint_t i;
+    static const char attack[] = "x-gatewall-test-attack";
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_app_protect_module);
+    if (!lcf->enable || r->main != r) {
+        return NGX_DECLINED;
+    }
+    for (part = &r->headers_in.headers.part; part; part = part->next) {
+        h = part->elts;
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].key.len == sizeof(attack) - 1
+                && ngx_strncasecmp(h[i].key.data, (u_char *) attack, sizeof(attack) - 1) == 0)
+            {
+                p = ngx_list_push(&r->headers_out.headers);
+                if (p == NULL) {
+                    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+                }
+                p->hash = 1;
+                ngx_str_set(&p->key, "X-Gatewall-Test-Policy");
+                p->value = lcf->policy_file;
+                return NGX_HTTP_FORBIDDEN;
+            }
+        }
+    }
+    return NGX_DECLINED;
+}
+
+static ngx_int_t
+ngx_http_app_protect_init(ngx_conf_t *cf)
+{
+    ngx_http_handler_pt *h;
+    ngx_http_core_main_conf_t *cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+    *h = ngx_http_app_protect_handler;
+    return NGX_OK;
+}
