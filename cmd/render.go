@@ -23,11 +23,13 @@ func runRender(args []string) error {
 	fs.Var(&paths, "f", "A manifest file or directory (repeatable).")
 	out := fs.String("output-dir", "", "Directory for <namespace>_<gateway>/ files and status.yaml.")
 	ctlr := fs.String("gateway-ctlr-name", manager.DefaultControllerName, "The GatewayClass controllerName to render for.")
+	bundles := fs.String("plm-bundles-dir", "", "Directory of WAF bundles named <sha256>.tgz, standing in for PLM storage.")
+	group := fs.String("plm-api-group", "", "PLM API group to read (appprotect.f5.com or waf.f5.com); empty picks the one the manifests use.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(paths) == 0 || *out == "" {
 		return errors.New("render: -f and --output-dir are required")
 	}
-	return render.Run(render.Options{Paths: paths, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr})
+	return render.Run(render.Options{Paths: paths, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group})
 }

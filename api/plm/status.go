@@ -6,6 +6,14 @@
 // +kubebuilder:object:generate=true
 package plm
 
+// API groups PLM's APPolicy and APLogConf have been published in.
+const (
+	// GroupAppProtect is the group PLM ships (appprotect.f5.com/v1).
+	GroupAppProtect = "appprotect.f5.com"
+	// GroupWAF is the group of the WAF proposal (waf.f5.com/v1alpha1).
+	GroupWAF = "waf.f5.com"
+)
+
 // Bundle states PLM reports.
 const (
 	BundleStatePending    = "pending"

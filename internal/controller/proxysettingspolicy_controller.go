@@ -60,7 +60,7 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ancestors := translate.ProxySettingsAncestors(req.NamespacedName, p.Generation, targets, translations, tin, r.dataPlaneOf(translations))
+	ancestors := translate.PolicyAncestors(translate.ProxySettingsOutcomes, req.NamespacedName, p.Generation, targets, translations, tin, r.dataPlaneOf(translations))
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &v1alpha1.ProxySettingsPolicy{}
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/api/plm"
+	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 )
 
 // Input is the snapshot of cluster objects a Gateway's graph is built from.
@@ -33,6 +37,16 @@ type Input struct {
 	NginxProxies   map[types.NamespacedName]*v1alpha2.NginxProxy
 	// ProxySettingsPolicies are read by package policy, not by the graph.
 	ProxySettingsPolicies map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy
+	// WAFPolicies are read by package policy, not by the graph.
+	WAFPolicies map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy
+	// PLMGroup is the API group of the installed PLM APPolicy/APLogConf CRDs
+	// ("" when PLM is not installed).
+	PLMGroup string
+	// APPolicies and APLogConfs are the PLM objects' statuses, by namespace/name.
+	APPolicies map[types.NamespacedName]*plm.Status
+	APLogConfs map[types.NamespacedName]*plm.Status
+	// Bundles are what the fetcher has of each wanted bundle, by sha256.
+	Bundles map[string]Bundle
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice
@@ -54,6 +68,10 @@ func NewInput(controllerName string) *Input {
 		NginxProxies:    map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
 		ProxySettingsPolicies: map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy{},
+		WAFPolicies:           map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy{},
+		APPolicies:            map[types.NamespacedName]*plm.Status{},
+		APLogConfs:            map[types.NamespacedName]*plm.Status{},
+		Bundles:               map[string]Bundle{},
 	}
 }
 
@@ -88,8 +106,49 @@ func (in *Input) Add(obj any) bool {
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
 	case *v1alpha1.ProxySettingsPolicy:
 		in.ProxySettingsPolicies[key(o.Namespace, o.Name)] = o
+	case *v1alpha1.WAFGatewayBindingPolicy:
+		in.WAFPolicies[key(o.Namespace, o.Name)] = o
+	case *appprotectv1.APPolicy:
+		return in.addPLM(appprotectv1.GroupVersion.Group, in.APPolicies, key(o.Namespace, o.Name), &o.Status)
+	case *appprotectv1.APLogConf:
+		return in.addPLM(appprotectv1.GroupVersion.Group, in.APLogConfs, key(o.Namespace, o.Name), &o.Status)
+	case *wafv1alpha1.APPolicy:
+		return in.addPLM(wafv1alpha1.GroupVersion.Group, in.APPolicies, key(o.Namespace, o.Name), &o.Status)
+	case *wafv1alpha1.APLogConf:
+		return in.addPLM(wafv1alpha1.GroupVersion.Group, in.APLogConfs, key(o.Namespace, o.Name), &o.Status)
 	default:
 		return false
 	}
 	return true
 }
+
+// addPLM adds a PLM object of the group in use; objects of the other group
+// are not used.
+func (in *Input) addPLM(group string, m map[types.NamespacedName]*plm.Status, k types.NamespacedName, st *plm.Status) bool {
+	if group != in.PLMGroup {
+		return false
+	}
+	m[k] = st
+	return true
+}
+
+// Bundle is what the fetcher has of one PLM bundle (by sha256).
+type Bundle struct {
+	State BundleState
+	// Reason of a failure: FetchError or IntegrityError.
+	Reason  string
+	Message string
+	// Data is the verified bundle when Fetched.
+	Data      []byte
+	FetchedAt metav1.Time
+}
+
+// BundleState is where a bundle is.
+type BundleState int
+
+// Bundle states.
+const (
+	BundlePending BundleState = iota
+	BundleFetched
+	BundleFailed
+)

@@ -49,3 +49,10 @@ func referenceAllowed(in *Input, from refGrantFrom, to refGrantTo) bool {
 const coreGroup = ""
 
 var gatewayGroup = gatewayv1.GroupName
+
+// ReferenceAllowed says whether an object of group/kind in fromNamespace may
+// refer to toGroup/toKind toNamespace/toName: always within a namespace, else
+// when a ReferenceGrant in the target's namespace allows it.
+func (in *Input) ReferenceAllowed(fromGroup, fromKind, fromNamespace, toGroup, toKind, toNamespace, toName string) bool {
+	return referenceAllowed(in, refGrantFrom{fromGroup, fromKind, fromNamespace}, refGrantTo{toGroup, toKind, toNamespace, toName})
+}

@@ -15,6 +15,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwvalidation "sigs.k8s.io/gateway-api/apis/v1/util/validation"
 
+	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
 )
 
@@ -71,8 +72,8 @@ type PLMOptions struct {
 
 // PLM API groups Gatewall understands.
 const (
-	PLMGroupAppProtect = "appprotect.f5.com"
-	PLMGroupWAF        = "waf.f5.com"
+	PLMGroupAppProtect = plm.GroupAppProtect
+	PLMGroupWAF        = plm.GroupWAF
 )
 
 // Validate checks the options and returns every problem at once.

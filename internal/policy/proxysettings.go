@@ -28,6 +28,15 @@ type Outcome struct {
 	// Partial says which of the policy's fields do not take effect here;
 	// "" when all do. It makes Programmed False with reason PartiallyInvalid.
 	Partial string
+	// ResolvedRefs, when set, is the policy's ResolvedRefs condition.
+	ResolvedRefs *metav1.Condition
+	// Blocked, when set, is why the policy's configuration cannot be
+	// programmed whatever the data plane does (e.g. a bundle not fetched):
+	// Programmed is False with it.
+	Blocked *metav1.Condition
+	// DeploymentReason is the Programmed reason when the data plane rejects
+	// the configuration ("" for the Gateway API's Invalid).
+	DeploymentReason string
 }
 
 // ProxySettings is the ProxySettingsPolicy attachment of one Gateway.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/render"
@@ -73,12 +74,18 @@ func renderCase(t *testing.T, in string) []byte {
 		t.Fatal(err)
 	}
 	var warnings bytes.Buffer
-	input, err := render.Decode(objs, manager.DefaultControllerName, &warnings)
+	input, err := render.Decode(objs, manager.DefaultControllerName, plm.GroupAppProtect, &warnings)
 	if err != nil {
 		t.Fatalf("decoding %s: %v", in, err)
 	}
 	if warnings.Len() > 0 {
 		t.Fatalf("%s has objects the renderer skips:\n%s", in, warnings.String())
+	}
+	// testdata/<case>.bundles/ holds the case's WAF bundles, standing in for PLM storage.
+	if dir := strings.TrimSuffix(in, ".in.yaml") + ".bundles"; exists(dir) {
+		if err := render.LoadBundles(input, dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res := render.Render(input, goldenTime)
 	g := golden{Files: map[string]map[string]string{}}
@@ -113,6 +120,11 @@ func renderCase(t *testing.T, in string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func firstDiff(want, got string) string {

@@ -72,12 +72,22 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
 	for k, p := range in.ProxySettingsPolicies {
 		targets := policy.TargetsOf(p, p.Spec.TargetRefs)
-		ancestors := translate.ProxySettingsAncestors(k, p.Generation, targets, translations, in, offline)
+		ancestors := translate.PolicyAncestors(translate.ProxySettingsOutcomes, k, p.Generation, targets, translations, in, offline)
 		if len(ancestors) == 0 {
 			continue
 		}
 		c := p.DeepCopy()
 		c.Status = status.PolicyStatus(ancestors, in.ControllerName, gatewayv1.PolicyStatus{}, now)
+		res.Statuses = append(res.Statuses, c)
+	}
+	for k, p := range in.WAFPolicies {
+		targets := policy.TargetsOf(p, p.Spec.TargetRefs)
+		ancestors := translate.PolicyAncestors(translate.WAFOutcomes, k, p.Generation, targets, translations, in, offline)
+		if len(ancestors) == 0 {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Status = translate.WAFStatus(k, ancestors, translations, in, c.Status, now)
 		res.Statuses = append(res.Statuses, c)
 	}
 	for id, obj := range routeObjs {

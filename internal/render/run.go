@@ -2,10 +2,13 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
@@ -35,6 +39,12 @@ type Options struct {
 	Now time.Time
 	// Warnings receives notes about skipped objects.
 	Warnings io.Writer
+	// PLMGroup is the PLM API group to read APPolicy/APLogConf from; ""
+	// picks the one the manifests use (appprotect.f5.com when both).
+	PLMGroup string
+	// BundlesDir holds WAF bundles named <sha256>.tgz, standing in for PLM
+	// storage offline; each is verified against its name.
+	BundlesDir string
 }
 
 // Run reads the manifests, renders them and writes the results. Only
@@ -46,8 +56,11 @@ func Run(opts Options) error {
 	if err != nil {
 		return err
 	}
-	in, err := Decode(objs, opts.ControllerName, opts.Warnings)
+	in, err := Decode(objs, opts.ControllerName, plmGroup(objs, opts.PLMGroup), opts.Warnings)
 	if err != nil {
+		return err
+	}
+	if err := LoadBundles(in, opts.BundlesDir); err != nil {
 		return err
 	}
 	now := opts.Now
@@ -60,10 +73,11 @@ func Run(opts Options) error {
 
 // Decode decodes objects strictly into their Go types and builds the input
 // snapshot. Kinds the graph does not use are skipped with a warning.
-func Decode(objs []*unstructured.Unstructured, controllerName string, warnings io.Writer) (*graph.Input, error) {
+func Decode(objs []*unstructured.Unstructured, controllerName, plmGroup string, warnings io.Writer) (*graph.Input, error) {
 	s := scheme.New()
 	decoder := serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
 	in := graph.NewInput(controllerName)
+	in.PLMGroup = plmGroup
 	for _, u := range objs {
 		data, err := u.MarshalJSON()
 		if err != nil {
@@ -88,6 +102,58 @@ func Decode(objs []*unstructured.Unstructured, controllerName string, warnings i
 		}
 	}
 	return in, nil
+}
+
+// plmGroup returns the forced group, else the one the manifests use.
+func plmGroup(objs []*unstructured.Unstructured, forced string) string {
+	if forced != "" {
+		return forced
+	}
+	found := ""
+	for _, o := range objs {
+		switch g := o.GroupVersionKind().Group; g {
+		case plm.GroupAppProtect:
+			return g
+		case plm.GroupWAF:
+			found = g
+		}
+	}
+	if found == "" {
+		return plm.GroupAppProtect
+	}
+	return found
+}
+
+// LoadBundles reads <sha256>.tgz bundles from dir into the snapshot,
+// verified like fetched ones: a file whose content does not hash to its name
+// is an IntegrityError. Empty dir: no bundles.
+func LoadBundles(in *graph.Input, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".tgz") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		want := strings.TrimSuffix(name, ".tgz")
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			in.Bundles[want] = graph.Bundle{State: graph.BundleFailed, Reason: "IntegrityError",
+				Message: fmt.Sprintf("checksum mismatch: the bundle's sha256 is %s", got)}
+			continue
+		}
+		in.Bundles[want] = graph.Bundle{State: graph.BundleFetched, Data: data}
+	}
+	return nil
 }
 
 // isNamespaced says whether an object of a kind the graph uses is namespaced.

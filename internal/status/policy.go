@@ -61,6 +61,9 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			}
 		}
 		want := []metav1.Condition{a.Outcome.Accepted, policyProgrammed(a)}
+		if a.Outcome.ResolvedRefs != nil {
+			want = append(want, *a.Outcome.ResolvedRefs)
+		}
 		out = append(out, gatewayv1.PolicyAncestorStatus{
 			AncestorRef:    a.Ref,
 			ControllerName: gatewayv1.GatewayController(controllerName),
@@ -78,6 +81,8 @@ func policyProgrammed(a Ancestor) metav1.Condition {
 	switch {
 	case a.Outcome.Accepted.Status != metav1.ConditionTrue:
 		return conditions.False(t, string(gatewayv1.PolicyReasonInvalid), "the policy is not accepted, so nothing of it is configured")
+	case a.Outcome.Blocked != nil:
+		return *a.Outcome.Blocked
 	case a.Outcome.Partial != "":
 		return conditions.False(t, v1alpha1.PolicyReasonPartiallyInvalid, a.Outcome.Partial)
 	}
@@ -85,7 +90,11 @@ func policyProgrammed(a Ancestor) metav1.Condition {
 	case Applied:
 		return conditions.True(t, v1alpha1.PolicyReasonProgrammed, "the data plane applied the configuration with this policy")
 	case Failed:
-		return conditions.False(t, string(gatewayv1.PolicyReasonInvalid), "the data plane rejected the configuration and keeps its last good one: "+a.DataPlane.Message)
+		reason := a.Outcome.DeploymentReason
+		if reason == "" {
+			reason = string(gatewayv1.PolicyReasonInvalid)
+		}
+		return conditions.False(t, reason, "the data plane rejected the configuration and keeps its last good one: "+a.DataPlane.Message)
 	}
 	msg := a.DataPlane.Message
 	if msg == "" {

@@ -10,15 +10,26 @@ import (
 	"github.com/gatewall/gatewall/internal/status"
 )
 
-// ProxySettingsAncestors returns a ProxySettingsPolicy's ancestor statuses:
-// one per Gateway whose translation has an outcome for it, with that
-// Gateway's data plane answer, plus TargetNotFound for targets that do not
-// exist. The reconciler and the render command both use it.
-func ProxySettingsAncestors(p types.NamespacedName, generation int64, targets []policy.TargetRef, gateways []*Translation,
+// Outcomes picks one policy kind's outcomes from a translation.
+type Outcomes func(*Translation) map[types.NamespacedName]*policy.Outcome
+
+// ProxySettingsOutcomes are the ProxySettingsPolicy outcomes.
+func ProxySettingsOutcomes(t *Translation) map[types.NamespacedName]*policy.Outcome {
+	return t.ProxySettings.Outcomes
+}
+
+// WAFOutcomes are the WAFGatewayBindingPolicy outcomes.
+func WAFOutcomes(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.WAF.Outcomes }
+
+// PolicyAncestors returns a policy's ancestor statuses: one per Gateway
+// whose translation has an outcome for it, with that Gateway's data plane
+// answer, plus TargetNotFound for targets that do not exist. The reconcilers
+// and the render command all use it.
+func PolicyAncestors(kind Outcomes, p types.NamespacedName, generation int64, targets []policy.TargetRef, gateways []*Translation,
 	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
 	var out []status.Ancestor
 	for _, t := range gateways {
-		o := t.ProxySettings.Outcomes[p]
+		o := kind(t)[p]
 		if o == nil {
 			continue
 		}

@@ -21,6 +21,7 @@ import (
 type Translation struct {
 	Graph         *graph.Gateway
 	ProxySettings *policy.ProxySettings
+	WAF           *policy.WAF
 	// Files are the data-plane files; nil when the Gateway is not valid.
 	Files []config.File
 }
@@ -31,10 +32,11 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	if g == nil {
 		return nil
 	}
-	t := &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, proxySettingsPolicies(in))}
+	t := &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, proxySettingsPolicies(in)), WAF: policy.EvaluateWAF(g, in)}
 	if g.Valid {
 		var inc config.Includes
 		t.ProxySettings.AddIncludes(&inc)
+		t.WAF.AddIncludes(&inc)
 		t.Files = config.Build(g, inc).Files()
 	}
 	return t
@@ -46,6 +48,9 @@ func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 	var out []metav1.Condition
 	if t.ProxySettings.Affected[ref] {
 		out = append(out, status.Affected(v1alpha1.ProxySettingsPolicyAffected, "ProxySettingsPolicy"))
+	}
+	if t.WAF.Affected[ref] {
+		out = append(out, status.Affected(v1alpha1.WAFGatewayBindingPolicyAffected, "WAFGatewayBindingPolicy"))
 	}
 	return out
 }

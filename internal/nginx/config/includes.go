@@ -21,6 +21,10 @@ type RouteKey struct {
 type Includes struct {
 	HTTP   []File
 	Routes map[RouteKey][]File
+	// Modules are load_module paths for nginx.conf.
+	Modules []string
+	// Extra are more files the configuration refers to (WAF bundles).
+	Extra []File
 }
 
 // AddHTTP adds an http-level include file of directives (nothing when none).
@@ -66,6 +70,9 @@ func (b *builder) register(inc Includes) {
 	}
 	sort.Strings(b.cfg.HTTPIncludes)
 	b.routeIncludes = inc.Routes
+	b.cfg.Main.Modules = append(b.cfg.Main.Modules, inc.Modules...)
+	sort.Strings(b.cfg.Main.Modules)
+	b.cfg.Includes = append(b.cfg.Includes, inc.Extra...)
 }
 
 // includesOf returns the include paths of a route's locations.

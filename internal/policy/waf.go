@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// WAF is the WAFGatewayBindingPolicy attachment of one Gateway.
+type WAF struct {
+	// Enabled says whether the Gateway's effective NginxProxy enables WAF.
+	Enabled bool
+	// Outcomes of the policies that have this Gateway as an ancestor.
+	Outcomes map[types.NamespacedName]*Outcome
+	// InForce are the bundles each rendered policy uses.
+	InForce map[types.NamespacedName]InForce
+	// HTTP are the directives of the Gateway's policy (http level serves
+	// every server of the Gateway).
+	HTTP []string
+	// Routes are the directives of each route's policy; they replace the
+	// Gateway's entirely.
+	Routes map[TargetRef][]string
+	// Bundles are the bundle files to deliver, by sha256.
+	Bundles map[string][]byte
+	// Affected are the Gateway and routes a rendered policy protects.
+	Affected map[TargetRef]bool
+}
+
+// InForce are the bundles a rendered policy uses.
+type InForce struct {
+	Policy    BundleRef
+	Logs      []BundleRef
+	FetchedAt map[string]metav1.Time
+}
+
+type wafState struct {
+	policy   *v1alpha1.WAFGatewayBindingPolicy
+	targets  []TargetRef
+	rejected *metav1.Condition
+}
+
+// EvaluateWAF attaches the WAFGatewayBindingPolicies to one Gateway.
+func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
+	res := &WAF{
+		Enabled:  g.NginxProxy != nil && g.NginxProxy.WAF == v1alpha2.WAFEnabled,
+		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
+		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
+	}
+	states := wafStates(in.WAFPolicies)
+	gwRef := gatewayRef(g)
+	routes := attachedRoutes(g)
+	refs := []TargetRef{gwRef}
+	for r := range routes {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	gatewayProtected := false
+	for _, ref := range refs {
+		for _, s := range states {
+			if !s.hasTarget(ref) {
+				continue
+			}
+			dirs := res.evaluate(g, in, s)
+			if dirs == nil {
+				continue
+			}
+			if ref == gwRef {
+				res.HTTP, gatewayProtected = dirs, true
+			} else {
+				res.Routes[ref] = dirs
+			}
+			res.Affected[ref] = true
+		}
+	}
+	if gatewayProtected {
+		for r := range routes {
+			res.Affected[r] = true
+		}
+	}
+	return res
+}
+
+func (s *wafState) hasTarget(ref TargetRef) bool {
+	for _, t := range s.targets {
+		if t == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluate decides one policy's outcome for this Gateway and returns its
+// directives, or nil when nothing of it is rendered.
+func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState) []string {
+	p := s.policy
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	o := res.Outcomes[key]
+	if o == nil {
+		o = &Outcome{Policy: key, Generation: p.Generation, DeploymentReason: v1alpha1.WAFReasonDeploymentError,
+			Accepted: conditions.True(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonAccepted), "Policy is accepted")}
+		res.Outcomes[key] = o
+	}
+	if s.rejected != nil {
+		o.Accepted = *s.rejected
+		return nil
+	}
+	if !res.Enabled {
+		o.Accepted = conditions.False(string(gatewayv1.PolicyConditionAccepted), v1alpha1.WAFReasonWAFDisabled,
+			fmt.Sprintf("WAF is not enabled for Gateway %s: set waf: enabled in its effective NginxProxy (the GatewayClass's, overlaid by the Gateway's)", g.Key))
+		return nil
+	}
+	plan := planBundles(in, p)
+	o.ResolvedRefs = plan.resolved
+	o.Blocked = plan.blocked
+	if plan.policy == nil {
+		return nil
+	}
+	res.InForce[key] = InForce{Policy: *plan.policy, Logs: plan.logs, FetchedAt: plan.fetchedAt}
+	for sha, data := range plan.data {
+		res.Bundles[sha] = data
+	}
+	return wafDirectives(plan)
+}
+
+// wafStates validates every policy and decides conflicts: a target belongs
+// to the oldest valid policy that targets it; later ones are Conflicted.
+func wafStates(all map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy) []*wafState {
+	list := make([]*v1alpha1.WAFGatewayBindingPolicy, 0, len(all))
+	for _, p := range all {
+		list = append(list, p)
+	}
+	claimed := map[TargetRef]*v1alpha1.WAFGatewayBindingPolicy{}
+	var states []*wafState
+	for _, p := range sortPolicies(list) {
+		s := &wafState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
+		states = append(states, s)
+		if errs := validation.WAFGatewayBindingPolicy(p); len(errs) > 0 {
+			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), errs.ToAggregate().Error())
+			s.rejected = &c
+			continue
+		}
+		for _, t := range s.targets {
+			if w := claimed[t]; w != nil {
+				c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonConflicted),
+					fmt.Sprintf("WAFGatewayBindingPolicy %s/%s, which is older, already targets %s", w.Namespace, w.Name, t))
+				s.rejected = &c
+				break
+			}
+		}
+		if s.rejected != nil {
+			continue
+		}
+		for _, t := range s.targets {
+			claimed[t] = p
+		}
+	}
+	return states
+}
+
+// WAFEnforcerAddress is where NGINX reaches the WAF enforcer in its pod.
+const WAFEnforcerAddress = "127.0.0.1:50000"
+
+// WAFModule is the App Protect module NGINX loads when WAF is enabled.
+const WAFModule = "modules/ngx_http_app_protect_module.so"
+
+// IncludeKindWAF names WAFGatewayBindingPolicy's include files.
+const IncludeKindWAF = "waf"

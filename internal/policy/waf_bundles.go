@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+)
+
+// BundlesDir is where bundles are delivered on the data plane.
+const BundlesDir = "/etc/app_protect/bundles/"
+
+// BundlePath is a bundle's path on the data plane.
+func BundlePath(sha256 string) string { return BundlesDir + sha256 + ".tgz" }
+
+// bundlePlan is which bundles a policy renders with, and why not others.
+type bundlePlan struct {
+	resolved  *metav1.Condition
+	blocked   *metav1.Condition
+	policy    *BundleRef
+	logs      []BundleRef
+	dests     []string
+	data      map[string][]byte
+	fetchedAt map[string]metav1.Time
+}
+
+// problem is why the wanted bundle is not the one rendered.
+type problem struct {
+	reason string
+	msg    string
+}
+
+var problemRank = map[string]int{v1alpha1.PolicyReasonPending: 1, "Invalid": 2, v1alpha1.WAFReasonFetchError: 3, v1alpha1.WAFReasonIntegrityError: 4}
+
+// planBundles picks the bundles of a policy: the ones PLM reports when
+// fetched and verified; else, the ones in force (in the policy's status) when
+// they still are available — a failed or pending update never drops the
+// protection in force; else none (that scope gets no WAF configuration).
+func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy) bundlePlan {
+	plan := bundlePlan{data: map[string][]byte{}, fetchedAt: map[string]metav1.Time{}}
+	var refErrs []*refError
+	var problems []problem
+	choose := func(kind string, src v1alpha1.PLMObjectReference, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
+		cur, rerr := resolvePLM(in, p, kind, src)
+		var prob *problem
+		if rerr != nil {
+			refErrs = append(refErrs, rerr)
+			if rerr.reason != v1alpha1.WAFReasonInvalidRef || strings.HasSuffix(rerr.msg, "not found") {
+				return nil // not permitted, or gone: nothing may stay in force
+			}
+			reason := v1alpha1.PolicyReasonPending
+			if strings.Contains(rerr.msg, "failed to compile") {
+				reason = "Invalid"
+			}
+			prob = &problem{reason, rerr.msg}
+		} else {
+			b := in.Bundles[cur.Sha256]
+			if b.State == graph.BundleFetched {
+				plan.use(cur, b)
+				return &cur
+			}
+			prob = bundleProblem(cur, b)
+		}
+		if inForce != nil && inForce.Bundle.Sha256 != "" && inForce.Bundle.Sha256 != cur.Sha256 {
+			if b := in.Bundles[inForce.Bundle.Sha256]; b.State == graph.BundleFetched {
+				old := BundleRef{Kind: kind, Object: cur.Object, Location: inForce.Bundle.Location, Sha256: inForce.Bundle.Sha256}
+				plan.use(old, b)
+				prob.msg += fmt.Sprintf("; bundle %s stays in force", short(old.Sha256))
+				problems = append(problems, *prob)
+				return &old
+			}
+		}
+		problems = append(problems, *prob)
+		return nil
+	}
+	plan.policy = choose(KindAPPolicy, p.Spec.APPolicySource, p.Status.APPolicyStatus)
+	for _, l := range p.Spec.SecurityLogs {
+		var inForce *v1alpha1.BundleReferenceStatus
+		for i := range p.Status.APLogConfStatus {
+			s := &p.Status.APLogConfStatus[i]
+			if s.Name == l.APLogConfSource.Name && s.Namespace == namespaceOr(l.APLogConfSource.Namespace, p.Namespace) {
+				inForce = s
+			}
+		}
+		if r := choose(KindAPLogConf, l.APLogConfSource, inForce); r != nil {
+			plan.logs = append(plan.logs, *r)
+			plan.dests = append(plan.dests, destination(l.Destination))
+		}
+	}
+	plan.resolved = resolvedCondition(refErrs)
+	plan.blocked = blockedCondition(plan.policy != nil, refErrs, problems)
+	return plan
+}
+
+func (plan *bundlePlan) use(r BundleRef, b graph.Bundle) {
+	plan.data[r.Sha256] = b.Data
+	plan.fetchedAt[r.Sha256] = b.FetchedAt
+}
+
+func bundleProblem(r BundleRef, b graph.Bundle) *problem {
+	what := fmt.Sprintf("%s %s bundle %s", r.Kind, r.Object, short(r.Sha256))
+	switch {
+	case b.State == graph.BundleFailed && b.Reason == v1alpha1.WAFReasonIntegrityError:
+		return &problem{v1alpha1.WAFReasonIntegrityError, what + ": " + b.Message}
+	case b.State == graph.BundleFailed:
+		return &problem{v1alpha1.WAFReasonFetchError, what + ": " + b.Message}
+	}
+	msg := b.Message
+	if msg == "" {
+		msg = "being fetched"
+	}
+	return &problem{v1alpha1.PolicyReasonPending, what + ": " + msg}
+}
+
+func resolvedCondition(errs []*refError) *metav1.Condition {
+	if len(errs) == 0 {
+		c := conditions.True(v1alpha1.PolicyConditionResolvedRefs, "ResolvedRefs", "All references are resolved")
+		return &c
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.msg)
+	}
+	c := conditions.False(v1alpha1.PolicyConditionResolvedRefs, errs[0].reason, strings.Join(msgs, "; "))
+	return &c
+}
+
+// blockedCondition is Programmed=False for reasons before the data plane:
+// the most severe bundle problem, or references that leave nothing to render.
+func blockedCondition(rendered bool, refErrs []*refError, problems []problem) *metav1.Condition {
+	if len(problems) == 0 {
+		if rendered {
+			return nil
+		}
+		c := conditions.False(v1alpha1.PolicyConditionProgrammed, "Invalid", "the policy's references do not resolve, so nothing of it is configured")
+		return &c
+	}
+	worst := problems[0]
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		if problemRank[p.reason] > problemRank[worst.reason] {
+			worst = p
+		}
+		msgs = append(msgs, p.msg)
+	}
+	msg := strings.Join(msgs, "; ")
+	if !rendered {
+		msg += "; this scope has no WAF configuration until it is available"
+	}
+	c := conditions.False(v1alpha1.PolicyConditionProgrammed, worst.reason, msg)
+	return &c
+}
+
+func namespaceOr(ns *string, def string) string {
+	if ns != nil {
+		return *ns
+	}
+	return def
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// destination renders a security log destination (validated by package
+// validation: paths and servers match strict allow-lists).
+func destination(d v1alpha1.SecurityLogDestination) string {
+	switch d.Type {
+	case v1alpha1.SecurityLogDestinationFile:
+		return config.Quote(d.File.Path)
+	case v1alpha1.SecurityLogDestinationSyslog:
+		return config.Quote("syslog:server=" + d.Syslog.Server)
+	}
+	return "stderr"
+}
+
+// wafDirectives renders a policy: protection on, its policy bundle, and its
+// security logs (explicitly off without logs, so a route policy replaces the
+// Gateway's entirely).
+func wafDirectives(plan bundlePlan) []string {
+	out := []string{
+		"app_protect_enable on;",
+		"app_protect_policy_file " + config.Quote(BundlePath(plan.policy.Sha256)) + ";",
+	}
+	if len(plan.logs) == 0 {
+		return append(out, "app_protect_security_log_enable off;")
+	}
+	out = append(out, "app_protect_security_log_enable on;")
+	for i, l := range plan.logs {
+		out = append(out, "app_protect_security_log "+config.Quote(BundlePath(l.Sha256))+" "+plan.dests[i]+";")
+	}
+	return out
+}
+
+// AddIncludes adds the WAF configuration to a Gateway's configuration: the
+// module and enforcer address when WAF is enabled, the policies, the bundles.
+func (w *WAF) AddIncludes(inc *config.Includes) {
+	if !w.Enabled {
+		return
+	}
+	inc.Modules = append(inc.Modules, WAFModule)
+	inc.AddHTTP(config.IncludesDir+IncludeKindWAF+".conf", append([]string{"app_protect_enforcer_address " + WAFEnforcerAddress + ";"}, w.HTTP...))
+	for ref, dirs := range w.Routes {
+		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
+		inc.AddRoute(rk, config.RouteIncludePath(IncludeKindWAF, rk), dirs)
+	}
+	for sha, data := range w.Bundles {
+		inc.Extra = append(inc.Extra, config.File{Path: BundlePath(sha), Data: data, Mode: 0o644})
+	}
+}
