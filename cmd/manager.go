@@ -39,6 +39,8 @@ func runManager(args []string) error {
 		"Secret ([namespace/]name) with tls.crt and tls.key for mutual TLS to PLM storage.")
 	fs.BoolVar(&opts.PLM.SkipVerify, "plm-storage-skip-verify", false,
 		"Skip verification of the PLM storage server's certificate (development only).")
+	fs.StringVar(&opts.PLM.CacheDir, "plm-cache-dir", "/var/cache/gatewall/plm",
+		"Directory for fetched WAF bundles (verified, by sha256); a persistent volume keeps them across restarts.")
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
 	zapOpts := zap.Options{}

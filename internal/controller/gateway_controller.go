@@ -44,7 +44,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.DataPlane.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, nil)
 	}
-	in, err := snapshot(ctx, r.Client, r.Config.ControllerName, gw)
+	in, err := snapshot(ctx, r.Client, r.Config, gw)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -25,7 +25,7 @@ import (
 // that moves between Gateways re-reconciles both.
 func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) *builder.TypedBuilder[reconcile.Request] {
 	specChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	return b.
+	b = b.
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
 		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
@@ -35,7 +35,15 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
-		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged).
+		Watches(&v1alpha1.WAFGatewayBindingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	for _, obj := range plmObjects(r.Config.PLMGroup) {
+		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(PLMStatusChanged()))
+	}
+	if r.Config.Notifier != nil {
+		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allGateways))
+	}
+	return b
 }
 
 func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
@@ -113,7 +121,10 @@ func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string
 // gatewaysOfPolicy finds the Gateways a policy's targets are or attach to.
 func (r *GatewayReconciler) gatewaysOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
 	var refs []gatewayv1.LocalPolicyTargetReference
-	if p, ok := o.(*v1alpha1.ProxySettingsPolicy); ok {
+	switch p := o.(type) {
+	case *v1alpha1.ProxySettingsPolicy:
+		refs = p.Spec.TargetRefs
+	case *v1alpha1.WAFGatewayBindingPolicy:
 		refs = p.Spec.TargetRefs
 	}
 	gws, err := ancestorGateways(ctx, r.Client, policy.TargetsOf(o, refs))

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +19,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -52,15 +50,11 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 			"ProxySettingsPolicy is invalid and is ignored: %s", errs.ToAggregate())
 	}
 	targets := policy.TargetsOf(p, p.Spec.TargetRefs)
-	tin, err := targetsInput(ctx, r.Client, r.Config.ControllerName, targets)
+	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	translations, err := translateGateways(ctx, r.Client, r.Config.ControllerName, translate.TargetGateways(tin, targets))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	ancestors := translate.PolicyAncestors(translate.ProxySettingsOutcomes, req.NamespacedName, p.Generation, targets, translations, tin, r.dataPlaneOf(translations))
+	ancestors := translate.PolicyAncestors(translate.ProxySettingsOutcomes, req.NamespacedName, p.Generation, targets, translations, tin, dataPlane)
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &v1alpha1.ProxySettingsPolicy{}
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
@@ -78,46 +72,6 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	})
 }
 
-// dataPlaneOf answers, per Gateway, what the data plane did with the
-// configuration this reconcile computed for it.
-func (r *ProxySettingsPolicyReconciler) dataPlaneOf(ts []*translate.Translation) func(types.NamespacedName) status.DataPlane {
-	versions := map[types.NamespacedName]string{}
-	for _, t := range ts {
-		if t.Files != nil {
-			versions[t.Graph.Key] = config.Version(t.Files)
-		}
-	}
-	return func(gw types.NamespacedName) status.DataPlane {
-		v, ok := versions[gw]
-		if !ok {
-			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
-		}
-		return r.DataPlane.State(gw, v)
-	}
-}
-
-// translateGateways translates each Gateway from a fresh cache snapshot.
-func translateGateways(ctx context.Context, c client.Reader, controllerName string, gws []types.NamespacedName) ([]*translate.Translation, error) {
-	var out []*translate.Translation
-	for _, k := range gws {
-		gw := &gatewayv1.Gateway{}
-		if err := c.Get(ctx, k, gw); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				continue
-			}
-			return nil, err
-		}
-		in, err := snapshot(ctx, c, controllerName, gw)
-		if err != nil {
-			return nil, err
-		}
-		if t := translate.Gateway(in, k); t != nil {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
 // SetupWithManager registers the reconciler. Any change to a Gateway, a
 // route or another policy can change a policy's outcome (conflicts,
 // inherited settings), so those events re-reconcile every policy; policies
@@ -125,14 +79,16 @@ func translateGateways(ctx context.Context, c client.Reader, controllerName stri
 func (r *ProxySettingsPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ProxySettingsPolicy{}, spec).
 		Watches(&v1alpha1.ProxySettingsPolicy{}, all, spec).
 		Watches(&gatewayv1.Gateway{}, all, spec).
 		Watches(&gatewayv1.HTTPRoute{}, all, spec).
-		Watches(&gatewayv1.GRPCRoute{}, all, spec).
-		Named("proxysettingspolicy").
-		Complete(r)
+		Watches(&gatewayv1.GRPCRoute{}, all, spec)
+	if r.Config.Notifier != nil {
+		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allPolicies))
+	}
+	return b.Named("proxysettingspolicy").Complete(r)
 }
 
 func (r *ProxySettingsPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {

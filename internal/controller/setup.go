@@ -14,6 +14,12 @@ type Config struct {
 	GatewayClassName string
 	// Namespace is the namespace Gatewall runs in.
 	Namespace string
+	// PLMGroup is the API group of the installed PLM CRDs, "" when none is.
+	PLMGroup string
+	// Bundles brings fetched WAF bundles into snapshots.
+	Bundles *Bundles
+	// Notifier wakes reconcilers when bundles or data planes change.
+	Notifier *Notifier
 }
 
 // Setup registers every reconciler with the manager. dp receives each
@@ -26,7 +32,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane) error {
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
-		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
+		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -15,14 +17,17 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
 // class, the routes that name it, the Services, EndpointSlices and Secrets
 // those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
-func snapshot(ctx context.Context, c client.Reader, controllerName string, gw *gatewayv1.Gateway) (*graph.Input, error) {
-	in := graph.NewInput(controllerName)
+func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
+	in := graph.NewInput(cfg.ControllerName)
+	in.PLMGroup = cfg.PLMGroup
 	in.Add(gw)
 	get := func(key types.NamespacedName, obj client.Object) error {
 		if err := c.Get(ctx, key, obj); err != nil {
@@ -98,7 +103,45 @@ func snapshot(ctx context.Context, c client.Reader, controllerName string, gw *g
 	for i := range psps.Items {
 		in.Add(&psps.Items[i])
 	}
+	if err := addWAF(ctx, c, cfg, in); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// addWAF adds every WAF policy, every PLM object of the group in use and
+// what the fetcher has of their bundles.
+func addWAF(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+	wafs := &v1alpha1.WAFGatewayBindingPolicyList{}
+	if err := c.List(ctx, wafs); err != nil {
+		return fmt.Errorf("listing WAFGatewayBindingPolicies: %w", err)
+	}
+	for i := range wafs.Items {
+		in.Add(&wafs.Items[i])
+	}
+	for _, l := range plmLists(cfg.PLMGroup) {
+		if err := c.List(ctx, l); err != nil {
+			return fmt.Errorf("listing %T: %w", l, err)
+		}
+		if err := meta.EachListItem(l, func(o runtime.Object) error { in.Add(o); return nil }); err != nil {
+			return err
+		}
+	}
+	if cfg.Bundles != nil {
+		cfg.Bundles.Sync(in)
+	}
+	return nil
+}
+
+// plmLists are empty lists of the PLM kinds of a group.
+func plmLists(group string) []client.ObjectList {
+	switch group {
+	case appprotectv1.GroupVersion.Group:
+		return []client.ObjectList{&appprotectv1.APPolicyList{}, &appprotectv1.APLogConfList{}}
+	case wafv1alpha1.GroupVersion.Group:
+		return []client.ObjectList{&wafv1alpha1.APPolicyList{}, &wafv1alpha1.APLogConfList{}}
+	}
+	return nil
 }
 
 func splitNsName(s string) (string, string) {

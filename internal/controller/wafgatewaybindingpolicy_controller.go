@@ -2,24 +2,46 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/api/plm"
+	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=appprotect.f5.com;waf.f5.com,resources=appolicies;aplogconfs,verbs=get;list;watch
 
-// WAFGatewayBindingPolicyReconciler owns the status of WAFGatewayBindingPolicys.
+// WAFGatewayBindingPolicyReconciler owns the status of
+// WAFGatewayBindingPolicies: per ancestor Gateway, Accepted, ResolvedRefs and
+// Programmed, and the bundles in force (apPolicyStatus, apLogConfStatus).
 type WAFGatewayBindingPolicyReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	Config    Config
+	DataPlane DataPlane
+	Recorder  events.EventRecorder
 }
 
 // Reconcile handles one WAFGatewayBindingPolicy.
@@ -31,15 +53,116 @@ func (r *WAFGatewayBindingPolicyReconciler) Reconcile(ctx context.Context, req c
 	if errs := validation.WAFGatewayBindingPolicy(p); len(errs) > 0 {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "Invalid", "Validate",
 			"WAFGatewayBindingPolicy is invalid and is ignored: %s", errs.ToAggregate())
-		log.FromContext(ctx).Info("invalid WAFGatewayBindingPolicy", "errors", errs.ToAggregate().Error())
 	}
-	return ctrl.Result{}, nil
+	targets := policy.TargetsOf(p, p.Spec.TargetRefs)
+	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targets)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ancestors := translate.PolicyAncestors(translate.WAFOutcomes, req.NamespacedName, p.Generation, targets, translations, tin, dataPlane)
+	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &v1alpha1.WAFGatewayBindingPolicy{}
+		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		want := translate.WAFStatus(req.NamespacedName, ancestors, translations, tin, cur.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(cur.Status, want) {
+			return nil
+		}
+		cur.Status = want
+		if err := r.Status().Update(ctx, cur); err != nil {
+			return fmt.Errorf("updating status of WAFGatewayBindingPolicy %s: %w", req.NamespacedName, err)
+		}
+		return nil
+	})
 }
 
-// SetupWithManager registers the reconciler.
+// SetupWithManager registers the reconciler. Gateways, routes, NginxProxies,
+// ReferenceGrants, other WAF policies, PLM objects (only when their bundle or
+// processing status changes) and fetched bundles can all change a policy's
+// outcome; such events re-reconcile every WAF policy (they are few).
 func (r *WAFGatewayBindingPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.WAFGatewayBindingPolicy{}).
-		Named("wafgatewaybindingpolicy").
-		Complete(r)
+	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
+	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.WAFGatewayBindingPolicy{}, spec).
+		Watches(&v1alpha1.WAFGatewayBindingPolicy{}, all, spec).
+		Watches(&gatewayv1.Gateway{}, all, spec).
+		Watches(&gatewayv1.HTTPRoute{}, all, spec).
+		Watches(&gatewayv1.GRPCRoute{}, all, spec).
+		Watches(&v1alpha2.NginxProxy{}, all, spec).
+		Watches(&gatewayv1beta1.ReferenceGrant{}, all)
+	for _, obj := range plmObjects(r.Config.PLMGroup) {
+		b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
+	}
+	if r.Config.Notifier != nil {
+		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allPolicies))
+	}
+	return b.Named("wafgatewaybindingpolicy").Complete(r)
+}
+
+func (r *WAFGatewayBindingPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha1.WAFGatewayBindingPolicyList{}
+	if err := r.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing WAFGatewayBindingPolicies")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// plmObjects are the PLM kinds of a group, to watch.
+func plmObjects(group string) []client.Object {
+	switch group {
+	case appprotectv1.GroupVersion.Group:
+		return []client.Object{&appprotectv1.APPolicy{}, &appprotectv1.APLogConf{}}
+	case wafv1alpha1.GroupVersion.Group:
+		return []client.Object{&wafv1alpha1.APPolicy{}, &wafv1alpha1.APLogConf{}}
+	}
+	return nil
+}
+
+// plmStatus returns a PLM object's status.
+func plmStatus(o client.Object) *plm.Status {
+	switch o := o.(type) {
+	case *appprotectv1.APPolicy:
+		return &o.Status
+	case *appprotectv1.APLogConf:
+		return &o.Status
+	case *wafv1alpha1.APPolicy:
+		return &o.Status
+	case *wafv1alpha1.APLogConf:
+		return &o.Status
+	}
+	return nil
+}
+
+// PLMStatusChanged passes creations, deletions, and updates that change a PLM
+// object's status.bundle (state, location, sha256) or status.processing
+// (datetime, errors); nothing else of a PLM object matters to Gatewall.
+func PLMStatusChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			a, b := plmStatus(e.ObjectOld), plmStatus(e.ObjectNew)
+			if a == nil || b == nil {
+				return true
+			}
+			return !equality.Semantic.DeepEqual(bundleKey(a), bundleKey(b))
+		},
+	}
+}
+
+// bundleKey is the part of a PLM status Gatewall reacts to.
+func bundleKey(s *plm.Status) [6]any {
+	var k [6]any
+	if b := s.Bundle; b != nil {
+		k[0], k[1], k[2] = b.State, b.Location, b.Sha256
+	}
+	if p := s.Processing; p != nil {
+		k[3], k[4] = p.Datetime, fmt.Sprint(p.Errors)
+	}
+	return k
 }

@@ -51,10 +51,23 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if dp == nil {
 		dp = controller.NewHeldFiles()
 	}
+	notifier := opts.Notifier
+	if notifier == nil {
+		notifier = &controller.Notifier{}
+	}
+	bundles, err := setupPLM(mgr, opts, notifier)
+	if err != nil {
+		return nil, fmt.Errorf("setting up PLM bundle fetching: %w", err)
+	}
+	group := detectPLMGroup(mgr, opts.PLM.APIGroup)
+	ctrl.Log.WithName("setup").Info("PLM API", "group", group, "storage", opts.PLM.StorageURL)
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:   opts.ControllerName,
 		GatewayClassName: opts.GatewayClassName,
 		Namespace:        opts.Namespace,
+		PLMGroup:         group,
+		Bundles:          bundles,
+		Notifier:         notifier,
 	}, dp)
 	if err != nil {
 		return nil, err

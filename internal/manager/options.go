@@ -51,6 +51,9 @@ type Options struct {
 	// DataPlane receives the Gateways' configurations; nil holds them
 	// without a data plane (every Gateway stays not Programmed).
 	DataPlane controller.DataPlane
+	// Notifier wakes the reconcilers when the data plane reports; the
+	// DataPlane calls it. nil makes one for the bundle fetcher only.
+	Notifier *controller.Notifier
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.
@@ -68,6 +71,9 @@ type PLMOptions struct {
 	// APIGroup forces the PLM API: "appprotect.f5.com", "waf.f5.com", or "" to
 	// use whichever CRD is installed.
 	APIGroup string
+	// CacheDir holds fetched bundles, verified and named by sha256, so a
+	// restart needs no network to keep what was in force.
+	CacheDir string
 }
 
 // PLM API groups Gatewall understands.
@@ -87,6 +93,9 @@ func (o Options) Validate() error {
 	}
 	if msgs := k8svalidation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(msgs, "; ")))
+	}
+	if o.PLM.StorageURL != "" && o.PLM.CacheDir == "" {
+		errs = append(errs, fmt.Errorf("--plm-cache-dir is required with --plm-storage-url"))
 	}
 	if o.PLM.StorageURL != "" {
 		u, err := url.Parse(o.PLM.StorageURL)

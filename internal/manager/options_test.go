@@ -19,7 +19,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{name: "defaults", mutate: func(*Options) {}},
 		{name: "https storage and secrets", mutate: func(o *Options) {
-			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", CredentialsSecret: "plm-creds",
+			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", CacheDir: "/var/cache/gatewall/plm", CredentialsSecret: "plm-creds",
 				CASecret: "plm-system/plm-ca", ClientSSLSecret: "plm-client", APIGroup: PLMGroupWAF}
 		}},
 		{name: "controller name without domain", mutate: func(o *Options) { o.ControllerName = "nginx" }, want: "--gateway-ctlr-name"},

@@ -1,6 +1,8 @@
 package plm_test
 
 import (
+	"github.com/gatewall/gatewall/test/s3test"
+
 	"bytes"
 	"testing"
 
@@ -18,15 +20,15 @@ import (
 func BenchmarkFetch1MB(b *testing.B) {
 	dir := b.TempDir()
 	serverCA, clientCA := newCA(b, "storage-ca"), newCA(b, "client-ca")
-	backend := startVersity(b, "admin", adminSecret, nil)
+	backend := s3test.Start(b, "admin", adminSecret, nil)
 	data, sha := randomBundle(b, 1<<20)
-	backend.put(nil, bucket, "bench.tgz", data)
-	proxy := startNginxMTLS(b, backend.addr(), serverFiles(b, serverCA, dir, "server"), writeFile(b, dir, "client-ca.crt", clientCA.CertPEM))
+	backend.Put(nil, bucket, "bench.tgz", data)
+	proxy := startNginxMTLS(b, backend.Addr(), serverFiles(b, serverCA, dir, "server"), writeFile(b, dir, "client-ca.crt", clientCA.CertPEM))
 	client := clientPair(b, clientCA)
 	// A second versitygw serving TLS itself separates the cost of TLS from
 	// the cost of NGINX's extra hop in the mTLS numbers.
-	tlsDirect := startVersity(b, "admin", adminSecret, ptr(serverFiles(b, serverCA, dir, "direct")))
-	tlsDirect.put(serverCA.CertPEM, bucket, "bench.tgz", data)
+	tlsDirect := s3test.Start(b, "admin", adminSecret, ptr(serverFiles(b, serverCA, dir, "direct")))
+	tlsDirect.Put(serverCA.CertPEM, bucket, "bench.tgz", data)
 	https := plm.TLSSettings{CAPEM: serverCA.CertPEM}
 	httpsAlt := plm.TLSSettings{CAPEM: mtlsAltCA(serverCA.CertPEM)}
 

@@ -4,6 +4,8 @@
 package plm_test
 
 import (
+	"github.com/gatewall/gatewall/test/s3test"
+
 	"bytes"
 	"fmt"
 	"os"
@@ -69,9 +71,9 @@ func assertCached(t *testing.T, r plm.Result, want []byte) {
 }
 
 func TestHTTP(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	data, sha := randomBundle(t, 64<<10)
-	srv.put(nil, bucket, "ns/policy.tgz", data)
+	srv.Put(nil, bucket, "ns/policy.tgz", data)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
@@ -79,17 +81,17 @@ func TestHTTP(t *testing.T) {
 	f.Want([]plm.BundleRef{ref("ns/policy.tgz", sha)})
 	r := f.waitState(sha, plm.Fetched)
 	assertCached(t, r, data)
-	if n := srv.getObjectRequests("ns/policy.tgz"); n != 1 {
+	if n := srv.GetObjectRequests("ns/policy.tgz"); n != 1 {
 		t.Errorf("server saw %d GetObject requests; want 1", n)
 	}
 }
 
 func TestWrongCredentialsThenRotation(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	v1, sha1 := randomBundle(t, 4<<10)
 	v2, sha2 := randomBundle(t, 4<<10)
-	srv.put(nil, bucket, "v1.tgz", v1)
-	srv.put(nil, bucket, "v2.tgz", v2)
+	srv.Put(nil, bucket, "v1.tgz", v1)
+	srv.Put(nil, bucket, "v2.tgz", v2)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	f.run()
@@ -112,7 +114,7 @@ func TestWrongCredentialsThenRotation(t *testing.T) {
 	assertCached(t, f.waitState(sha1, plm.Fetched), v1)
 
 	// The storage admin rotates the secret; the Secret follows.
-	srv.restart("admin", "admin-secret-2", nil)
+	srv.Restart("admin", "admin-secret-2", nil)
 	f.Want([]plm.BundleRef{ref("v2.tgz", sha2)})
 	r = f.waitState(sha2, plm.Failed)
 	if r.Reason != plm.ReasonFetchError || !strings.Contains(r.Message, "403") {
@@ -128,11 +130,11 @@ func TestWrongCredentialsThenRotation(t *testing.T) {
 func TestHTTPSWithCAAndCARotation(t *testing.T) {
 	dir := t.TempDir()
 	ca1, ca2 := newCA(t, "storage-ca-1"), newCA(t, "storage-ca-2")
-	srv := startVersity(t, "admin", adminSecret, ptr(serverFiles(t, ca1, dir, "server1")))
+	srv := s3test.Start(t, "admin", adminSecret, ptr(serverFiles(t, ca1, dir, "server1")))
 	v1, sha1 := randomBundle(t, 4<<10)
 	v2, sha2 := randomBundle(t, 4<<10)
-	srv.put(ca1.CertPEM, bucket, "v1.tgz", v1)
-	srv.put(ca1.CertPEM, bucket, "v2.tgz", v2)
+	srv.Put(ca1.CertPEM, bucket, "v1.tgz", v1)
+	srv.Put(ca1.CertPEM, bucket, "v2.tgz", v2)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
@@ -142,7 +144,7 @@ func TestHTTPSWithCAAndCARotation(t *testing.T) {
 	assertCached(t, f.waitState(sha1, plm.Fetched), v1)
 
 	// The server's certificate is re-issued by a new CA.
-	srv.restart("admin", adminSecret, ptr(serverFiles(t, ca2, dir, "server2")))
+	srv.Restart("admin", adminSecret, ptr(serverFiles(t, ca2, dir, "server2")))
 	f.Want([]plm.BundleRef{ref("v2.tgz", sha2)})
 	r := f.waitState(sha2, plm.Failed)
 	if r.Reason != plm.ReasonFetchError || !strings.Contains(r.Message, "server certificate not trusted") ||
@@ -157,9 +159,9 @@ func TestHTTPSWithCAAndCARotation(t *testing.T) {
 func TestWrongCA(t *testing.T) {
 	dir := t.TempDir()
 	ca, wrong := newCA(t, "storage-ca"), newCA(t, "someone-else")
-	srv := startVersity(t, "admin", adminSecret, ptr(serverFiles(t, ca, dir, "server")))
+	srv := s3test.Start(t, "admin", adminSecret, ptr(serverFiles(t, ca, dir, "server")))
 	data, sha := randomBundle(t, 4<<10)
-	srv.put(ca.CertPEM, bucket, "p.tgz", data)
+	srv.Put(ca.CertPEM, bucket, "p.tgz", data)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
@@ -172,7 +174,7 @@ func TestWrongCA(t *testing.T) {
 		t.Fatalf("wrong CA: %+v; want a FetchError naming the unknown authority", r)
 	}
 	t.Logf("wrong CA: %s", r.Message)
-	if n := srv.getObjectRequests("p.tgz"); n != 0 {
+	if n := srv.GetObjectRequests("p.tgz"); n != 0 {
 		t.Errorf("server saw %d GetObject requests through an untrusted connection", n)
 	}
 
@@ -187,10 +189,10 @@ func TestWrongCA(t *testing.T) {
 func TestMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	serverCA, clientCA, rogueCA := newCA(t, "storage-ca"), newCA(t, "client-ca"), newCA(t, "rogue-ca")
-	backend := startVersity(t, "admin", adminSecret, nil)
+	backend := s3test.Start(t, "admin", adminSecret, nil)
 	data, sha := randomBundle(t, 64<<10)
-	backend.put(nil, bucket, "mtls.tgz", data)
-	proxy := startNginxMTLS(t, backend.addr(), serverFiles(t, serverCA, dir, "server"), writeFile(t, dir, "client-ca.crt", clientCA.CertPEM))
+	backend.Put(nil, bucket, "mtls.tgz", data)
+	proxy := startNginxMTLS(t, backend.Addr(), serverFiles(t, serverCA, dir, "server"), writeFile(t, dir, "client-ca.crt", clientCA.CertPEM))
 
 	f := newFetcher(t, proxy.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
@@ -216,18 +218,18 @@ func TestMutualTLS(t *testing.T) {
 	setTLS(t, f, serverCA.CertPEM, &[2][]byte{good.CertPEM, good.KeyPEM})
 	r = f.waitState(sha, plm.Fetched)
 	assertCached(t, r, data)
-	if n := backend.getObjectRequests("mtls.tgz"); n != 1 {
+	if n := backend.GetObjectRequests("mtls.tgz"); n != 1 {
 		t.Errorf("backend saw %d GetObject requests; want 1 (only the authenticated one)", n)
 	}
 }
 
 func TestChecksumMismatchNotRetried(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	tampered, _ := randomBundle(t, 4<<10)
 	_, compiledSha := randomBundle(t, 4<<10) // PLM reports another content's sha
 	sentinel, sentinelSha := randomBundle(t, 1<<10)
-	srv.put(nil, bucket, "tampered.tgz", tampered)
-	srv.put(nil, bucket, "sentinel.tgz", sentinel)
+	srv.Put(nil, bucket, "tampered.tgz", tampered)
+	srv.Put(nil, bucket, "sentinel.tgz", sentinel)
 
 	clk := clocktesting.NewFakeClock(time.Now())
 	f := newFetcher(t, srv.URL(), t.TempDir(), func(o *plm.Options) { o.Clock = clk })
@@ -244,7 +246,7 @@ func TestChecksumMismatchNotRetried(t *testing.T) {
 	clk.Step(time.Hour)
 	f.Want([]plm.BundleRef{bad, ref("sentinel.tgz", sentinelSha)})
 	f.waitState(sentinelSha, plm.Fetched)
-	if n := srv.getObjectRequests("tampered.tgz"); n != 1 {
+	if n := srv.GetObjectRequests("tampered.tgz"); n != 1 {
 		t.Errorf("server saw %d GetObject requests for the tampered object; want 1", n)
 	}
 	if a := f.Stats().Attempts[compiledSha]; a != 1 {
@@ -253,10 +255,10 @@ func TestChecksumMismatchNotRetried(t *testing.T) {
 }
 
 func TestServerDownThenBack(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	data, sha := randomBundle(t, 16<<10)
-	srv.put(nil, bucket, "p.tgz", data)
-	srv.stop()
+	srv.Put(nil, bucket, "p.tgz", data)
+	srv.Stop()
 
 	clk := clocktesting.NewFakeClock(time.Now())
 	f := newFetcher(t, srv.URL(), t.TempDir(), func(o *plm.Options) {
@@ -275,7 +277,7 @@ func TestServerDownThenBack(t *testing.T) {
 		}
 		delays = append(delays, r.RetryAt.Sub(clk.Now()))
 		if attempt == 3 {
-			srv.start()
+			srv.Resume()
 		}
 		clk.SetTime(r.RetryAt)
 	}
@@ -291,12 +293,12 @@ func TestServerDownThenBack(t *testing.T) {
 }
 
 func TestRestartServesFromCacheWithoutFetching(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	cacheDir := t.TempDir()
 	a, shaA := randomBundle(t, 8<<10)
 	b, shaB := randomBundle(t, 8<<10)
-	srv.put(nil, bucket, "a.tgz", a)
-	srv.put(nil, bucket, "b.tgz", b)
+	srv.Put(nil, bucket, "a.tgz", a)
+	srv.Put(nil, bucket, "b.tgz", b)
 	refs := []plm.BundleRef{ref("a.tgz", shaA), ref("b.tgz", shaB)}
 
 	first := newFetcher(t, srv.URL(), cacheDir, nil)
@@ -305,7 +307,7 @@ func TestRestartServesFromCacheWithoutFetching(t *testing.T) {
 	first.Want(refs)
 	first.waitState(shaA, plm.Fetched)
 	first.waitState(shaB, plm.Fetched)
-	srv.stop() // storage unreachable across the "restart"
+	srv.Stop() // storage unreachable across the "restart"
 
 	second := newFetcher(t, srv.URL(), cacheDir, nil)
 	second.Want(refs) // before Run: nothing could have been fetched
@@ -323,11 +325,11 @@ func TestRestartServesFromCacheWithoutFetching(t *testing.T) {
 }
 
 func TestTwentyRefsTwoShasTwoFetches(t *testing.T) {
-	srv := startVersity(t, "admin", adminSecret, nil)
+	srv := s3test.Start(t, "admin", adminSecret, nil)
 	x, shaX := randomBundle(t, 32<<10)
 	y, shaY := randomBundle(t, 32<<10)
-	srv.put(nil, bucket, "x.tgz", x)
-	srv.put(nil, bucket, "y.tgz", y)
+	srv.Put(nil, bucket, "x.tgz", x)
+	srv.Put(nil, bucket, "y.tgz", y)
 	// 20 policies on different Gateways reference the two bundles PLM stored.
 	var refs []plm.BundleRef
 	for i := range 20 {
@@ -349,7 +351,7 @@ func TestTwentyRefsTwoShasTwoFetches(t *testing.T) {
 	if s.Fetches != 2 || s.Attempts[shaX] != 1 || s.Attempts[shaY] != 1 {
 		t.Errorf("Stats = %+v; want exactly one fetch per sha256", s)
 	}
-	if n := srv.getObjectRequests("x.tgz") + srv.getObjectRequests("y.tgz"); n != 2 {
+	if n := srv.GetObjectRequests("x.tgz") + srv.GetObjectRequests("y.tgz"); n != 2 {
 		t.Errorf("server saw %d GetObject requests; want 2", n)
 	}
 }

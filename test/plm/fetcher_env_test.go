@@ -1,6 +1,8 @@
 package plm_test
 
 import (
+	"github.com/gatewall/gatewall/test/s3test"
+
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -114,13 +116,13 @@ func newCA(t testing.TB, name string) *pki.CA {
 }
 
 // serverFiles issues a server certificate for 127.0.0.1 and writes it out.
-func serverFiles(t testing.TB, ca *pki.CA, dir, prefix string) tlsFiles {
+func serverFiles(t testing.TB, ca *pki.CA, dir, prefix string) s3test.TLSFiles {
 	t.Helper()
 	p, err := ca.Server()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tlsFiles{cert: writeFile(t, dir, prefix+".crt", p.CertPEM), key: writeFile(t, dir, prefix+".key", p.KeyPEM)}
+	return s3test.TLSFiles{Cert: writeFile(t, dir, prefix+".crt", p.CertPEM), Key: writeFile(t, dir, prefix+".key", p.KeyPEM)}
 }
 
 func clientPair(t testing.TB, ca *pki.CA) pki.Pair {

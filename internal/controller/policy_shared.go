@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/translate"
+)
+
+// policyTranslations prepares a policy reconcile: a snapshot of the policy's
+// targets (with every WAF policy and PLM object, for the WAF status), the
+// translation of each Gateway the targets concern (the same translation the
+// Gateway reconciler computes), and what each Gateway's data plane did with
+// that translation's configuration.
+func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp DataPlane, targets []policy.TargetRef) (
+	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
+	tin, err := targetsInput(ctx, c, cfg.ControllerName, targets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tin.PLMGroup = cfg.PLMGroup
+	if err := addWAF(ctx, c, cfg, tin); err != nil {
+		return nil, nil, nil, err
+	}
+	var ts []*translate.Translation
+	versions := map[types.NamespacedName]string{}
+	for _, k := range translate.TargetGateways(tin, targets) {
+		gw := &gatewayv1.Gateway{}
+		if err := c.Get(ctx, k, gw); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				continue
+			}
+			return nil, nil, nil, err
+		}
+		in, err := snapshot(ctx, c, cfg, gw)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if t := translate.Gateway(in, k); t != nil {
+			ts = append(ts, t)
+			if t.Files != nil {
+				versions[k] = config.Version(t.Files)
+			}
+		}
+	}
+	dataPlane := func(gw types.NamespacedName) status.DataPlane {
+		v, ok := versions[gw]
+		if !ok {
+			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
+		}
+		return dp.State(gw, v)
+	}
+	return tin, ts, dataPlane, nil
+}

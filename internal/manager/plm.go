@@ -1,0 +1,76 @@
+package manager
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/controller"
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
+)
+
+// detectPLMGroup returns the forced PLM group, else the first installed of
+// appprotect.f5.com (what PLM ships) and waf.f5.com; "" when neither is.
+func detectPLMGroup(mgr ctrl.Manager, forced string) string {
+	if forced != "" {
+		return forced
+	}
+	for _, g := range []string{plm.GroupAppProtect, plm.GroupWAF} {
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: g, Kind: "APPolicy"}); err == nil {
+			return g
+		}
+	}
+	return ""
+}
+
+// setupPLM builds what fetches WAF bundles: the fetcher (or NoStorage
+// without --plm-storage-url) run by the manager, and the reconciler that
+// hands it the storage Secrets. Fetched bundles wake the reconcilers.
+func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*controller.Bundles, error) {
+	if opts.PLM.StorageURL == "" {
+		return controller.NewBundles(controller.NoStorage{}), nil
+	}
+	f, err := plmfetch.New(plmfetch.Options{
+		Endpoint: opts.PLM.StorageURL,
+		CacheDir: opts.PLM.CacheDir,
+		OnChange: func(string) { notifier.Notify() },
+		Log:      ctrl.Log.WithName("plm"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(manager.RunnableFunc(f.Run)); err != nil {
+		return nil, err
+	}
+	cfg := controller.PLMStorageConfig{SkipVerify: opts.PLM.SkipVerify}
+	for _, s := range []struct {
+		name string
+		into **types.NamespacedName
+	}{{opts.PLM.CredentialsSecret, &cfg.Credentials}, {opts.PLM.CASecret, &cfg.CA}, {opts.PLM.ClientSSLSecret, &cfg.ClientSSL}} {
+		if s.name == "" {
+			continue
+		}
+		k, err := SecretName(s.name, opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		*s.into = &k
+	}
+	if cfg.CA == nil && cfg.ClientSSL == nil {
+		if err := f.SetTLS(plmfetch.TLSSettings{SkipVerify: opts.PLM.SkipVerify}); err != nil {
+			return nil, fmt.Errorf("PLM storage TLS: %w", err)
+		}
+	}
+	if cfg.Credentials != nil || cfg.CA != nil || cfg.ClientSSL != nil {
+		r := &controller.PLMStorageReconciler{Client: mgr.GetClient(), Config: cfg, Storage: f}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+	}
+	return controller.NewBundles(f), nil
+}
+
