@@ -1,0 +1,269 @@
+// Package waf_test runs Gatewall's manager against a real API server and a
+// real S3-compatible server (versitygw) playing PLM's storage: the test plays
+// PLM itself (uploads bundles, writes APPolicy status).
+package waf_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/api/plm"
+	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/manager"
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/test/s3test"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+
+const (
+	bucket      = "plm"
+	adminSecret = "plm-admin-secret"
+)
+
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// startManager runs the manager with PLM storage at url, credentials from a
+// Secret, until the test ends; it returns the files it would push.
+func startManager(t *testing.T, url string) *controller.HeldFiles {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "plm-storage-credentials"},
+			Data: map[string][]byte{plmfetch.CredentialsSecretKey: []byte(adminSecret)}},
+	} {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	held := controller.NewHeldFiles()
+	mgr, err := manager.New(env.Config, manager.Options{
+		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
+		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0",
+		DataPlane: held,
+		PLM:       manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: "plm-storage-credentials"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return held
+}
+
+// world is a WAF-enabled Gateway with a route, and the PLM objects.
+func world(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}},
+		&v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waf"}, Spec: v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled}},
+		&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"}, Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: "nginx",
+			Infrastructure:   &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "waf"}},
+			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+		}},
+		&appprotectv1.APPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "base"}},
+		&v1alpha1.WAFGatewayBindingPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "protect"}, Spec: v1alpha1.WAFGatewayBindingPolicySpec{
+			TargetRefs:     []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: "Gateway", Name: "gw"}},
+			APPolicySource: v1alpha1.PLMObjectReference{Name: "base"},
+		}},
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("creating %T: %v", o, err)
+		}
+	}
+}
+
+// compiled plays PLM: the APPolicy's bundle is ready at key with sha.
+func compiled(t *testing.T, ns, key, sha string) {
+	t.Helper()
+	ctx := context.Background()
+	p := &appprotectv1.APPolicy{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "base"}, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status = plm.Status{
+		Bundle:     &plm.Bundle{State: plm.BundleStateReady, Location: "s3://" + bucket + "/" + key, Sha256: sha},
+		Processing: &plm.Processing{IsCompiled: true, Datetime: time.Now().UTC().Format(time.RFC3339Nano)},
+	}
+	if err := env.Client.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wafStatus(t *testing.T, ns string) (*v1alpha1.WAFGatewayBindingPolicy, string) {
+	t.Helper()
+	p := &v1alpha1.WAFGatewayBindingPolicy{}
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "protect"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Status.Ancestors) != 1 {
+		return p, fmt.Sprintf("%d ancestors", len(p.Status.Ancestors))
+	}
+	var parts []string
+	for _, typ := range []string{"Accepted", "ResolvedRefs", "Programmed"} {
+		c := meta.FindStatusCondition(p.Status.Ancestors[0].Conditions, typ)
+		if c == nil {
+			parts = append(parts, typ+"=<none>")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s/%s", typ, c.Status, c.Reason))
+	}
+	return p, strings.Join(parts, " ")
+}
+
+func heldBundle(held *controller.HeldFiles, gw types.NamespacedName, sha string) ([]byte, bool) {
+	for _, f := range held.Files(gw) {
+		if f.Path == policy.BundlePath(sha) {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
+
+func heldConf(held *controller.HeldFiles, gw types.NamespacedName) string {
+	for _, f := range held.Files(gw) {
+		if f.Path == "/etc/nginx/includes/waf.conf" {
+			return string(f.Data)
+		}
+	}
+	return ""
+}
+
+// TestBundlesFromPLMStorage: bundles reach the Gateway's files with the right
+// bytes; updates replace them; a failed or tampered update leaves the last
+// good bundle in force; each sha256 is fetched once.
+func TestBundlesFromPLMStorage(t *testing.T) {
+	srv := s3test.Start(t, plmfetch.AccessKeyID, adminSecret, nil)
+	held := startManager(t, srv.URL())
+	ns := "waf-bundles"
+	world(t, ns)
+	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
+	v1, v2 := []byte("compiled bundle v1\n"), []byte("compiled bundle v2\n")
+	srv.Put(nil, bucket, "base-v1.tgz", v1)
+	srv.Put(nil, bucket, "base-v2.tgz", v2)
+
+	t.Run("first bundle fetched, verified and delivered", func(t *testing.T) {
+		compiled(t, ns, "base-v1.tgz", sum(v1))
+		eventually(t, 30*time.Second, func() error {
+			if data, ok := heldBundle(held, gw, sum(v1)); !ok || string(data) != string(v1) {
+				return fmt.Errorf("bundle v1 not in the Gateway's files (found %v)", ok)
+			}
+			if c := heldConf(held, gw); !strings.Contains(c, "app_protect_policy_file \""+policy.BundlePath(sum(v1))+"\";") {
+				return fmt.Errorf("waf.conf: %s", c)
+			}
+			p, got := wafStatus(t, ns)
+			// No data plane runs in this test: Programmed stays Pending.
+			if got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=False/Pending" {
+				return fmt.Errorf("status %s", got)
+			}
+			if s := p.Status.APPolicyStatus; s == nil || s.Bundle.Sha256 != sum(v1) || s.LastFetched == nil {
+				return fmt.Errorf("apPolicyStatus %+v", s)
+			}
+			return nil
+		})
+	})
+
+	t.Run("update replaces the bundle", func(t *testing.T) {
+		compiled(t, ns, "base-v2.tgz", sum(v2))
+		eventually(t, 30*time.Second, func() error {
+			if _, ok := heldBundle(held, gw, sum(v2)); !ok {
+				return fmt.Errorf("bundle v2 not delivered")
+			}
+			if _, ok := heldBundle(held, gw, sum(v1)); ok {
+				return fmt.Errorf("bundle v1 still delivered")
+			}
+			return nil
+		})
+	})
+
+	t.Run("a failed update keeps the bundle in force", func(t *testing.T) {
+		missing := sum([]byte("never uploaded"))
+		compiled(t, ns, "base-v3.tgz", missing)
+		eventually(t, 30*time.Second, func() error {
+			p, got := wafStatus(t, ns)
+			if !strings.Contains(got, "Programmed=False/FetchError") {
+				return fmt.Errorf("status %s", got)
+			}
+			if s := p.Status.APPolicyStatus; s == nil || s.Bundle.Sha256 != sum(v2) {
+				return fmt.Errorf("apPolicyStatus should still name v2 in force: %+v", s)
+			}
+			if c := heldConf(held, gw); !strings.Contains(c, policy.BundlePath(sum(v2))) {
+				return fmt.Errorf("v2 is no longer configured: %s", c)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a tampered bundle is an IntegrityError and changes nothing", func(t *testing.T) {
+		srv.Put(nil, bucket, "base-v4.tgz", []byte("tampered"))
+		compiled(t, ns, "base-v4.tgz", sum([]byte("what PLM compiled")))
+		eventually(t, 30*time.Second, func() error {
+			_, got := wafStatus(t, ns)
+			if !strings.Contains(got, "Programmed=False/IntegrityError") {
+				return fmt.Errorf("status %s", got)
+			}
+			if c := heldConf(held, gw); !strings.Contains(c, policy.BundlePath(sum(v2))) {
+				return fmt.Errorf("v2 is no longer configured: %s", c)
+			}
+			return nil
+		})
+		if n := srv.GetObjectRequests("base-v4.tgz"); n != 1 {
+			t.Errorf("the tampered bundle was fetched %d times; an IntegrityError is not retried", n)
+		}
+	})
+
+	for _, key := range []string{"base-v1.tgz", "base-v2.tgz"} {
+		if n := srv.GetObjectRequests(key); n != 1 {
+			t.Errorf("%s was fetched %d times, want 1", key, n)
+		}
+	}
+}
