@@ -37,9 +37,10 @@ $(KUSTOMIZE): Makefile
 	@hack/go-tool.sh kustomize sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)
 
 .PHONY: test-servers
-test-servers: nginx ## What integration tests run: versitygw (plays PLM storage), the App Protect test double module.
+test-servers: nginx ## What integration tests run: versitygw (plays PLM storage), the App Protect test double, nginx-agent.
 	@hack/versitygw.sh
 	@hack/apstub.sh
+	@hack/nginx-agent.sh
 
 .PHONY: nginx
 nginx: ## Install Debian's NGINX when missing.

@@ -34,6 +34,9 @@ func (c *Config) mainConf() []byte {
 	w.line("worker_processes", "auto")
 	w.line("pid", RunDir+"nginx.pid")
 	w.line("error_log", "stderr", c.Main.ErrorLevel)
+	// nginx-agent reads this file to notice a reload that passed nginx -t
+	// but failed (e.g. a port it could not bind).
+	w.line("error_log", "/var/log/nginx/error.log", c.Main.ErrorLevel)
 	w.blank()
 	w.open("events")
 	w.line("worker_connections", strconv.Itoa(int(c.Main.WorkerConnections)))

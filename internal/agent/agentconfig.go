@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultAllowedDirectories are where the agent may write pushed files and
+// read NGINX's: configuration and secrets (/etc/nginx), WAF bundles
+// (/etc/app_protect), logs, pid and temp files, and dynamic modules.
+func DefaultAllowedDirectories() []string {
+	return []string{
+		"/etc/app_protect",
+		"/etc/nginx",
+		"/usr/share/nginx/modules",
+		"/var/cache/nginx",
+		"/var/log/nginx",
+		"/var/run/nginx",
+	}
+}
+
+// AgentConfigParams are the settings of one data plane's nginx-agent.conf.
+type AgentConfigParams struct {
+	// ServerHost and ServerPort locate Gatewall's agent server, e.g. the
+	// Service gatewall-agent.gatewall-system.svc and 8443.
+	ServerHost string
+	ServerPort int
+	// CAFile is the path, in the data-plane container, of the CA bundle that
+	// signed the server's certificate.
+	CAFile string
+	// ServerName is the name the server's certificate must hold; ServerHost
+	// when empty.
+	ServerName string
+	// TokenFile is the path of the pod's projected ServiceAccount token
+	// (bound to the pod, with the server's audience).
+	TokenFile string
+	// Gateway is the Gateway whose data plane this is; it becomes the labels
+	// LabelGatewayName and LabelGatewayNamespace.
+	Gateway Key
+	// LogLevel is debug, info, warn or error (NginxProxy's agentLevel); info
+	// when empty.
+	LogLevel string
+	// ReloadMonitoringPeriod is how long the agent watches NGINX's error log
+	// files after a reload before it reports success; the agent's default
+	// (10 s) when zero. Error logs to stderr are not watched.
+	ReloadMonitoringPeriod time.Duration
+	// AllowedDirectories are where files may be pushed;
+	// DefaultAllowedDirectories when nil.
+	AllowedDirectories []string
+}
+
+// The YAML shape of nginx-agent.conf (nginx-agent's internal/config types).
+// The agent refuses unknown keys.
+type agentConf struct {
+	Command            agentCommand      `json:"command"`
+	AllowedDirectories []string          `json:"allowed_directories"`
+	Features           []string          `json:"features"`
+	Labels             map[string]string `json:"labels"`
+	Log                agentLog          `json:"log"`
+	DataPlaneConfig    *agentDataPlane   `json:"data_plane_config,omitempty"`
+	Watchers           agentWatchers     `json:"watchers"`
+}
+
+type agentCommand struct {
+	Server struct {
+		Host string `json:"host"`
+		Port int    `json:"port"`
+		Type string `json:"type"`
+	} `json:"server"`
+	Auth struct {
+		TokenPath string `json:"tokenpath"`
+	} `json:"auth"`
+	TLS struct {
+		CA         string `json:"ca"`
+		ServerName string `json:"server_name"`
+		SkipVerify bool   `json:"skip_verify"`
+	} `json:"tls"`
+}
+
+type agentLog struct {
+	Level string `json:"level"`
+	// Path "" logs to stderr, which is what a container wants.
+	Path string `json:"path"`
+}
+
+type agentDataPlane struct {
+	NGINX struct {
+		ReloadMonitoringPeriod string `json:"reload_monitoring_period"`
+	} `json:"nginx"`
+}
+
+type agentWatchers struct {
+	InstanceWatcher struct {
+		MonitoringFrequency string `json:"monitoring_frequency"`
+	} `json:"instance_watcher"`
+}
+
+// instanceMonitoringFrequency is how often the agent looks for NGINX. The
+// agent connects only once it found NGINX, a tick after it started, so the
+// agent's default (5 s) would delay every new pod's configuration by 5 s;
+// a data-plane container has a handful of processes to scan.
+const instanceMonitoringFrequency = time.Second
+
+// AgentConfig returns the nginx-agent.conf (YAML) of one data plane.
+func AgentConfig(p AgentConfigParams) ([]byte, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("agent configuration for Gateway %s: %w", p.Gateway, err)
+	}
+	var c agentConf
+	c.Command.Server.Host = p.ServerHost
+	c.Command.Server.Port = p.ServerPort
+	c.Command.Server.Type = "grpc"
+	c.Command.Auth.TokenPath = p.TokenFile
+	c.Command.TLS.CA = p.CAFile
+	c.Command.TLS.ServerName = p.ServerName
+	if c.Command.TLS.ServerName == "" {
+		c.Command.TLS.ServerName = p.ServerHost
+	}
+	c.AllowedDirectories = slices.Clone(p.AllowedDirectories)
+	if c.AllowedDirectories == nil {
+		c.AllowedDirectories = DefaultAllowedDirectories()
+	}
+	slices.Sort(c.AllowedDirectories)
+	// Only configuration: metrics would start an OpenTelemetry collector, the
+	// file watcher would report hand edits Gatewall ignores.
+	c.Features = []string{"configuration"}
+	c.Labels = map[string]string{LabelGatewayName: p.Gateway.Name, LabelGatewayNamespace: p.Gateway.Namespace}
+	c.Log.Level = p.LogLevel
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if p.ReloadMonitoringPeriod > 0 {
+		c.DataPlaneConfig = &agentDataPlane{}
+		c.DataPlaneConfig.NGINX.ReloadMonitoringPeriod = p.ReloadMonitoringPeriod.String()
+	}
+	c.Watchers.InstanceWatcher.MonitoringFrequency = instanceMonitoringFrequency.String()
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling the agent configuration: %w", err)
+	}
+	return append([]byte("# nginx-agent.conf written by Gatewall for Gateway "+p.Gateway.String()+"\n"), out...), nil
+}
+
+func (p AgentConfigParams) validate() error {
+	var errs []error
+	if p.ServerHost == "" {
+		errs = append(errs, errors.New("server host is empty"))
+	}
+	if p.ServerPort < 1 || p.ServerPort > 65535 {
+		errs = append(errs, fmt.Errorf("server port %d is out of range", p.ServerPort))
+	}
+	for _, f := range []struct{ what, path string }{{"CA file", p.CAFile}, {"token file", p.TokenFile}} {
+		if !filepath.IsAbs(f.path) {
+			errs = append(errs, fmt.Errorf("%s %q is not an absolute path", f.what, f.path))
+		}
+	}
+	if p.Gateway.Name == "" || p.Gateway.Namespace == "" {
+		errs = append(errs, errors.New("the Gateway's name and namespace are required"))
+	}
+	if p.LogLevel != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, p.LogLevel) {
+		errs = append(errs, fmt.Errorf("log level %q is not debug, info, warn or error", p.LogLevel))
+	}
+	if p.ReloadMonitoringPeriod < 0 {
+		errs = append(errs, errors.New("reload monitoring period is negative"))
+	}
+	for _, d := range p.AllowedDirectories {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" {
+			errs = append(errs, fmt.Errorf("allowed directory %q is not an absolute, clean path below /", d))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+func validParams() AgentConfigParams {
+	return AgentConfigParams{
+		ServerHost: "gatewall-agents.gatewall-system.svc",
+		ServerPort: 8443,
+		CAFile:     "/var/run/secrets/gatewall/ca.crt",
+		TokenFile:  "/var/run/secrets/gatewall/token",
+		Gateway:    Key{Namespace: "team-a", Name: "42"},
+		LogLevel:   "warn",
+	}
+}
+
+func TestAgentConfig(t *testing.T) {
+	p := validParams()
+	p.ReloadMonitoringPeriod = 1500 * time.Millisecond
+	out, err := AgentConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := AgentConfig(p)
+	if string(again) != string(out) {
+		t.Fatal("not deterministic")
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, out)
+	}
+	want := map[string]any{
+		"command": map[string]any{
+			"server": map[string]any{"host": p.ServerHost, "port": float64(8443), "type": "grpc"},
+			"auth":   map[string]any{"tokenpath": p.TokenFile},
+			"tls":    map[string]any{"ca": p.CAFile, "server_name": p.ServerHost, "skip_verify": false},
+		},
+		"allowed_directories": []any{"/etc/app_protect", "/etc/nginx", "/usr/share/nginx/modules", "/var/cache/nginx", "/var/log/nginx", "/var/run/nginx"},
+		"features":            []any{"configuration"},
+		// "42" stays a string in the file (the agent still reads it as a number).
+		"labels":            map[string]any{LabelGatewayName: "42", LabelGatewayNamespace: "team-a"},
+		"log":               map[string]any{"level": "warn", "path": ""},
+		"data_plane_config": map[string]any{"nginx": map[string]any{"reload_monitoring_period": "1.5s"}},
+		"watchers":          map[string]any{"instance_watcher": map[string]any{"monitoring_frequency": "1s"}},
+	}
+	if diff := compare(got, want); diff != "" {
+		t.Fatalf("%s\n%s", diff, out)
+	}
+	if !strings.Contains(string(out), `gatewall-gateway-name: "42"`) {
+		t.Fatalf("the numeric Gateway name is not quoted:\n%s", out)
+	}
+
+	p = validParams()
+	p.ServerName, p.AllowedDirectories, p.LogLevel = "agents.example", []string{"/etc/nginx"}, ""
+	out, err = AgentConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"server_name: agents.example", "level: info", "- /etc/nginx\n"} {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("missing %q in\n%s", s, out)
+		}
+	}
+	if strings.Contains(string(out), "data_plane_config") || strings.Contains(string(out), "/etc/app_protect") {
+		t.Errorf("defaults leak in\n%s", out)
+	}
+}
+
+func compare(got, want map[string]any) string {
+	g, _ := yaml.Marshal(got)
+	w, _ := yaml.Marshal(want)
+	if string(g) != string(w) {
+		return "got:\n" + string(g) + "want:\n" + string(w)
+	}
+	return ""
+}
+
+func TestAgentConfigInvalid(t *testing.T) {
+	for name, mutate := range map[string]func(*AgentConfigParams){
+		"no host":          func(p *AgentConfigParams) { p.ServerHost = "" },
+		"port":             func(p *AgentConfigParams) { p.ServerPort = 70000 },
+		"relative CA":      func(p *AgentConfigParams) { p.CAFile = "ca.crt" },
+		"no token":         func(p *AgentConfigParams) { p.TokenFile = "" },
+		"no gateway":       func(p *AgentConfigParams) { p.Gateway.Name = "" },
+		"log level":        func(p *AgentConfigParams) { p.LogLevel = "trace" },
+		"negative period":  func(p *AgentConfigParams) { p.ReloadMonitoringPeriod = -time.Second },
+		"root allowed dir": func(p *AgentConfigParams) { p.AllowedDirectories = []string{"/"} },
+	} {
+		p := validParams()
+		mutate(&p)
+		if _, err := AgentConfig(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+// Package agent is Gatewall's side of the nginx-agent v3 protocol (mpi.v1): the
+// gRPC CommandService and FileService that the agents of the data planes
+// connect to, and the nginx-agent.conf those agents run with.
+//
+// What the package promises:
+//
+//   - A configuration is a set of files (File) for one Gateway (Key). SetConfig
+//     stores it under a version that is a hash of its content; storing the same
+//     content again changes nothing and pushes nothing.
+//   - Every connected pod serving the Gateway gets the newest configuration: a
+//     ConfigApplyRequest carrying the full overview of the version is sent on the
+//     agent's Subscribe stream, and the agent fetches the files it lacks with
+//     GetFile/GetFileStream. At most one push is in flight per pod; a newer
+//     configuration set meanwhile is pushed when the in-flight one completes,
+//     and the files of every version an in-flight push references are kept until
+//     it completes, so an agent never asks for a file that is gone.
+//   - A pod that connects, or reconnects after losing its agent or NGINX, gets
+//     the current configuration again.
+//   - The outcome of each push is tracked per pod (Status): the version NGINX runs
+//     after the last successful apply and, for the desired version, Pending,
+//     Applied or Failed with NGINX's own error text. OnChange reports changes.
+//   - Agents are authenticated on every RPC: TLS 1.3 only, then a bearer token
+//     checked by an Authenticator (a TokenReview of a bound ServiceAccount token
+//     in production) that yields the pod and the Gateway it serves. An agent
+//     whose configured labels name another Gateway is refused, and an agent can
+//     only fetch files of its own Gateway.
+package agent

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"time"
+
+	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// connect records an authenticated agent's CreateConnection or
+// UpdateDataPlaneStatus: which agent process and NGINX instance the pod has.
+func (s *Server) connect(id Identity, res *mpi.Resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pods[id.Pod]
+	if p == nil {
+		p = &pod{name: id.Pod, key: id.Gateway}
+		s.pods[id.Pod] = p
+		s.armTTL(p)
+		s.notifier.add(p.key)
+	}
+	before := p.status(s.desiredID(p.key))
+	if p.key != id.Gateway {
+		// The pod serves another Gateway now: nothing known about it holds.
+		s.log.Info("Pod moved to another Gateway", "pod", p.name, "from", p.key, "to", id.Gateway)
+		s.dropInflight(p)
+		s.notifier.add(p.key)
+		p.key = id.Gateway
+		p.agentSession, p.nginxSession = "", ""
+		p.failedVersion, p.failMessage = "", ""
+	}
+	newAgent, newNginx := p.identify(res, s.now(), s.overviewGrace)
+	if newAgent {
+		// The agent process is new: a push sent to the old one is lost.
+		s.dropInflight(p)
+		p.retries, p.retryAt = 0, time.Time{}
+		s.after(&p.graceTimer, s.overviewGrace, p)
+	}
+	if newAgent || newNginx {
+		s.log.Info("Agent identified", "pod", p.name, "gateway", p.key, "resource", p.resourceID,
+			"agentPID", p.agentPID, "nginxInstance", p.nginxID, "newAgent", newAgent, "newNGINX", newNginx)
+	}
+	s.changed(p, before)
+	p.kick()
+}
+
+// overviewReported records that the pod's agent reported its files.
+func (s *Server) overviewReported(id Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pods[id.Pod]; p != nil && p.key == id.Gateway && !p.overviewSeen {
+		p.overviewSeen = true
+		p.kick()
+	}
+}
+
+// attach makes a new Subscribe stream the pod's stream; an older one is
+// told to end.
+func (s *Server) attach(id Identity) (*stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pods[id.Pod]
+	if p == nil || p.key != id.Gateway {
+		return nil, status.Error(codes.FailedPrecondition, "no connection for this pod: call CreateConnection first")
+	}
+	before := p.status(s.desiredID(p.key))
+	if p.stream != nil {
+		close(p.stream.replaced)
+	}
+	st := newStream(p)
+	p.stream = st
+	if p.ttlTimer != nil {
+		p.ttlTimer.Stop()
+	}
+	s.changed(p, before)
+	p.kick()
+	return st, nil
+}
+
+// detach ends st's hold on its pod.
+func (s *Server) detach(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := st.pod
+	if p.stream != st {
+		return
+	}
+	before := p.status(s.desiredID(p.key))
+	p.stream = nil
+	s.armTTL(p)
+	s.changed(p, before)
+}
+
+// armTTL forgets p when it stays disconnected for podTTL. s.mu held.
+func (s *Server) armTTL(p *pod) {
+	if p.ttlTimer != nil {
+		p.ttlTimer.Stop()
+	}
+	p.ttlTimer = time.AfterFunc(s.podTTL, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.pods[p.name] == p && p.stream == nil {
+			s.log.V(1).Info("Forgetting disconnected pod", "pod", p.name, "gateway", p.key)
+			s.dropInflight(p)
+			p.stopTimers()
+			delete(s.pods, p.name)
+			s.notifier.add(p.key)
+		}
+	})
+}
+
+// after kicks p after d, replacing the timer in *t. s.mu held.
+func (s *Server) after(t **time.Timer, d time.Duration, p *pod) {
+	if *t != nil {
+		(*t).Stop()
+	}
+	*t = time.AfterFunc(d, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.pods[p.name] == p {
+			p.kick()
+		}
+	})
+}
+
+// desiredID is key's desired version id, "" if none. s.mu held.
+func (s *Server) desiredID(key Key) string {
+	if v := s.desired[key]; v != nil {
+		return v.id
+	}
+	return ""
+}
+
+// changed schedules OnChange for p's key if p's status moved. s.mu held.
+func (s *Server) changed(p *pod, before PodStatus) {
+	if p.status(s.desiredID(p.key)) != before {
+		s.notifier.add(p.key)
+	}
+}

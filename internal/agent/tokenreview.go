@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The extra information the API server adds to a token bound to a pod.
+const (
+	extraPodName = "authentication.kubernetes.io/pod-name"
+	extraPodUID  = "authentication.kubernetes.io/pod-uid"
+)
+
+const (
+	// tokenCacheTTL is how long a successful review is reused. A deleted or
+	// stopped pod's agent is refused at the latest this long after.
+	tokenCacheTTL = 30 * time.Second
+	// tokenCacheMax bounds the cache; expired entries go first.
+	tokenCacheMax = 4096
+)
+
+// NewTokenReviewAuthenticator authenticates agents by their projected
+// ServiceAccount token, which must be bound to their pod and issued for
+// audience: a TokenReview must find it authenticated for audience, the pod it
+// is bound to must exist with the bound UID, run as that ServiceAccount, be
+// Running, and carry the Gateway's name in its label
+// gateway.networking.k8s.io/gateway-name; the Gateway is in the pod's
+// namespace. Successful results are cached for 30 s, keyed by the token's
+// hash.
+//
+// c needs permission to create TokenReviews and get Pods; it should read
+// Pods from the API server (a manager's APIReader-backed client), not from
+// a cache watching every Pod of the cluster.
+func NewTokenReviewAuthenticator(c client.Client, audience string) Authenticator {
+	return &tokenReviewAuthenticator{c: c, audience: audience, now: time.Now, cache: make(map[[32]byte]cachedIdentity)}
+}
+
+type tokenReviewAuthenticator struct {
+	c        client.Client
+	audience string
+	now      func() time.Time
+
+	mu    sync.Mutex
+	cache map[[32]byte]cachedIdentity
+}
+
+type cachedIdentity struct {
+	id      Identity
+	expires time.Time
+}
+
+func (a *tokenReviewAuthenticator) Authenticate(ctx context.Context, token string) (Identity, error) {
+	sum := sha256.Sum256([]byte(token))
+	if id, ok := a.cached(sum); ok {
+		return id, nil
+	}
+	id, err := a.review(ctx, token)
+	if err != nil {
+		return Identity{}, err
+	}
+	a.remember(sum, id)
+	return id, nil
+}
+
+func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Identity, error) {
+	tr := &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience}}}
+	if err := a.c.Create(ctx, tr); err != nil {
+		return Identity{}, fmt.Errorf("reviewing the token: %w", err)
+	}
+	st := tr.Status
+	switch {
+	case st.Error != "":
+		return Identity{}, fmt.Errorf("token not authenticated: %s", st.Error)
+	case !st.Authenticated:
+		return Identity{}, errors.New("token not authenticated")
+	case !slices.Contains(st.Audiences, a.audience):
+		return Identity{}, fmt.Errorf("token not issued for the audience %q", a.audience)
+	}
+	ns, sa, ok := serviceAccount(st.User.Username)
+	if !ok {
+		return Identity{}, fmt.Errorf("user %q is not a ServiceAccount", st.User.Username)
+	}
+	podName, podUID := one(st.User.Extra[extraPodName]), one(st.User.Extra[extraPodUID])
+	if podName == "" || podUID == "" {
+		return Identity{}, fmt.Errorf("the token of %s/%s is not bound to a pod", ns, sa)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: podName}
+	pod := &corev1.Pod{}
+	if err := a.c.Get(ctx, key, pod); err != nil {
+		return Identity{}, fmt.Errorf("getting the token's pod %s: %w", key, err)
+	}
+	gw := pod.Labels[PodLabelGatewayName]
+	switch {
+	case string(pod.UID) != podUID:
+		return Identity{}, fmt.Errorf("pod %s is not the one the token is bound to (UID %s, bound %s)", key, pod.UID, podUID)
+	case pod.Spec.ServiceAccountName != sa:
+		return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, the token is of %q", key, pod.Spec.ServiceAccountName, sa)
+	case pod.Status.Phase != corev1.PodRunning:
+		return Identity{}, fmt.Errorf("pod %s is %s, not Running", key, pod.Status.Phase)
+	case gw == "":
+		return Identity{}, fmt.Errorf("pod %s has no label %s naming its Gateway", key, PodLabelGatewayName)
+	}
+	return Identity{Pod: key, Gateway: Key{Namespace: ns, Name: gw}}, nil
+}
+
+// serviceAccount splits system:serviceaccount:<namespace>:<name>.
+func serviceAccount(user string) (ns, name string, ok bool) {
+	parts := strings.Split(user, ":")
+	if len(parts) != 4 || parts[0] != "system" || parts[1] != "serviceaccount" || parts[2] == "" || parts[3] == "" {
+		return "", "", false
+	}
+	return parts[2], parts[3], true
+}
+
+// one is the single value of an extra, "" unless there is exactly one.
+func one(vals authnv1.ExtraValue) string {
+	if len(vals) != 1 {
+		return ""
+	}
+	return vals[0]
+}
+
+func (a *tokenReviewAuthenticator) cached(sum [32]byte) (Identity, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.cache[sum]
+	if !ok || !a.now().Before(e.expires) {
+		return Identity{}, false
+	}
+	return e.id, true
+}
+
+func (a *tokenReviewAuthenticator) remember(sum [32]byte, id Identity) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	if len(a.cache) >= tokenCacheMax {
+		for k, e := range a.cache {
+			if !now.Before(e.expires) {
+				delete(a.cache, k)
+			}
+		}
+		if len(a.cache) >= tokenCacheMax {
+			clear(a.cache) // all fresh: many agents at once; they are re-reviewed
+		}
+	}
+	a.cache[sum] = cachedIdentity{id: id, expires: now.Add(tokenCacheTTL)}
+}

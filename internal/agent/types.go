@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"os"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// File is one file of a data plane's configuration.
+type File struct {
+	// Path is the absolute, clean path on the data plane, e.g. /etc/nginx/nginx.conf,
+	// /etc/nginx/secrets/x.pem or /etc/app_protect/bundles/<sha256>.tgz. It must be
+	// inside the agent's allowed directories (see AgentConfigParams).
+	Path string
+	Data []byte
+	// Mode holds the permission bits: 0o644, or 0o600 for private keys. Zero
+	// means 0o644. Execute bits are dropped by the agent.
+	Mode os.FileMode
+}
+
+// Key identifies one data plane: the Gateway (namespace/name) it serves.
+type Key = types.NamespacedName
+
+// ApplyState is where a pod is with the desired version of its Gateway's
+// configuration.
+type ApplyState string
+
+const (
+	// Pending: the desired version is not applied yet (not pushed, in flight,
+	// or the pod is not connected), or there is no desired version.
+	Pending ApplyState = "Pending"
+	// Applied: NGINX on the pod runs the desired version.
+	Applied ApplyState = "Applied"
+	// Failed: the agent rejected the desired version (NGINX refused it, or the
+	// files could not be written); NGINX keeps running its last good version.
+	Failed ApplyState = "Failed"
+)
+
+// Status is the state of one Gateway's data plane.
+type Status struct {
+	// Version is the desired version ("" if none).
+	Version string
+	// Pods are the pods serving the Gateway that connected recently, sorted by
+	// pod (namespace, then name).
+	Pods []PodStatus
+}
+
+// PodStatus is the state of one pod of a data plane.
+type PodStatus struct {
+	Pod types.NamespacedName
+	// Connected: the pod's agent has a Subscribe stream open.
+	Connected bool
+	// AppliedVersion is the last version NGINX on this pod runs after an OK
+	// apply ("" when unknown, e.g. after NGINX restarted).
+	AppliedVersion string
+	// State is for the desired version.
+	State ApplyState
+	// Message is NGINX's own error text when State is Failed.
+	Message string
+}
+
+// EventType names a protocol event reported to Options.Observe.
+type EventType string
+
+const (
+	// EventPushSent: a ConfigApplyRequest for Version was sent to Pod.
+	EventPushSent EventType = "PushSent"
+	// EventApplyResult: Pod's agent reported the final result for Version;
+	// Message is "OK" or the error text.
+	EventApplyResult EventType = "ApplyResult"
+	// EventFileServed: Pod fetched Path.
+	EventFileServed EventType = "FileServed"
+	// EventFileNotFound: Pod asked for Path, which no retained version holds.
+	EventFileNotFound EventType = "FileNotFound"
+	// EventRefused: an RPC was refused; Message says why.
+	EventRefused EventType = "Refused"
+)
+
+// Event is one protocol event, for metrics and tests.
+type Event struct {
+	Type    EventType
+	Key     Key
+	Pod     types.NamespacedName
+	Version string
+	Path    string
+	Message string
+}
