@@ -86,6 +86,9 @@ mount -t tmpfs tmpfs /run
 mkdir -p /run/nginx
 mount -t tmpfs tmpfs /var/cache
 mkdir -p /var/cache/nginx
+mkdir -p %[1]s/.log
+mount --bind %[1]s/.log /var/log
+mkdir -p /var/log/nginx /var/log/app_protect
 `, root, APStubModule)
 }
 
