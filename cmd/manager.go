@@ -9,7 +9,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/provisioner"
 )
+
+// DefaultNamespaceForFlags is the namespace flag defaults assume.
+const DefaultNamespaceForFlags = manager.DefaultNamespace
 
 // runManager parses the manager's flags and runs it until SIGTERM or SIGINT.
 func runManager(args []string) error {
@@ -43,6 +47,17 @@ func runManager(args []string) error {
 		"Directory for fetched WAF bundles (verified, by sha256); a persistent volume keeps them across restarts.")
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
+	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",
+		"Address the nginx-agent server listens on (e.g. :8443); empty runs no agent server and provisions no data plane.")
+	fs.StringVar(&opts.Agent.ServerAddress, "agent-server-address", "gatewall-agent."+envOr("POD_NAMESPACE", DefaultNamespaceForFlags)+".svc:8443",
+		"host:port the data planes' agents connect to.")
+	fs.StringVar(&opts.Agent.ServerName, "agent-server-name", "",
+		"Name agents verify in Gatewall's certificate (default: the host of --agent-server-address).")
+	fs.StringVar(&opts.Agent.TLSSecret, "agent-tls-secret", "gatewall-agent-tls",
+		"Secret ([namespace/]name) with the agent server's certificate and CA; created when missing.")
+	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
+	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
+	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +33,9 @@ type GatewayReconciler struct {
 	client.Client
 	Config    Config
 	DataPlane DataPlane
+	// Provisioning, when set, makes the reconciler provision each accepted
+	// Gateway's data plane; nil leaves data planes to someone else.
+	Provisioning *Provisioning
 }
 
 // Reconcile handles one Gateway.
@@ -55,6 +60,16 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, nil)
 	}
 	g := t.Graph
+	addresses := gw.Status.Addresses
+	if r.Provisioning != nil {
+		if g.Valid {
+			if addresses, err = r.provision(ctx, g); err != nil {
+				return ctrl.Result{}, err
+			}
+		} else if err := r.deprovision(ctx, gw); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	dp := status.DataPlane{State: status.Pending}
 	if t.Files != nil {
 		version := r.DataPlane.Publish(req.NamespacedName, t.Files)
@@ -64,7 +79,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.DataPlane.Forget(req.NamespacedName)
 	}
 	now := metav1.Now()
-	if err := r.writeGatewayStatus(ctx, g, dp, t.Extra(t.GatewayRef()), now); err != nil {
+	if err := r.writeGatewayStatus(ctx, g, dp, addresses, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := map[types.NamespacedName]bool{}
@@ -122,6 +137,10 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	// Gateways and routes matter when their spec changes; their status is Gatewall's own writing.
 	b := ctrl.NewControllerManagedBy(mgr).For(&gatewayv1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	if r.Provisioning != nil {
+		// Drift in a data plane's objects, and its Service's address, reconcile the Gateway.
+		b = b.Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).Owns(&corev1.ConfigMap{})
+	}
 	return r.watches(b).
 		Named("gateway").
 		Complete(r)

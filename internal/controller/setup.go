@@ -24,11 +24,11 @@ type Config struct {
 
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
-func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane) error {
+func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp},
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},

@@ -47,13 +47,20 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("readyz", synced); err != nil {
 		return nil, fmt.Errorf("adding readiness check: %w", err)
 	}
-	dp := opts.DataPlane
-	if dp == nil {
-		dp = controller.NewHeldFiles()
-	}
 	notifier := opts.Notifier
 	if notifier == nil {
 		notifier = &controller.Notifier{}
+	}
+	dp := opts.DataPlane
+	var prov *controller.Provisioning
+	switch {
+	case dp != nil:
+	case opts.Agent.ListenAddress != "":
+		if dp, prov, err = setupAgent(mgr, cfg, opts, notifier); err != nil {
+			return nil, fmt.Errorf("setting up the agent server: %w", err)
+		}
+	default:
+		dp = controller.NewHeldFiles()
 	}
 	bundles, err := setupPLM(mgr, opts, notifier)
 	if err != nil {
@@ -68,7 +75,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		PLMGroup:         group,
 		Bundles:          bundles,
 		Notifier:         notifier,
-	}, dp)
+	}, dp, prov)
 	if err != nil {
 		return nil, err
 	}

@@ -52,8 +52,12 @@ type Options struct {
 	// without a data plane (every Gateway stays not Programmed).
 	DataPlane controller.DataPlane
 	// Notifier wakes the reconcilers when the data plane reports; the
-	// DataPlane calls it. nil makes one for the bundle fetcher only.
+	// DataPlane calls it. nil makes one.
 	Notifier *controller.Notifier
+
+	// Agent configures the nginx-agent server and provisioning; it is used
+	// when DataPlane is nil and Agent.ListenAddress is set.
+	Agent AgentOptions
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.

@@ -73,4 +73,3 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 	}
 	return controller.NewBundles(f), nil
 }
-

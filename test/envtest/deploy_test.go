@@ -33,7 +33,7 @@ func TestDeployManifests(t *testing.T) {
 	}
 	for kind, want := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 3, "Deployment": 1, "ServiceAccount": 1,
-		"ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 1,
 	} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)

@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// The agent server authenticates agents with TokenReviews of their bound
+// tokens and checks their pods.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get
+
+// AgentDataPlane is the DataPlane of real data planes: it pushes each
+// Gateway's files through the nginx-agent server and reports what the pods'
+// agents answered.
+type AgentDataPlane struct {
+	server *agent.Server
+	mu     sync.Mutex
+	// published maps a Gateway to the configuration version last handed to
+	// the server and the server's own version of it.
+	published map[types.NamespacedName]publishedVersion
+}
+
+type publishedVersion struct{ config, agent string }
+
+// NewAgentDataPlane adapts an agent server.
+func NewAgentDataPlane(s *agent.Server) *AgentDataPlane {
+	return &AgentDataPlane{server: s, published: map[types.NamespacedName]publishedVersion{}}
+}
+
+// Publish hands the files to the agent server, which pushes them to every
+// connected pod of the Gateway (nothing when unchanged).
+func (d *AgentDataPlane) Publish(gw types.NamespacedName, files []config.File) string {
+	out := make([]agent.File, 0, len(files))
+	for _, f := range files {
+		out = append(out, agent.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
+	}
+	v := config.Version(files)
+	av := d.server.SetConfig(gw, out)
+	d.mu.Lock()
+	d.published[gw] = publishedVersion{config: v, agent: av}
+	d.mu.Unlock()
+	return v
+}
+
+// Forget drops the Gateway's configuration.
+func (d *AgentDataPlane) Forget(gw types.NamespacedName) {
+	d.server.DeleteConfig(gw)
+	d.mu.Lock()
+	delete(d.published, gw)
+	d.mu.Unlock()
+}
+
+// State is Applied when every connected pod of the Gateway runs the version,
+// Failed when a pod rejected it (with NGINX's message), else Pending.
+func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.DataPlane {
+	d.mu.Lock()
+	pub, ok := d.published[gw]
+	d.mu.Unlock()
+	if !ok || pub.config != version {
+		return status.DataPlane{State: status.Pending, Message: "the configuration has not been pushed yet"}
+	}
+	st := d.server.Status(gw)
+	if st.Version != pub.agent {
+		return status.DataPlane{State: status.Pending, Message: "the configuration has not been pushed yet"}
+	}
+	var connected, applied int
+	var failed []string
+	for _, p := range st.Pods {
+		if !p.Connected {
+			continue
+		}
+		connected++
+		switch p.State {
+		case agent.Applied:
+			applied++
+		case agent.Failed:
+			failed = append(failed, fmt.Sprintf("pod %s: %s", p.Pod.Name, p.Message))
+		}
+	}
+	sort.Strings(failed)
+	switch {
+	case len(failed) > 0:
+		return status.DataPlane{State: status.Failed, Message: strings.Join(failed, "; ")}
+	case connected == 0:
+		return status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway is connected to Gatewall"}
+	case applied == connected:
+		return status.DataPlane{State: status.Applied}
+	}
+	return status.DataPlane{State: status.Pending, Message: fmt.Sprintf("%d of %d data plane pods applied the configuration", applied, connected)}
+}
