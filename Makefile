@@ -23,12 +23,17 @@ help: ## Show the targets.
 ##@ Toolchain (built from the Go module proxy and Debian's packages, cached in bin/)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools nginx test-servers ## Build or link every tool the tests need.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
 
 .PHONY: envtest-tools
 envtest-tools: ## kube-apiserver and etcd for envtest.
 	@hack/kube.sh kube-apiserver
 	@hack/etcd.sh
+
+.PHONY: local-tools
+local-tools: ## The local runtime: kube-controller-manager, kube-scheduler, the echo backend.
+	@hack/kube.sh kube-apiserver kube-controller-manager kube-scheduler
+	@hack/echo-basic.sh
 
 $(CONTROLLER_GEN): Makefile
 	@hack/go-tool.sh controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen $(CONTROLLER_GEN_VERSION)

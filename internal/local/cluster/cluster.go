@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gatewall/gatewall/internal/local/pki"
+)
+
+// Cluster is a running control plane.
+type Cluster struct {
+	opts       Options
+	env        *envtest.Environment
+	config     *rest.Config
+	kubeletCA  *pki.CA
+	components []*component // started in order; stopped in reverse
+	watchdog   *exec.Cmd
+	stopOnce   sync.Once
+	stopErr    error
+	done       chan struct{}
+}
+
+// Start starts etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler, installs the CRDs and writes the admin kubeconfig. The
+// cluster stops when Stop is called or ctx is cancelled.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareWorkDir(opts.WorkDir); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	c := &Cluster{opts: opts, done: make(chan struct{})}
+	if err := c.startAPIServer(); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	pids, err := processesOf(opts.WorkDir)
+	if err == nil {
+		c.watchdog, err = startWatchdog(pids)
+	}
+	if err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if err := c.startControllers(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.Stop()
+		case <-c.done:
+		}
+	}()
+	return c, nil
+}
+
+// Config is an admin (system:masters) client configuration.
+func (c *Cluster) Config() *rest.Config { return rest.CopyConfig(c.config) }
+
+// KubeletCA is the CA the API server trusts for kubelet serving certificates
+// and whose client certificate it presents to kubelets; pass it to the node.
+func (c *Cluster) KubeletCA() *pki.CA { return c.kubeletCA }
+
+// LogDir is where each component writes its log.
+func (c *Cluster) LogDir() string { return c.opts.LogDir }
+
+// Stop stops the components in reverse order of start. It is safe to call
+// more than once.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		defer close(c.done)
+		var errs []error
+		if c.watchdog != nil {
+			_ = c.watchdog.Process.Kill()
+		}
+		for i := len(c.components) - 1; i >= 0; i-- {
+			errs = append(errs, c.components[i].stop())
+		}
+		if c.env != nil {
+			if err := c.env.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd (logs in %s): %w", c.opts.LogDir, err))
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}
+
+func (c *Cluster) logFile(name string) (*os.File, error) {
+	f, err := os.Create(filepath.Join(c.opts.LogDir, name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: creating log for %s: %w", name, err)
+	}
+	return f, nil
+}

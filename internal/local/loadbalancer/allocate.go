@@ -1,0 +1,88 @@
+package loadbalancer
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ensure gives the Service an address and a listening proxy per TCP port.
+// A Service keeps its address while it exists (preferring the one in its
+// status, so addresses survive a restart of the runtime); a new Service gets
+// the lowest free address where all its ports can be bound.
+func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ports := tcpPorts(svc)
+	if lb, ok := c.lbs[key]; ok {
+		for port, p := range lb.proxies {
+			if !ports[port] {
+				p.Close()
+				delete(lb.proxies, port)
+			}
+		}
+		for port := range ports {
+			if _, ok := lb.proxies[port]; ok {
+				continue
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(lb.addr.String(), strconv.Itoa(int(port))))
+			if err != nil {
+				return nil, fmt.Errorf("listening for port %d on %s: %w", port, lb.addr, err)
+			}
+			lb.proxies[port] = NewProxy(ln)
+		}
+		return lb, nil
+	}
+	var candidates []netip.Addr
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if a, err := netip.ParseAddr(ing.IP); err == nil && c.cidr.Contains(a) {
+			candidates = append(candidates, a)
+		}
+	}
+	for a := c.cidr.Addr().Next(); c.cidr.Contains(a) && a.Next().IsValid() && c.cidr.Contains(a.Next()); a = a.Next() {
+		candidates = append(candidates, a)
+	}
+	for _, a := range candidates {
+		if _, taken := c.used[a]; taken {
+			continue
+		}
+		proxies, err := listenAll(a, ports)
+		if err != nil {
+			continue // taken by something else on the host: try the next address
+		}
+		lb := &balancer{addr: a, proxies: proxies}
+		c.lbs[key], c.used[a] = lb, key
+		c.opts.Log.Info("load balancer created", "service", key, "address", a)
+		return lb, nil
+	}
+	return nil, fmt.Errorf("no free address in %s for %d ports", c.cidr, len(ports))
+}
+
+func tcpPorts(svc *corev1.Service) map[int32]bool {
+	ports := map[int32]bool{}
+	for _, p := range svc.Spec.Ports {
+		if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+			ports[p.Port] = true
+		}
+	}
+	return ports
+}
+
+func listenAll(a netip.Addr, ports map[int32]bool) (map[int32]*Proxy, error) {
+	proxies := map[int32]*Proxy{}
+	for port := range ports {
+		ln, err := net.Listen("tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(port))))
+		if err != nil {
+			for _, p := range proxies {
+				p.Close()
+			}
+			return nil, errors.Join(fmt.Errorf("listening on %s:%d", a, port), err)
+		}
+		proxies[port] = NewProxy(ln)
+	}
+	return proxies, nil
+}

@@ -1,0 +1,8 @@
+// Package loadbalancer plays the cloud load balancer for a local cluster:
+// each Service of type LoadBalancer gets its own loopback address
+// (127.0.1.N by default; the host routes all of 127.0.0.0/8 to lo), written to
+// status.loadBalancer.ingress, and a userspace TCP proxy per port on that
+// address that forwards round-robin to the Service's ready endpoints, read
+// from its EndpointSlices and followed as they change. Distinct addresses let
+// several Services (one per Gateway) listen on the same ports.
+package loadbalancer

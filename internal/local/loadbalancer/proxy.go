@@ -1,0 +1,138 @@
+package loadbalancer
+
+import (
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Proxy forwards the connections accepted on one listener to the current
+// backends, round-robin, skipping backends that refuse.
+type Proxy struct {
+	ln net.Listener
+
+	mu       sync.Mutex
+	backends []string
+	next     int
+	conns    map[net.Conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// NewProxy serves ln until Close; it has no backends until SetBackends.
+func NewProxy(ln net.Listener) *Proxy {
+	p := &Proxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.serve()
+	return p
+}
+
+// SetBackends replaces the backends ("ip:port"); open connections stay.
+func (p *Proxy) SetBackends(b []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Equal(p.backends, b) {
+		p.backends, p.next = b, 0
+	}
+}
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if !p.track(c) {
+			c.Close()
+			return
+		}
+		p.wg.Add(1)
+		go p.handle(c)
+	}
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	c.Close()
+}
+
+// pick returns the backends in the order to try for one connection.
+func (p *Proxy) pick() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.backends)
+	order := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		order = append(order, p.backends[(p.next+i)%n])
+	}
+	if n > 0 {
+		p.next = (p.next + 1) % n
+	}
+	return order
+}
+
+func (p *Proxy) handle(client net.Conn) {
+	defer p.wg.Done()
+	defer p.untrack(client)
+	var backend net.Conn
+	for _, addr := range p.pick() {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			backend = c
+			break
+		}
+	}
+	if backend == nil {
+		return // no ready endpoint: the client sees the connection close
+	}
+	if !p.track(backend) {
+		backend.Close()
+		return
+	}
+	defer p.untrack(backend)
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		// Half-close so that request/response protocols see the end.
+		if tc, ok := dst.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go pipe(backend, client)
+	go pipe(client, backend)
+	<-done
+	<-done
+}
+
+// Close stops accepting, closes every connection and waits.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	_ = p.ln.Close()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
