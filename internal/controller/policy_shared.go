@@ -26,6 +26,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 		return nil, nil, nil, err
 	}
 	tin.PLMGroup = cfg.PLMGroup
+	tin.WAFModule = cfg.WAFModule
 	if err := addWAF(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}

@@ -20,6 +20,9 @@ type Config struct {
 	Bundles *Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
 	Notifier *Notifier
+	// WAFModule is the App Protect module path for nginx.conf ("" for the
+	// data-plane image's).
+	WAFModule string
 }
 
 // Setup registers every reconciler with the manager. dp receives each

@@ -28,6 +28,7 @@ import (
 func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
 	in := graph.NewInput(cfg.ControllerName)
 	in.PLMGroup = cfg.PLMGroup
+	in.WAFModule = cfg.WAFModule
 	in.Add(gw)
 	get := func(key types.NamespacedName, obj client.Object) error {
 		if err := c.Get(ctx, key, obj); err != nil {

@@ -47,6 +47,9 @@ type Input struct {
 	APLogConfs map[types.NamespacedName]*plm.Status
 	// Bundles are what the fetcher has of each wanted bundle, by sha256.
 	Bundles map[string]Bundle
+	// WAFModule is the path of the App Protect module NGINX loads when WAF
+	// is enabled ("" for the default of the data-plane image).
+	WAFModule string
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice

@@ -75,6 +75,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		PLMGroup:         group,
 		Bundles:          bundles,
 		Notifier:         notifier,
+		WAFModule:        opts.WAFModule,
 	}, dp, prov)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,10 @@ type Options struct {
 	// Agent configures the nginx-agent server and provisioning; it is used
 	// when DataPlane is nil and Agent.ListenAddress is set.
 	Agent AgentOptions
+
+	// WAFModule is the App Protect module path written in nginx.conf; ""
+	// uses the data-plane image's.
+	WAFModule string
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -19,6 +20,8 @@ import (
 type WAF struct {
 	// Enabled says whether the Gateway's effective NginxProxy enables WAF.
 	Enabled bool
+	// Module is the App Protect module's path.
+	Module string
 	// Outcomes of the policies that have this Gateway as an ancestor.
 	Outcomes map[types.NamespacedName]*Outcome
 	// InForce are the bundles each rendered policy uses.
@@ -52,6 +55,7 @@ type wafState struct {
 func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 	res := &WAF{
 		Enabled:  g.NginxProxy != nil && g.NginxProxy.WAF == v1alpha2.WAFEnabled,
+		Module:   cmp.Or(in.WAFModule, WAFModule),
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
 		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
 	}
@@ -169,7 +173,8 @@ func wafStates(all map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy) [
 // WAFEnforcerAddress is where NGINX reaches the WAF enforcer in its pod.
 const WAFEnforcerAddress = "127.0.0.1:50000"
 
-// WAFModule is the App Protect module NGINX loads when WAF is enabled.
+// WAFModule is the App Protect module NGINX loads when WAF is enabled, as
+// the data-plane image installs it.
 const WAFModule = "modules/ngx_http_app_protect_module.so"
 
 // IncludeKindWAF names WAFGatewayBindingPolicy's include files.

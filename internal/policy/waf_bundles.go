@@ -206,7 +206,7 @@ func (w *WAF) AddIncludes(inc *config.Includes) {
 	if !w.Enabled {
 		return
 	}
-	inc.Modules = append(inc.Modules, WAFModule)
+	inc.Modules = append(inc.Modules, w.Module)
 	inc.AddHTTP(config.IncludesDir+IncludeKindWAF+".conf", append([]string{"app_protect_enforcer_address " + WAFEnforcerAddress + ";"}, w.HTTP...))
 	for ref, dirs := range w.Routes {
 		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}

@@ -129,13 +129,14 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 			{Name: "nginx-cache", MountPath: "/var/cache/nginx"},
 			{Name: "nginx-log", MountPath: "/var/log/nginx"},
 			{Name: "agent-lib", MountPath: "/var/lib/nginx-agent"},
+			{Name: "agent-log", MountPath: "/var/log/nginx-agent"},
 			{Name: "agent-config", MountPath: AgentConfigDir, ReadOnly: true},
 			{Name: "agent-token", MountPath: AgentTokenDir, ReadOnly: true},
 			{Name: "agent-ca", MountPath: AgentCADir, ReadOnly: true},
 		},
 	}
 	volumes := []corev1.Volume{
-		emptyDir("nginx-conf"), emptyDir("nginx-run"), emptyDir("nginx-cache"), emptyDir("nginx-log"), emptyDir("agent-lib"),
+		emptyDir("nginx-conf"), emptyDir("nginx-run"), emptyDir("nginx-cache"), emptyDir("nginx-log"), emptyDir("agent-lib"), emptyDir("agent-log"),
 		{Name: "agent-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}},
 		{Name: "agent-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: caSecret}}},
 		{Name: "agent-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{

@@ -1,0 +1,55 @@
+// Package e2e runs Gatewall end to end on the local runtime: a real API
+// server, kube-controller-manager and kube-scheduler, a played node running
+// pods as host processes (the data plane as the real NGINX and nginx-agent),
+// and Gatewall's manager. Traffic goes from the test through the Gateway's
+// load-balancer address to NGINX to echo backends.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gatewall/gatewall/internal/localrun"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+var rt *localrun.Runtime
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "e2e: the local runtime needs root (network and mount namespaces)")
+		return 1
+	}
+	root := testenv.RepoRoot()
+	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "nginx-agent", "echo-basic", "ngx_http_app_protect_module.so"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: bin/%s is missing: run `make tools`\n", b)
+			return 1
+		}
+	}
+	state := filepath.Join(os.TempDir(), "gatewall-e2e")
+	var err error
+	rt, err = localrun.Start(context.Background(), localrun.Options{
+		Root: root, StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
+		Prefix: "gwle", CIDR: "10.246.0.0/16", NodeName: "e2e-node",
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the local runtime:", err)
+		return 1
+	}
+	defer func() {
+		if err := rt.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
+		}
+	}()
+	if err := rt.StartManager(rt.ManagerOptions()); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the manager:", err)
+		return 1
+	}
+	return m.Run()
+}
