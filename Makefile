@@ -81,6 +81,10 @@ vet: ## go vet.
 build: ## Build the manager binary.
 	go build -o $(BIN)/gatewall ./cmd
 
+.PHONY: run-local
+run-local: tools ## Run Gatewall on a local cluster with the sample, served through real NGINX (needs root).
+	go run ./cmd local
+
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG.
 	go run ./cmd --leader-elect=false

@@ -1,6 +1,7 @@
 // Command gatewall is the Gatewall manager: a Kubernetes Gateway API controller
 // whose data plane is NGINX. `gatewall render` previews, with no cluster, the
-// NGINX configuration and statuses Gatewall would produce for some manifests.
+// NGINX configuration and statuses Gatewall would produce for some manifests;
+// `gatewall local` runs Gatewall on a local cluster with the sample applied.
 package main
 
 import (
@@ -11,8 +12,13 @@ import (
 func main() {
 	args := os.Args[1:]
 	run := runManager
-	if len(args) > 0 && args[0] == "render" {
-		run, args = runRender, args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "render":
+			run, args = runRender, args[1:]
+		case "local":
+			run, args = runLocal, args[1:]
+		}
 	}
 	if err := run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "gatewall:", err)
