@@ -106,7 +106,7 @@ func connected(t *testing.T, s *testServer, id Identity, res *mpi.Resource) *str
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.overviewReported(id)
+	s.overviewReported(id, nil)
 	return st
 }
 
@@ -297,7 +297,7 @@ func TestSessions(t *testing.T) {
 	if req, _ := s.takePush(st2); req != nil {
 		t.Fatal("pushed to a new agent before it reported its files")
 	}
-	s.overviewReported(pod)
+	s.overviewReported(pod, nil)
 	if req, _ := s.takePush(st2); req == nil {
 		t.Fatal("nothing pushed to the new agent")
 	}
@@ -382,5 +382,27 @@ func TestStatusSorted(t *testing.T) {
 	}
 	if len(names) != 3 || names[0] != "a" || names[1] != "b" || names[2] != "c" {
 		t.Fatalf("pods %v, want sorted", names)
+	}
+}
+
+// TestReconnectWithIdenticalFilesIsApplied: an agent that reconnects with
+// exactly the desired files (the manager restarted) counts as applied at
+// once, and nothing is pushed to it.
+func TestReconnectWithIdenticalFilesIsApplied(t *testing.T) {
+	files := []File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n")}}
+	v, err := newVersion(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameFiles(v.files, v.files) {
+		t.Fatal("a version's files differ from themselves")
+	}
+	other, _ := newVersion([]File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events { worker_connections 8; }\n")}})
+	if sameFiles(v.files, other.files) {
+		t.Fatal("files with other contents compare equal")
+	}
+	more, _ := newVersion(append(files, File{Path: "/etc/nginx/extra.conf", Data: []byte("#\n")}))
+	if sameFiles(v.files, more.files) || sameFiles(more.files, v.files) {
+		t.Fatal("file sets of different sizes compare equal")
 	}
 }

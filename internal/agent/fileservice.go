@@ -41,7 +41,7 @@ func (f *fileService) UpdateOverview(ctx context.Context, req *mpi.UpdateOvervie
 	id, _ := identityFrom(ctx)
 	f.s.log.V(1).Info("Agent reported its files", "pod", id.Pod, "files", len(req.GetOverview().GetFiles()),
 		"version", req.GetOverview().GetConfigVersion().GetVersion())
-	f.s.overviewReported(id)
+	f.s.overviewReported(id, req.GetOverview().GetFiles())
 	return &mpi.UpdateOverviewResponse{}, nil
 }
 

@@ -45,14 +45,45 @@ func (s *Server) connect(id Identity, res *mpi.Resource) {
 	p.kick()
 }
 
-// overviewReported records that the pod's agent reported its files.
-func (s *Server) overviewReported(id Identity) {
+// overviewReported records that the pod's agent reported its files. When
+// they are exactly the desired version's — an agent reconnecting after a
+// manager restart — NGINX already runs that version: the pod counts as
+// applied and nothing is pushed (no needless reload, no status flap).
+func (s *Server) overviewReported(id Identity, reported []*mpi.File) {
+	matched := ""
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.pods[id.Pod]; p != nil && p.key == id.Gateway && !p.overviewSeen {
-		p.overviewSeen = true
-		p.kick()
+	p := s.pods[id.Pod]
+	if p == nil || p.key != id.Gateway || p.overviewSeen {
+		s.mu.Unlock()
+		return
 	}
+	p.overviewSeen = true
+	if v := s.desired[p.key]; v != nil && p.inflight == nil && p.applied == "" && sameFiles(v.files, reported) {
+		before := p.status(v.id)
+		p.applied, p.settled, matched = v.id, v.id, v.id
+		s.changed(p, before)
+	}
+	p.kick()
+	s.mu.Unlock()
+	s.observe(Event{Type: EventFilesReported, Key: id.Gateway, Pod: id.Pod, Version: matched})
+}
+
+// sameFiles says whether an agent's reported files are exactly want: the
+// same paths with the same hashes, nothing more.
+func sameFiles(want, got []*mpi.File) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	hashes := make(map[string]string, len(got))
+	for _, f := range got {
+		hashes[f.GetFileMeta().GetName()] = f.GetFileMeta().GetHash()
+	}
+	for _, f := range want {
+		if h, ok := hashes[f.GetFileMeta().GetName()]; !ok || h != f.GetFileMeta().GetHash() {
+			return false
+		}
+	}
+	return true
 }
 
 // attach makes a new Subscribe stream the pod's stream; an older one is

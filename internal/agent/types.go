@@ -74,6 +74,10 @@ const (
 	EventFileNotFound EventType = "FileNotFound"
 	// EventRefused: an RPC was refused; Message says why.
 	EventRefused EventType = "Refused"
+	// EventFilesReported: a pod's agent reported its files after connecting;
+	// Version is the desired version when they already matched it (no push
+	// needed), else "".
+	EventFilesReported EventType = "FilesReported"
 )
 
 // Event is one protocol event, for metrics and tests.

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -23,6 +24,9 @@ import (
 // agents answered.
 type AgentDataPlane struct {
 	server *agent.Server
+	// started is when this manager started; until a pod reports or
+	// reconnectGrace passes, a Gateway without pods is Unknown, not Pending.
+	started time.Time
 	mu     sync.Mutex
 	// published maps a Gateway to the configuration version last handed to
 	// the server and the server's own version of it.
@@ -31,9 +35,13 @@ type AgentDataPlane struct {
 
 type publishedVersion struct{ config, agent string }
 
+// reconnectGrace is how long after a manager start a Gateway whose pods have
+// not reconnected yet keeps its previous Programmed status.
+const reconnectGrace = time.Minute
+
 // NewAgentDataPlane adapts an agent server.
 func NewAgentDataPlane(s *agent.Server) *AgentDataPlane {
-	return &AgentDataPlane{server: s, published: map[types.NamespacedName]publishedVersion{}}
+	return &AgentDataPlane{server: s, started: time.Now(), published: map[types.NamespacedName]publishedVersion{}}
 }
 
 // Publish hands the files to the agent server, which pushes them to every
@@ -72,24 +80,33 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 	if st.Version != pub.agent {
 		return status.DataPlane{State: status.Pending, Message: "the configuration has not been pushed yet"}
 	}
-	var connected, applied int
+	restarting := time.Since(d.started) < reconnectGrace
+	var connected, applied, unknown int
 	var failed []string
 	for _, p := range st.Pods {
 		if !p.Connected {
 			continue
 		}
 		connected++
-		switch p.State {
-		case agent.Applied:
+		switch {
+		case p.State == agent.Applied:
 			applied++
-		case agent.Failed:
+		case p.State == agent.Failed:
 			failed = append(failed, fmt.Sprintf("pod %s: %s", p.Pod.Name, p.Message))
+		case restarting && p.AppliedVersion == "":
+			// Reconnected after this manager started and not yet answered:
+			// what it runs is not known yet.
+			unknown++
 		}
 	}
 	sort.Strings(failed)
 	switch {
 	case len(failed) > 0:
 		return status.DataPlane{State: status.Failed, Message: strings.Join(failed, "; ")}
+	case unknown > 0:
+		return status.DataPlane{State: status.Unknown, Message: "Gatewall restarted; waiting for the data plane pods to confirm their configuration"}
+	case connected == 0 && time.Since(d.started) < reconnectGrace:
+		return status.DataPlane{State: status.Unknown, Message: "Gatewall restarted; waiting for the data plane pods to reconnect"}
 	case connected == 0:
 		return status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway is connected to Gatewall"}
 	case applied == connected:

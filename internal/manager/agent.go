@@ -39,6 +39,9 @@ type AgentOptions struct {
 	// ReloadMonitoringPeriod is how long agents watch NGINX after a reload
 	// before reporting success (0: the agent's default).
 	ReloadMonitoringPeriod time.Duration
+	// Observe, if set, receives the agent server's protocol events (for
+	// metrics and tests); it must return quickly.
+	Observe func(agent.Event)
 }
 
 // setupAgent builds the agent server (run by the leader only), the data
@@ -87,6 +90,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience),
 		TLS:           tlsConfig,
 		OnChange:      func(agent.Key) { notifier.Notify() },
+		Observe:       a.Observe,
 		Log:           ctrl.Log.WithName("agent"),
 	})
 	if err != nil {

@@ -60,7 +60,11 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 				have = o.Conditions
 			}
 		}
-		want := []metav1.Condition{a.Outcome.Accepted, policyProgrammed(a)}
+		prog := policyProgrammed(a)
+		if c, ok := keepProgrammed(a.DataPlane, have, a.Outcome.Generation); ok && a.Outcome.Accepted.Status == metav1.ConditionTrue && a.Outcome.Blocked == nil && a.Outcome.Partial == "" {
+			prog = c
+		}
+		want := []metav1.Condition{a.Outcome.Accepted, prog}
 		if a.Outcome.ResolvedRefs != nil {
 			want = append(want, *a.Outcome.ResolvedRefs)
 		}

@@ -23,6 +23,10 @@ const (
 	Applied
 	// Failed: a pod rejected the configuration; it keeps its last good one.
 	Failed
+	// Unknown: no pod has reported since this manager started (a restart):
+	// the previous Programmed condition stands if it is about the current
+	// generation, so statuses do not flap while agents reconnect.
+	Unknown
 )
 
 // DataPlane is the data plane's answer for one Gateway.
@@ -33,6 +37,21 @@ type DataPlane struct {
 
 // Offline is the data plane state of a configuration rendered without a cluster.
 var Offline = DataPlane{State: Pending, Message: "rendered offline: no data plane has applied this configuration"}
+
+// keepProgrammed returns the old Programmed condition when the data plane's
+// state is Unknown and that condition is about the current generation.
+func keepProgrammed(dp DataPlane, old []metav1.Condition, generation int64) (metav1.Condition, bool) {
+	if dp.State != Unknown {
+		return metav1.Condition{}, false
+	}
+	for _, c := range old {
+		if c.Type == string(gatewayv1.GatewayConditionProgrammed) && c.ObservedGeneration == generation {
+			c.ObservedGeneration, c.LastTransitionTime = 0, metav1.Time{}
+			return c, true
+		}
+	}
+	return metav1.Condition{}, false
+}
 
 func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 	t := string(gatewayv1.GatewayConditionProgrammed)
@@ -56,7 +75,11 @@ func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, extra []metav1.Condition, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
 	gen := g.Source.Generation
 	want := append(append([]metav1.Condition(nil), g.Conditions...), extra...)
-	want = append(want, programmed(g.Valid, dp, "the Gateway is not accepted"))
+	prog := programmed(g.Valid, dp, "the Gateway is not accepted")
+	if c, ok := keepProgrammed(dp, old.Conditions, gen); ok && g.Valid {
+		prog = c
+	}
+	want = append(want, prog)
 	st := gatewayv1.GatewayStatus{
 		Addresses:  addresses,
 		Conditions: conditions.Merge(old.Conditions, want, gen, now),
@@ -67,7 +90,11 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 	}
 	for _, l := range g.Listeners {
 		lw := append([]metav1.Condition(nil), l.Conditions...)
-		lw = append(lw, programmed(l.Valid && g.Valid, dp, "the listener is not valid"))
+		lprog := programmed(l.Valid && g.Valid, dp, "the listener is not valid")
+		if c, ok := keepProgrammed(dp, oldListeners[l.Source.Name], gen); ok && l.Valid && g.Valid {
+			lprog = c
+		}
+		lw = append(lw, lprog)
 		kinds := l.SupportedKinds
 		if kinds == nil {
 			kinds = []gatewayv1.RouteGroupKind{}

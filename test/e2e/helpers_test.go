@@ -172,3 +172,5 @@ func trunc(s string) string {
 	}
 	return s
 }
+
+func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/agent"
+)
+
+// events records the agent server's events.
+type events struct {
+	mu  sync.Mutex
+	all []timedEvent
+}
+
+type timedEvent struct {
+	at time.Time
+	agent.Event
+}
+
+func (e *events) observe(ev agent.Event) {
+	e.mu.Lock()
+	e.all = append(e.all, timedEvent{time.Now(), ev})
+	e.mu.Unlock()
+}
+
+func (e *events) of(t agent.EventType, gw types.NamespacedName) []timedEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []timedEvent
+	for _, ev := range e.all {
+		if ev.Type == t && ev.Key == gw {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestManagerRestart: while traffic runs, the manager stops and starts again.
+// No request fails (the data plane keeps serving); the reconnecting agent is
+// recognized as running the current configuration, so nothing is pushed and
+// NGINX is not reloaded; and the new manager serves changes again.
+func TestManagerRestart(t *testing.T) {
+	ns := namespace(t, "e2e-restart")
+	gatewayClass(t)
+	create(t, gateway(ns, "gw"))
+	create(t, echo(ns, "echo", 2)...)
+	create(t, httpRoute(ns, "app", "gw", "app.example.com", "/", "echo"))
+	gwKey := types.NamespacedName{Namespace: ns, Name: "gw"}
+	addr := programmedAddress(t, gwKey, 90*time.Second)
+	serves(t, addr, "app.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)
+
+	var sent, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			sent.Add(1)
+			if code, _, err := get(addr, "app.example.com", "/"); err != nil || code != 200 {
+				failed.Add(1)
+				t.Logf("request failed: %d %v", code, err)
+			}
+		}
+	}()
+
+	var flapped atomic.Value
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			gw := &gatewayv1.Gateway{}
+			if err := rt.Client.Get(context.Background(), gwKey, gw); err == nil {
+				if c := meta.FindStatusCondition(gw.Status.Conditions, "Programmed"); c == nil || c.Status != metav1.ConditionTrue {
+					flapped.Store(fmt.Sprintf("%+v", c))
+				}
+			}
+		}
+	}()
+
+	rt.StopManager()
+	time.Sleep(2 * time.Second) // the data plane runs without its control plane
+	rec := &events{}
+	opts := rt.ManagerOptions()
+	opts.Agent.Observe = rec.observe
+	restarted := time.Now()
+	if err := rt.StartManager(opts); err != nil {
+		t.Fatal(err)
+	}
+	// The agent reconnects; the current configuration is confirmed, either
+	// from the files it reports or by a push it answers without fetching.
+	var resync time.Duration
+	eventually(t, 60*time.Second, func() error {
+		for _, ev := range rec.of(agent.EventFilesReported, gwKey) {
+			if ev.Version != "" {
+				resync = ev.at.Sub(restarted)
+				return nil
+			}
+		}
+		for _, ev := range rec.of(agent.EventApplyResult, gwKey) {
+			if ev.Message == "OK" {
+				resync = ev.at.Sub(restarted)
+				return nil
+			}
+		}
+		return errf("waiting for the data-plane pod's agent to reconnect and confirm")
+	})
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if f := failed.Load(); f != 0 {
+		t.Errorf("%d of %d requests failed across the manager restart", f, sent.Load())
+	}
+	if c := flapped.Load(); c != nil {
+		t.Errorf("the Gateway's Programmed condition flapped during the restart: %v", c)
+	}
+	if n := len(rec.of(agent.EventFileServed, gwKey)); n != 0 {
+		t.Errorf("%d files were transferred after the restart; the agent already had them all", n)
+	}
+	t.Logf("manager restart: %d requests, %d failed; the agent resynced %s after the restart, with no file transferred", sent.Load(), failed.Load(), resync.Round(time.Millisecond))
+
+	create(t, httpRoute(ns, "new", "gw", "new.example.com", "/", "echo"))
+	serves(t, addr, "new.example.com", "/", 200, `"pod": "echo-`, 30*time.Second)
+}
