@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"crypto/rsa"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/gatewall/gatewall/internal/validation"
 )
+
+// minRSABits is the smallest RSA key NGINX's OpenSSL accepts (security level 2).
+const minRSABits = 2048
 
 // Certificate is a TLS certificate chain and key from a Secret.
 type Certificate struct {
@@ -56,8 +60,14 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 		return nil, invalid, fmt.Errorf("Secret %s not found", secretKey)
 	}
 	certPEM, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
 		return nil, invalid, fmt.Errorf("Secret %s does not hold a valid TLS certificate and key (tls.crt, tls.key): %w", secretKey, err)
+	}
+	// NGINX's OpenSSL (security level 2) refuses RSA keys under 2048 bits:
+	// such a listener would make NGINX reject the whole configuration.
+	if k, ok := pair.PrivateKey.(*rsa.PrivateKey); ok && k.N.BitLen() < minRSABits {
+		return nil, invalid, fmt.Errorf("Secret %s holds a %d-bit RSA key; NGINX's OpenSSL refuses RSA keys under %d bits", secretKey, k.N.BitLen(), minRSABits)
 	}
 	return &Certificate{Secret: secretKey, CertPEM: certPEM, KeyPEM: keyPEM}, "", nil
 }

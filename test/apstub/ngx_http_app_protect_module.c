@@ -4,7 +4,9 @@
  * this one instead. It accepts the app_protect_* directives in the contexts
  * the real module does, so WAF configurations pass `nginx -t` and load; it
  * requires every policy and log bundle file to exist (the bundle must have
- * been delivered); and it "enforces" one trivial rule so end-to-end tests
+ * been delivered) and refuses a bundle whose first bytes say INCOMPATIBLE
+ * (as App Protect refuses a bundle compiled for another version: the one
+ * rejection Gatewall cannot foresee); and it "enforces" one trivial rule so end-to-end tests
  * can prove which routes a policy protects: where app_protect_enable is on,
  * a request carrying the header X-Gatewall-Test-Attack is answered 403, with
  * the policy file's path in the response header X-Gatewall-Test-Policy.
@@ -67,7 +69,9 @@ static char *
 bundle_exists(ngx_conf_t *cf, ngx_str_t *path)
 {
     ngx_file_info_t fi;
-    u_char *z;
+    ngx_fd_t fd;
+    u_char *z, head[65];
+    ssize_t n;
 
     if (path->len == 0 || path->data[0] != '/') {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "app_protect bundle \"%V\" must be an absolute path", path);
@@ -81,6 +85,20 @@ bundle_exists(ngx_conf_t *cf, ngx_str_t *path)
     if (ngx_file_info(z, &fi) == NGX_FILE_ERROR || !ngx_is_file(&fi)) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "app_protect bundle \"%s\" not found", z);
         return NGX_CONF_ERROR;
+    }
+    fd = ngx_open_file(z, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+    if (fd == NGX_INVALID_FILE) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "app_protect bundle \"%s\" cannot be read", z);
+        return NGX_CONF_ERROR;
+    }
+    n = read(fd, head, sizeof(head) - 1);
+    ngx_close_file(fd);
+    if (n > 0) {
+        head[n] = '\0';
+        if (ngx_strstr(head, "INCOMPATIBLE") != NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "app_protect bundle \"%s\" was compiled for another App Protect version", z);
+            return NGX_CONF_ERROR;
+        }
     }
     return NGX_CONF_OK;
 }
