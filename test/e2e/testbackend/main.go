@@ -1,0 +1,75 @@
+// Command testbackend is a backend for Gatewall's end-to-end tests, run as a
+// pod by the local node: /stream writes a first chunk, waits, then writes a
+// second; /headers?bytes=N answers with an N-byte response header;
+// /big?id=X&mib=N writes N MiB, and /status?id=X says whether that response
+// was written completely ("done") or is still being written ("writing").
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	addr := flag.String("listen", ":8080", "address to listen on")
+	pause := flag.Duration("pause", 3*time.Second, "pause between the two chunks of /stream")
+	flag.Parse()
+	http.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "first")
+		w.(http.Flusher).Flush()
+		time.Sleep(*pause)
+		fmt.Fprintln(w, "second")
+	})
+	http.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("bytes"))
+		if err != nil || n < 0 || n > 1<<20 {
+			http.Error(w, "bytes=N, N up to 1048576", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("X-Big", strings.Repeat("a", n))
+		fmt.Fprintln(w, "ok")
+	})
+	var mu sync.Mutex
+	done := map[string]bool{}
+	http.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		n, err := strconv.Atoi(r.URL.Query().Get("mib"))
+		if err != nil || n < 1 || n > 1024 {
+			http.Error(w, "mib=N, N from 1 to 1024", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		done[id] = false
+		mu.Unlock()
+		chunk := make([]byte, 64<<10)
+		for i := 0; i < n*16; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		mu.Lock()
+		done[id] = true
+		mu.Unlock()
+	})
+	http.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		d, ok := done[r.URL.Query().Get("id")]
+		mu.Unlock()
+		switch {
+		case !ok:
+			fmt.Fprintln(w, "unknown")
+		case d:
+			fmt.Fprintln(w, "done")
+		default:
+			fmt.Fprintln(w, "writing")
+		}
+	})
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "testbackend") })
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
