@@ -193,4 +193,3 @@ func TestWAF(t *testing.T) {
 		}
 	})
 }
-

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/agent"
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/test/s3test"
+
+	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(float64(len(s)-1) * p)
+	return s[i]
+}
+
+// TestRouteLatency creates 50 HTTPRoutes one after another and measures, for
+// each, the time from creation to its first 200 through NGINX, split into
+// the control plane's share (creation to the push) and the data plane's
+// (push to served: the agent fetching files, nginx -t and the reload).
+func TestRouteLatency(t *testing.T) {
+	rec := &events{}
+	opts := rt.ManagerOptions()
+	opts.Agent.Observe = rec.observe
+	rt.StopManager()
+	if err := rt.StartManager(opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		rt.StopManager()
+		if err := rt.StartManager(rt.ManagerOptions()); err != nil {
+			t.Error(err)
+		}
+	})
+	ns := namespace(t, "e2e-latency")
+	gatewayClass(t)
+	create(t, gateway(ns, "gw"))
+	create(t, echo(ns, "echo", 1)...)
+	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
+	create(t, httpRoute(ns, "warmup", "gw", "warmup.example.com", "/", "echo"))
+	addr := programmedAddress(t, gw, 90*time.Second)
+	serves(t, addr, "warmup.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)
+
+	const n = 50
+	var total, control, data []time.Duration
+	for i := 0; i < n; i++ {
+		host := fmt.Sprintf("r%d.example.com", i)
+		pushesBefore := len(rec.of(agent.EventPushSent, gw))
+		start := time.Now()
+		create(t, httpRoute(ns, fmt.Sprintf("r%d", i), "gw", host, "/", "echo"))
+		eventually(t, 60*time.Second, func() error {
+			code, _, err := get(addr, host, "/")
+			if err != nil || code != 200 {
+				return fmt.Errorf("route %d: %d %v", i, code, err)
+			}
+			return nil
+		})
+		served := time.Now()
+		total = append(total, served.Sub(start))
+		if pushes := rec.of(agent.EventPushSent, gw); len(pushes) > pushesBefore {
+			push := pushes[pushesBefore].at
+			control = append(control, push.Sub(start))
+			data = append(data, served.Sub(push))
+		}
+	}
+	var sumData, sumTotal time.Duration
+	for i := range data {
+		sumData += data[i]
+	}
+	for _, d := range total {
+		sumTotal += d
+	}
+	t.Logf("HTTPRoute created -> first 200, over %d routes: p50 %s, p99 %s, max %s", n,
+		percentile(total, 0.5).Round(time.Millisecond), percentile(total, 0.99).Round(time.Millisecond), percentile(total, 1).Round(time.Millisecond))
+	if len(control) > 0 {
+		t.Logf("  control plane (created -> pushed): p50 %s, p99 %s; data plane (pushed -> served: fetch, nginx -t, reload): p50 %s, p99 %s; data-plane share %.0f%%",
+			percentile(control, 0.5).Round(time.Millisecond), percentile(control, 0.99).Round(time.Millisecond),
+			percentile(data, 0.5).Round(time.Millisecond), percentile(data, 0.99).Round(time.Millisecond),
+			100*float64(sumData)/float64(sumTotal))
+	}
+}
+
+// TestWAFUpdateAcrossGateways: 20 WAF-enabled Gateways use one APPolicy;
+// a new bundle is fetched once and reaches all of them.
+func TestWAFUpdateAcrossGateways(t *testing.T) {
+	srv := s3test.Start(t, plmfetch.AccessKeyID, plmSecret, nil)
+	withPLM(t, srv.URL())
+	ns := namespace(t, "e2e-waf-fleet")
+	gatewayClass(t)
+	create(t, echo(ns, "echo", 1)...)
+	create(t, &appprotectv1.APPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}})
+	ap := types.NamespacedName{Namespace: ns, Name: "shared"}
+	v1, v2 := []byte("shared bundle v1\n"), []byte("shared bundle v2\n")
+	srv.Put(nil, "plm", "shared-v1.tgz", v1)
+	srv.Put(nil, "plm", "shared-v2.tgz", v2)
+	compile(t, ap, "shared-v1.tgz", v1)
+	const n = 20
+	addrs := make([]string, n)
+	for i := 0; i < n; i++ {
+		wafGateway(t, ns, fmt.Sprintf("gw%02d", i), "shared")
+	}
+	for i := 0; i < n; i++ {
+		addrs[i] = programmedAddress(t, types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("gw%02d", i)}, 180*time.Second)
+	}
+	protectedAll := func(bundle []byte) func() error {
+		return func() error {
+			for i, a := range addrs {
+				if p, err := protectedBy(a, "app.example.com"); err != nil || p != policy.BundlePath(sha(bundle)) {
+					return fmt.Errorf("gateway %d: blocked by %q (%v)", i, p, err)
+				}
+			}
+			return nil
+		}
+	}
+	eventually(t, 120*time.Second, protectedAll(v1))
+
+	start := time.Now()
+	compile(t, ap, "shared-v2.tgz", v2)
+	var mu sync.Mutex
+	applied := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range addrs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			eventually(t, 120*time.Second, func() error {
+				if p, err := protectedBy(addrs[i], "app.example.com"); err != nil || p != policy.BundlePath(sha(v2)) {
+					return fmt.Errorf("gateway %d: blocked by %q (%v)", i, p, err)
+				}
+				return nil
+			})
+			mu.Lock()
+			applied[i] = time.Since(start)
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	t.Logf("APPolicy status change -> new bundle enforced on all %d Gateways: %s (first %s, median %s)",
+		n, percentile(applied, 1).Round(time.Millisecond), percentile(applied, 0).Round(time.Millisecond), percentile(applied, 0.5).Round(time.Millisecond))
+	for _, key := range []string{"shared-v1.tgz", "shared-v2.tgz"} {
+		if got := srv.GetObjectRequests(key); got != 1 {
+			t.Errorf("%s was fetched %d times for %d Gateways, want 1", key, got, n)
+		}
+	}
+}
