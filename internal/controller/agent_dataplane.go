@@ -27,7 +27,7 @@ type AgentDataPlane struct {
 	// started is when this manager started; until a pod reports or
 	// reconnectGrace passes, a Gateway without pods is Unknown, not Pending.
 	started time.Time
-	mu     sync.Mutex
+	mu      sync.Mutex
 	// published maps a Gateway to the configuration version last handed to
 	// the server and the server's own version of it.
 	published map[types.NamespacedName]publishedVersion

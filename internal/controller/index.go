@@ -174,4 +174,3 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
-

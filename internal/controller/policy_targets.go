@@ -14,7 +14,6 @@ import (
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-
 // targetsInput reads a policy's targets from the cache into a snapshot (so
 // translate can say which exist and which Gateways they attach to).
 func targetsInput(ctx context.Context, c client.Reader, controllerName string, targets []policy.TargetRef) (*graph.Input, error) {

@@ -241,7 +241,6 @@ func policyNames(ss []*pspState) string {
 	return names(keys)
 }
 
-
 // IncludeKind names ProxySettingsPolicy's include files.
 const IncludeKind = "proxy-settings"
 

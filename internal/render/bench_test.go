@@ -122,4 +122,3 @@ func reportNginxT(b *testing.B, res render.Result, renderMs float64) {
 		b.ReportMetric(float64(size)/1024, "config-KiB")
 	}
 }
-

@@ -31,7 +31,7 @@ const injectionMarker = "evil"
 
 // golden is the expected output of a case: statuses and every data-plane file.
 type golden struct {
-	Statuses []map[string]any            `json:"statuses"`
+	Statuses []map[string]any             `json:"statuses"`
 	Files    map[string]map[string]string `json:"files"`
 }
 

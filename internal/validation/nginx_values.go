@@ -30,7 +30,7 @@ var (
 	pathRE = regexp.MustCompile(`^/[A-Za-z0-9._~!&()*+,=:@%/-]*$`)
 	// regexPathRE is a regular expression path: path characters plus regex
 	// syntax; braces only as quantifiers, '$' only as the final anchor (checked separately).
-	regexPathRE = regexp.MustCompile(`^[A-Za-z0-9._~!&()*+,=:@%/\-\^\[\]|?\\{}$]+$`)
+	regexPathRE  = regexp.MustCompile(`^[A-Za-z0-9._~!&()*+,=:@%/\-\^\[\]|?\\{}$]+$`)
 	quantifierRE = regexp.MustCompile(`\{[0-9]+(,[0-9]*)?\}`)
 	// headerNameRE: NGINX exposes request headers as $http_<name> with '-'
 	// mapped to '_', and ignores headers with underscores by default, so only
