@@ -58,6 +58,9 @@ func runManager(args []string) error {
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
 	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
 	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
+	qps := fs.Float64("kube-api-qps", 50,
+		"Requests per second to the API server (every reconcile applies the Gateway's data-plane objects and writes statuses).")
+	burst := fs.Int("kube-api-burst", 100, "Burst of requests to the API server above --kube-api-qps.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -72,6 +75,7 @@ func runManager(args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return err

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/test/testenv"
 )
@@ -33,10 +36,22 @@ func run(m *testing.M) int {
 		}
 	}
 	state := filepath.Join(os.TempDir(), "gatewall-e2e")
-	var err error
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	// The manager's and the runtime's logs go to a file, to read when a test fails.
+	logFile, err := os.Create(filepath.Join(state, "manager.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer logFile.Close()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile), zap.UseDevMode(true)))
+	fmt.Fprintln(os.Stderr, "e2e: manager logs in", logFile.Name())
 	rt, err = localrun.Start(context.Background(), localrun.Options{
 		Root: root, StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
-		Prefix: "gwle", CIDR: "10.246.0.0/16", NodeName: "e2e-node",
+		Prefix: "gwle", CIDR: "10.246.0.0/16", NodeName: "e2e-node", Log: ctrl.Log.WithName("local"),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting the local runtime:", err)
