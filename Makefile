@@ -92,8 +92,17 @@ run: ## Run the manager against the cluster in $KUBECONFIG.
 ##@ Test
 
 .PHONY: test
-test: tools verify-generated ## Build the toolchain, then run every test.
+test: tools verify-generated ## Build the toolchain, then run every test (with the core conformance tests).
 	go test $(GO_TEST_FLAGS) ./...
+
+CONFORMANCE_REPORT ?= docs/conformance/report.yaml
+CONFORMANCE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: conformance
+conformance: tools ## Run the Gateway API conformance suite with every claimed feature on the local runtime; write the report (needs root).
+	go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/conformance -run TestConformance -args \
+		-extended -report-output $(CURDIR)/$(CONFORMANCE_REPORT) -version $(CONFORMANCE_VERSION) \
+		| tee $(CURDIR)/.conformance.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )'
 
 ##@ Deployment
 

@@ -42,6 +42,9 @@ done
 for dir in /var/run/nginx /var/cache/nginx /var/log/nginx; do
 	mkdir -p "$dir"
 done
+# Unix sockets a killed NGINX left in the pod's /var/run/nginx would make
+# its successor's bind fail ("Address already in use").
+rm -f /var/run/nginx/*.sock
 
 bootstrap() {
 	cp "$bootstrap" "$conf.tmp"

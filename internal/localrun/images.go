@@ -29,7 +29,16 @@ func images(root string) node.Images {
 			Hint:    "a stand-in: F5's WAF containers cannot run on this machine",
 		}
 	}
+	// The conformance suite's base manifests run CoreDNS for UDPRoute tests,
+	// and wait for every pod to be Ready. Gatewall has no UDPRoute, so a
+	// stand-in that stays running is enough; it answers nothing.
+	imgs[coreDNSImage] = node.Runner{
+		Command: []string{"/bin/sleep", "infinity"},
+		Hint:    "a stand-in: CoreDNS serves only UDPRoute tests, which Gatewall does not claim",
+	}
 	return imgs
 }
+
+const coreDNSImage = "registry.k8s.io/coredns/coredns"
 
 func defaultImages() provisioner.Images { return provisioner.DefaultImages }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/local/cluster"
+	"github.com/gatewall/gatewall/internal/local/loadbalancer"
 	"github.com/gatewall/gatewall/internal/local/node"
 	"github.com/gatewall/gatewall/internal/local/podnet"
 	"github.com/gatewall/gatewall/internal/manager"
@@ -44,6 +45,10 @@ type Options struct {
 	Prefix, CIDR string
 	// NodeName names the played node.
 	NodeName string
+	// LoadBalancerCIDR is where LoadBalancer Services get their addresses
+	// (inside 127.0.0.0/8; default 127.0.1.0/24). Runtimes running at the
+	// same time need distinct ones.
+	LoadBalancerCIDR string
 	Log      logr.Logger
 }
 
@@ -95,6 +100,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		Network:      podnet.Options{Prefix: opts.Prefix, CIDR: opts.CIDR},
 		HostForwards: []node.HostForward{{Port: agentNodePort, Target: agentAddr}},
 		NodeAliases:  []string{AgentAlias},
+		LoadBalancer: loadbalancer.Options{CIDR: opts.LoadBalancerCIDR},
 		Log:          opts.Log,
 	})
 	if err != nil {

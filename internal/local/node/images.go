@@ -34,8 +34,10 @@ type Images map[string]Runner
 
 // Image repositories with built-in runners.
 const (
-	// EchoImage is the Gateway API conformance echo server.
-	EchoImage = "gcr.io/k8s-staging-gateway-api/echo-basic"
+	// EchoImage is the Gateway API conformance echo server; EchoReleaseImage
+	// is its released repository, which the conformance manifests use.
+	EchoImage        = "gcr.io/k8s-staging-gateway-api/echo-basic"
+	EchoReleaseImage = "registry.k8s.io/gateway-api/echo-basic"
 	// ExecImage runs the container's command as is; for tests.
 	ExecImage = "local/exec"
 )
@@ -44,9 +46,11 @@ const (
 // conformance echo server (bin/echo-basic, built by hack/echo-basic.sh) and
 // local/exec. The data-plane image is added by whoever builds it.
 func DefaultImages(binDir string) Images {
+	echo := Runner{Command: []string{filepath.Join(binDir, "echo-basic")}, Hint: "run hack/echo-basic.sh to build it"}
 	return Images{
-		EchoImage: {Command: []string{filepath.Join(binDir, "echo-basic")}, Hint: "run hack/echo-basic.sh to build it"},
-		ExecImage: {},
+		EchoImage:        echo,
+		EchoReleaseImage: echo,
+		ExecImage:        {},
 	}
 }
 

@@ -234,7 +234,7 @@ func defaultProxyHeaders() []Directive {
 		d("proxy_set_header", "X-Real-IP", "$remote_addr"),
 		d("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
 		d("proxy_set_header", "X-Forwarded-Host", "$host"),
-		d("proxy_set_header", "X-Forwarded-Port", "$server_port"),
+		d("proxy_set_header", "X-Forwarded-Port", "$gw_server_port"),
 		d("proxy_set_header", "Upgrade", "$http_upgrade"),
 		d("proxy_set_header", "Connection", "$gw_connection"),
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	Includes []File
 	// HTTPIncludes are include paths at http level.
 	HTTPIncludes []string
+	// Sniffed are the cleartext ports serving both HTTP/1.x and gRPC (h2c),
+	// sorted: the stream module tells the protocols apart (sniff.go).
+	Sniffed []int32
 }
 
 // Main holds the main-context settings.

@@ -17,6 +17,10 @@ func (c *Config) Files() []File {
 		{Path: UpstreamsConfPath, Data: c.upstreamsConf(), Mode: 0o644},
 		{Path: ServersConfPath, Data: c.serversConf(), Mode: 0o644},
 	}
+	if len(c.Sniffed) > 0 {
+		files = append(files, File{Path: StreamConfPath, Data: c.streamConf(), Mode: 0o644},
+			File{Path: SniffJSPath, Data: []byte(sniffJS), Mode: 0o644})
+	}
 	for path, data := range c.Certs {
 		files = append(files, File{Path: path, Data: data, Mode: 0o600})
 	}
@@ -28,7 +32,11 @@ func (c *Config) Files() []File {
 func (c *Config) mainConf() []byte {
 	w := &writer{}
 	w.comment(header)
-	for _, m := range c.Main.Modules {
+	modules := c.Main.Modules
+	if len(c.Sniffed) > 0 {
+		modules = append(append([]string(nil), sniffModules...), modules...)
+	}
+	for _, m := range modules {
 		w.line("load_module", m)
 	}
 	w.line("worker_processes", "auto")
@@ -47,6 +55,12 @@ func (c *Config) mainConf() []byte {
 		w.line("include", p)
 	}
 	w.close()
+	if len(c.Sniffed) > 0 {
+		w.blank()
+		w.open("stream")
+		w.line("include", StreamConfPath)
+		w.close()
+	}
 	return w.bytes()
 }
 
@@ -72,6 +86,9 @@ func (c *Config) httpConf() []byte {
 	writeMap(w, &Map{Source: "$http_upgrade", Variable: "$gw_connection", Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "upgrade"})
 	// $gw_host is the Host header as sent, with the port, or the server's name for HTTP/1.0.
 	writeMap(w, &Map{Source: "$http_host", Variable: "$gw_host", Entries: []MapEntry{{Key: `""`, Value: "$host"}}, Default: "$http_host"})
+	// $gw_server_port is the port the client connected to, also through a
+	// sniffed port's unix sockets (where $server_port is empty).
+	writeMap(w, &Map{Source: "$proxy_protocol_server_port", Variable: "$gw_server_port", Entries: []MapEntry{{Key: `""`, Value: "$server_port"}}, Default: "$proxy_protocol_server_port"})
 	for _, m := range c.Maps {
 		writeMap(w, m)
 	}
@@ -163,11 +180,16 @@ func (c *Config) writeServer(w *writer, s *Server) {
 		params = append(params, "http2")
 	}
 	port := strconv.Itoa(int(s.Port))
-	if c.Main.IPv4 {
-		w.line(append([]string{"listen", port}, params...)...)
-	}
-	if c.Main.IPv6 {
-		w.line(append([]string{"listen", "[::]:" + port}, params...)...)
+	switch {
+	case c.sniffed(s.Port):
+		writeSniffedListens(w, s)
+	default:
+		if c.Main.IPv4 {
+			w.line(append([]string{"listen", port}, params...)...)
+		}
+		if c.Main.IPv6 {
+			w.line(append([]string{"listen", "[::]:" + port}, params...)...)
+		}
 	}
 	if s.Name != "" {
 		w.line("server_name", s.Name)

@@ -59,9 +59,13 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	sort.Strings(hosts)
 
+	if grpc && !ssl {
+		// Ports are visited in order, so Sniffed stays sorted.
+		b.cfg.Sniffed = append(b.cfg.Sniffed, port)
+	}
 	// The default server answers requests no server name matches: it holds
 	// routes for any hostname (""), else answers 404 (or refuses TLS).
-	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl || grpc}
+	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl}
 	if ssl {
 		if l := mostSpecificListener(listeners, ""); l != nil && l.TLS != nil {
 			def.CertPath = b.cert(l.TLS)
@@ -82,7 +86,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl || grpc}
+			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl}
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
