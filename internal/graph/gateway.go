@@ -19,6 +19,9 @@ type Gateway struct {
 	Class  *GatewayClass
 	// Valid says whether the Gateway is accepted; an invalid Gateway gets no data plane.
 	Valid bool
+	// attachable says whether routes may attach: the Gateway as a whole is
+	// acceptable, even if none of its listeners is valid.
+	attachable bool
 	// NginxProxy is the effective data-plane settings: the class's NginxProxy
 	// overlaid by the Gateway's. Never nil.
 	NginxProxy *v1alpha2.NginxProxySpec
@@ -91,6 +94,7 @@ func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition
 		g.Valid = false
 		return *rejected
 	}
+	g.attachable = true
 	var invalid []string
 	for _, l := range g.Listeners {
 		if !l.Valid {

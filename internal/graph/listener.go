@@ -25,6 +25,10 @@ type Listener struct {
 	Name   string
 	// Valid says whether the listener is configured on the data plane.
 	Valid bool
+	// Attachable says whether routes attach to the listener (and count in
+	// its attachedRoutes): it is accepted, even if some of its references
+	// (its certificate) do not resolve, which keeps it off the data plane.
+	Attachable bool
 	// Hostname is the listener's hostname, "" for any.
 	Hostname string
 	// TLS is the certificate of an HTTPS listener.
@@ -49,14 +53,14 @@ func buildListeners(in *Input, gw *gatewayv1.Gateway) []*Listener {
 }
 
 func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Listener {
-	l := &Listener{Source: src, Name: string(src.Name), Valid: true}
+	l := &Listener{Source: src, Name: string(src.Name), Valid: true, Attachable: true}
 	if src.Hostname != nil {
 		l.Hostname = string(*src.Hostname)
 	}
 	accepted := conditions.True(string(gatewayv1.ListenerConditionAccepted), string(gatewayv1.ListenerReasonAccepted), "Listener is accepted")
 	resolved := conditions.True(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonResolvedRefs), "All references are resolved")
 	reject := func(reason gatewayv1.ListenerConditionReason, msg string) {
-		l.Valid = false
+		l.Valid, l.Attachable = false, false
 		accepted = conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg)
 	}
 	unresolved := func(reason gatewayv1.ListenerConditionReason, msg string) {
@@ -85,6 +89,9 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Li
 	if err != nil {
 		// The listener still serves the kinds it supports.
 		resolved = conditions.False(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonInvalidRouteKinds), err.Error())
+	}
+	if !isSupportedProtocol(src.Protocol) {
+		kinds = nil // no route kind can attach to a protocol Gatewall does not serve
 	}
 	l.SupportedKinds = kinds
 	allowed, err := namespaceFilter(in, gw.Namespace, src.AllowedRoutes)
@@ -191,7 +198,7 @@ func markConflicts(ls []*Listener) {
 		default:
 			continue
 		}
-		l.Valid = false
+		l.Valid, l.Attachable = false, false
 		l.Conditions = conditions.Set(l.Conditions, conditions.True(string(gatewayv1.ListenerConditionConflicted), string(reason), msg))
 		l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg))
 	}

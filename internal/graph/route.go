@@ -131,7 +131,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 	set := func(c metav1.Condition) {
 		p.Conditions = []metav1.Condition{c, r.resolvedRefs}
 	}
-	if !g.Valid {
+	if !g.attachable {
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))
 		return
 	}
@@ -149,7 +149,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 	notAllowed, noHostname, invalid := 0, 0, 0
 	for _, l := range candidates {
 		switch {
-		case !l.Valid:
+		case !l.Attachable:
 			invalid++
 		case !l.admitsKind(r.Kind) || !l.allowedNamespace(r.Key.Namespace):
 			notAllowed++
@@ -170,7 +170,11 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		p.Attachments = nil
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue), "no rule is valid: "+r.ruleErrors()))
 	case p.Attached():
-		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), "Route is accepted"))
+		msg := "Route is accepted"
+		if off := unconfiguredListeners(p.Attachments); off != "" {
+			msg += "; these listeners it attached to are not configured (their references do not resolve), so they serve none of its traffic: " + off
+		}
+		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), msg))
 		if msg := r.ruleErrors(); msg != "" {
 			p.Conditions = append(p.Conditions, conditions.True(string(gatewayv1.RouteConditionPartiallyInvalid),
 				string(gatewayv1.RouteReasonUnsupportedValue), "some rules are invalid and not configured: "+msg))
@@ -182,6 +186,17 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 	default:
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("%d matching listener(s) are not valid", invalid)))
 	}
+}
+
+// unconfiguredListeners names the attachments' listeners that are not on the data plane.
+func unconfiguredListeners(as []Attachment) string {
+	var names []string
+	for _, a := range as {
+		if !a.Listener.Valid {
+			names = append(names, a.Listener.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func (r *Route) ruleErrors() string {

@@ -25,7 +25,7 @@ func images(root string) node.Images {
 	// test double (test/apstub), which enforces a marker rule itself.
 	for _, img := range []string{provisioner.DefaultImages.WAFEnforcer, provisioner.DefaultImages.WAFConfigMgr} {
 		imgs[node.Repository(img)] = node.Runner{
-			Command: []string{"/bin/sleep", "infinity"},
+			Command: standIn,
 			Hint:    "a stand-in: F5's WAF containers cannot run on this machine",
 		}
 	}
@@ -33,12 +33,15 @@ func images(root string) node.Images {
 	// and wait for every pod to be Ready. Gatewall has no UDPRoute, so a
 	// stand-in that stays running is enough; it answers nothing.
 	imgs[coreDNSImage] = node.Runner{
-		Command: []string{"/bin/sleep", "infinity"},
+		Command: standIn,
 		Hint:    "a stand-in: CoreDNS serves only UDPRoute tests, which Gatewall does not claim",
 	}
 	return imgs
 }
 
 const coreDNSImage = "registry.k8s.io/coredns/coredns"
+
+// standIn keeps a container running whatever arguments its pod gives it.
+var standIn = []string{"/bin/sh", "-c", "exec sleep infinity", "stand-in"}
 
 func defaultImages() provisioner.Images { return provisioner.DefaultImages }

@@ -43,8 +43,8 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	for _, r := range g.Routes {
 		for _, p := range r.Parents {
 			for _, a := range p.Attachments {
-				if int32(a.Listener.Source.Port) != port {
-					continue
+				if int32(a.Listener.Source.Port) != port || !a.Listener.Valid {
+					continue // attached to a listener that is not configured (unresolved references)
 				}
 				for _, h := range a.Hostnames {
 					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
