@@ -11,10 +11,10 @@ import (
 )
 
 // containerMounts lists a container's bind mounts: its volumeMounts, the
-// pod's /etc/hosts and the directory that carries the container ID. They are
-// ordered parents first so that nested mount paths land inside their parent
-// volume.
-func containerMounts(c *corev1.Container, volPaths map[string]string, env map[string]string, hostsFile, idDir string) ([]bindMount, error) {
+// pod's files (/etc/hosts, /etc/resolv.conf: target to source) and the
+// directory that carries the container ID. They are ordered parents first so
+// that nested mount paths land inside their parent volume.
+func containerMounts(c *corev1.Container, volPaths map[string]string, env map[string]string, podFiles map[string]string, idDir string) ([]bindMount, error) {
 	var mounts []bindMount
 	for _, vm := range c.VolumeMounts {
 		src, ok := volPaths[vm.Name]
@@ -39,12 +39,17 @@ func containerMounts(c *corev1.Container, volPaths map[string]string, env map[st
 		}
 		mounts = append(mounts, bindMount{source: src, target: filepath.Clean(vm.MountPath), readOnly: vm.ReadOnly})
 	}
-	mounts = append(mounts,
-		bindMount{source: hostsFile, target: "/etc/hosts"},
-		// nginx-agent (and others) find their container ID in
-		// /proc/self/mountinfo as a path ending in 64 hex characters.
-		bindMount{source: idDir, target: idDir, readOnly: true},
-	)
+	targets := make([]string, 0, len(podFiles))
+	for t := range podFiles {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		mounts = append(mounts, bindMount{source: podFiles[t], target: t})
+	}
+	// nginx-agent (and others) find their container ID in
+	// /proc/self/mountinfo as a path ending in 64 hex characters.
+	mounts = append(mounts, bindMount{source: idDir, target: idDir, readOnly: true})
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].target) < depth(mounts[j].target) })
 	return mounts, nil
 }
@@ -102,6 +107,14 @@ func within(dir, p string) (string, bool) {
 	}
 	return rel, true
 }
+
+// resolvConf is every pod's /etc/resolv.conf. The local node has no cluster
+// DNS: names a pod may use are in its /etc/hosts, and other lookups must fail
+// at once, as an NXDOMAIN from cluster DNS would, not time out on a server
+// the pod cannot reach (gRPC clients look up service-config TXT records
+// before they connect). Nothing listens on the pod's own loopback port 53,
+// so queries are refused immediately.
+const resolvConf = "# gatewall local node: no cluster DNS; names come from /etc/hosts\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
 
 // hostsFile renders the pod's /etc/hosts as the kubelet does, plus the
 // node's extra entries.

@@ -30,7 +30,7 @@ func TestContainerMountsOrderParentsFirstAndCreateNestedTargetsInTheParent(t *te
 		{Name: "sec", MountPath: host("var/run/secrets/token"), ReadOnly: true},
 		{Name: "run", MountPath: host("var/run")},
 	}}
-	mounts, err := containerMounts(c, vols, nil, hosts, id)
+	mounts, err := containerMounts(c, vols, nil, map[string]string{"/etc/hosts": hosts}, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestContainerMountsOrderParentsFirstAndCreateNestedTargetsInTheParent(t *te
 	}
 
 	bad := &corev1.Container{VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: "/x", SubPath: "../escape"}}}
-	if _, err := containerMounts(bad, vols, nil, hosts, id); err == nil {
+	if _, err := containerMounts(bad, vols, nil, map[string]string{"/etc/hosts": hosts}, id); err == nil {
 		t.Error("subPath escaping the volume accepted")
 	}
 }

@@ -40,6 +40,7 @@ type podWorker struct {
 	volPaths   map[string]string
 	volumesAt  time.Time
 	hosts      string
+	resolv     string
 	blocked    *corev1.ContainerStateWaiting // pod-level reason containers cannot start
 	retryAt    time.Time
 	containers []*container // init containers first, in spec order
@@ -203,7 +204,11 @@ func (w *podWorker) prepare(ctx context.Context) error {
 		if err := os.WriteFile(p, hostsFile(w.pod, w.sandbox.IP.String(), extra), 0o644); err != nil {
 			return fmt.Errorf("writing /etc/hosts: %w", err)
 		}
-		w.hosts = p
+		r := filepath.Join(w.dir, "etc-resolv.conf")
+		if err := os.WriteFile(r, []byte(resolvConf), 0o644); err != nil {
+			return fmt.Errorf("writing /etc/resolv.conf: %w", err)
+		}
+		w.hosts, w.resolv = p, r
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (w *podWorker) startInstance(ctx context.Context, c *container, runner Runn
 	if err != nil {
 		return err
 	}
-	mounts, err := containerMounts(spec, w.volPaths, env.values, w.hosts, idPath)
+	mounts, err := containerMounts(spec, w.volPaths, env.values, map[string]string{"/etc/hosts": w.hosts, "/etc/resolv.conf": w.resolv}, idPath)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,50 @@
+// Package conformance runs the unmodified Gateway API conformance suite
+// (sigs.k8s.io/gateway-api/conformance) against Gatewall on the local
+// runtime: a real API server, kube-controller-manager and kube-scheduler, a
+// played node running the suite's echo backends and Gatewall's data planes
+// (real NGINX configured by real nginx-agents), and Gatewall's manager.
+//
+// By default only the core tests of GATEWAY-HTTP and GATEWAY-GRPC run (CI).
+// With -extended, every test of the features the GatewayClass claims runs,
+// and -report-output writes the ConformanceReport (make conformance).
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/localrun"
+	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+var rt *localrun.Runtime
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var stop func()
+	var err error
+	rt, stop, err = testenv.LocalRuntime{
+		Name: "conformance", Prefix: "gwlc", CIDR: "10.247.0.0/16", LoadBalancerCIDR: "127.0.3.0/24",
+	}.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	class := &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultGatewayClassName},
+		Spec:       gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName},
+	}
+	if err := rt.Client.Create(context.Background(), class); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: creating the GatewayClass:", err)
+		return 1
+	}
+	return m.Run()
+}
