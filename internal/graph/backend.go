@@ -130,8 +130,10 @@ func backendProtocol(routeKind string, appProtocol *string) (string, error) {
 		return ProtocolHTTP, nil
 	case "kubernetes.io/ws":
 		return ProtocolWebSocket, nil
+	case "kubernetes.io/h2c":
+		return ProtocolH2C, nil
 	}
-	return "", fmt.Errorf("appProtocol %q is not supported for HTTPRoute backends; NGINX proxies HTTP/1.1 (and WebSocket, kubernetes.io/ws)", ap)
+	return "", fmt.Errorf("appProtocol %q is not supported for HTTPRoute backends; NGINX proxies HTTP/1.1, WebSocket (kubernetes.io/ws) and HTTP/2 without TLS (kubernetes.io/h2c)", ap)
 }
 
 // endpoints returns the ready endpoints of a Service port, sorted.

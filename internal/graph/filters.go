@@ -39,6 +39,13 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 					f.Mirrors = append(f.Mirrors, m)
 				}
 				return err
+			case gatewayv1.HTTPRouteFilterCORS:
+				if f.CORS != nil {
+					return errors.New("a rule takes one CORS filter")
+				}
+				c, err := cors(flt.CORS)
+				f.CORS = c
+				return err
 			}
 			return fmt.Errorf("filter type %s is not supported", flt.Type)
 		}()
@@ -176,12 +183,28 @@ func mirror(in *Input, routeKind, routeNamespace string, src *gatewayv1.HTTPRequ
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
 	}
-	if src.Percent != nil || src.Fraction != nil {
-		return nil, errors.New("requestMirror percent and fraction are not supported")
+	basis := 10000
+	switch {
+	case src.Percent != nil && src.Fraction != nil:
+		return nil, errors.New("requestMirror: set percent or fraction, not both")
+	case src.Percent != nil:
+		if *src.Percent < 0 || *src.Percent > 100 {
+			return nil, fmt.Errorf("requestMirror percent %d is not between 0 and 100", *src.Percent)
+		}
+		basis = int(*src.Percent) * 100
+	case src.Fraction != nil:
+		num, den := int64(src.Fraction.Numerator), int64(100)
+		if src.Fraction.Denominator != nil {
+			den = int64(*src.Fraction.Denominator)
+		}
+		if den <= 0 || num < 0 || num > den {
+			return nil, fmt.Errorf("requestMirror fraction %d/%d is not between 0 and 1", num, den)
+		}
+		basis = int(num * 10000 / den)
 	}
 	b, _ := resolveBackend(in, routeKind, routeNamespace, src.BackendRef, nil)
 	if !b.Valid {
 		return nil, errors.New(b.Err)
 	}
-	return &Mirror{Backend: b}, nil
+	return &Mirror{Backend: b, Basis: basis}, nil
 }

@@ -22,7 +22,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 	var unresolved []string
 	reason := gatewayv1.RouteReasonResolvedRefs
 	for i, src := range gr.Spec.Rules {
-		rule := &Rule{Index: i, Valid: true}
+		rule := &Rule{Index: i, Valid: true, H2C: true}
 		var errs []error
 		if len(src.Matches) == 0 {
 			rule.Matches = []Match{{Path: PathMatch{Type: PathPrefix, Value: "/"}}}

@@ -56,6 +56,11 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		h2c, err := h2cBackends(rule.Backends)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rule.H2C = h2c
 		if len(errs) > 0 {
 			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
 		}
@@ -63,6 +68,26 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 	}
 	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
 	return r
+}
+
+// h2cBackends says whether a rule's valid backends speak h2c. NGINX passes a
+// request with either proxy_pass (HTTP/1.1) or grpc_pass (HTTP/2), so one
+// rule cannot share its traffic between the two kinds.
+func h2cBackends(bs []*Backend) (bool, error) {
+	h2c, other := 0, 0
+	for _, b := range bs {
+		switch {
+		case !b.Valid:
+		case b.Protocol == ProtocolH2C:
+			h2c++
+		default:
+			other++
+		}
+	}
+	if h2c > 0 && other > 0 {
+		return false, errors.New("backendRefs mix h2c (appProtocol kubernetes.io/h2c) and HTTP/1.1 Services; NGINX cannot split one rule's traffic between the two")
+	}
+	return h2c > 0, nil
 }
 
 func resolvedRefsCondition(reason gatewayv1.RouteConditionReason, unresolved []string) metav1.Condition {

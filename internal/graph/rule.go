@@ -15,6 +15,10 @@ type Rule struct {
 	Backends []*Backend
 	// Timeouts of the rule (HTTPRoute only).
 	Timeouts Timeouts
+	// H2C says the rule's backends speak HTTP/2 without TLS (gRPC, or an
+	// HTTPRoute backend whose appProtocol is kubernetes.io/h2c): NGINX
+	// passes to them with grpc_pass.
+	H2C bool
 }
 
 // Path match types.
@@ -54,6 +58,7 @@ type Filters struct {
 	Redirect        *Redirect
 	Rewrite         *Rewrite
 	Mirrors         []*Mirror
+	CORS            *CORS
 }
 
 // HeaderModifier sets, adds and removes headers.
@@ -94,6 +99,9 @@ type Rewrite struct {
 // Mirror sends a copy of each request to a backend.
 type Mirror struct {
 	Backend *Backend
+	// Basis is the share of requests copied, in hundredths of a percent
+	// (10000: every request).
+	Basis int
 }
 
 // Timeouts of an HTTPRoute rule, in NGINX time syntax ("10s"); "" when unset.

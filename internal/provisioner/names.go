@@ -33,14 +33,34 @@ func Name(gw *gatewayv1.Gateway) string {
 	return n[:54] + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
-// Labels are the labels of a Gateway's data-plane objects and pods.
+// Labels are the labels of a Gateway's data-plane objects and pods: the
+// Gateway's spec.infrastructure.labels, and Gatewall's own, which win.
 func Labels(gw *gatewayv1.Gateway) map[string]string {
-	return map[string]string{
-		GatewayNameLabel:  gw.Name,
-		GatewayClassLabel: string(gw.Spec.GatewayClassName),
-		ManagedByLabel:    managedBy,
-		ComponentLabel:    component,
+	out := map[string]string{}
+	if infra := gw.Spec.Infrastructure; infra != nil {
+		for k, v := range infra.Labels {
+			out[string(k)] = string(v)
+		}
 	}
+	out[GatewayNameLabel] = gw.Name
+	out[GatewayClassLabel] = string(gw.Spec.GatewayClassName)
+	out[ManagedByLabel] = managedBy
+	out[ComponentLabel] = component
+	return out
+}
+
+// Annotations are the Gateway's spec.infrastructure.annotations, put on its
+// data-plane objects and pods (nil when there are none).
+func Annotations(gw *gatewayv1.Gateway) map[string]string {
+	infra := gw.Spec.Infrastructure
+	if infra == nil || len(infra.Annotations) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(infra.Annotations))
+	for k, v := range infra.Annotations {
+		out[string(k)] = string(v)
+	}
+	return out
 }
 
 // selector is the subset of Labels that selects the pods; it never changes.

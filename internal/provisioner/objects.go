@@ -64,13 +64,16 @@ type Params struct {
 	Images  Images
 }
 
+// agentConfigHashAnnotation on the pod template rolls the pods when the agent's configuration changes.
+const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
+
 // Objects returns a Gateway's data-plane objects, owned by the Gateway.
 func Objects(p Params) []client.Object {
 	gw := p.Gateway
 	name, labels := Name(gw), Labels(gw)
 	meta := func(n string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{
-			Name: n, Namespace: gw.Namespace, Labels: labels,
+			Name: n, Namespace: gw.Namespace, Labels: labels, Annotations: Annotations(gw),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway", Name: gw.Name, UID: gw.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -171,6 +174,12 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		)
 	}
 	podLabels := Labels(p.Gateway)
+	podAnnotations := Annotations(p.Gateway)
+	if podAnnotations == nil {
+		podAnnotations = map[string]string{}
+	}
+	// The agent reads its configuration at start: roll the pods when it changes.
+	podAnnotations[agentConfigHashAnnotation] = hash(p.AgentConfig)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta,
@@ -179,9 +188,8 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 			Selector: &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels: podLabels,
-					// The agent reads its configuration at start: roll the pods when it changes.
-					Annotations: map[string]string{"gatewall.io/agent-config-hash": hash(p.AgentConfig)},
+					Labels:      podLabels,
+					Annotations: podAnnotations,
 				},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:           meta.Name,

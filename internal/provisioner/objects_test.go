@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,5 +143,31 @@ func TestAgentConfigChangeRollsPods(t *testing.T) {
 	b := find[*appsv1.Deployment](t, p)
 	if a.Spec.Template.Annotations["gatewall.io/agent-config-hash"] == b.Spec.Template.Annotations["gatewall.io/agent-config-hash"] {
 		t.Error("the pod template does not change with the agent configuration")
+	}
+}
+
+// TestInfrastructureMetadata: spec.infrastructure labels and annotations
+// reach every object and the pods; Gatewall's own labels cannot be overridden.
+func TestInfrastructureMetadata(t *testing.T) {
+	p := params(&v1alpha2.NginxProxySpec{})
+	p.Gateway.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{
+		Labels:      map[gatewayv1.LabelKey]gatewayv1.LabelValue{"team": "payments", GatewayNameLabel: "spoofed"},
+		Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"cost-center": "42"},
+	}
+	check := func(what string, labels, annotations map[string]string) {
+		if labels["team"] != "payments" || labels[GatewayNameLabel] != "gw" {
+			t.Errorf("%s labels: %v", what, labels)
+		}
+		if annotations["cost-center"] != "42" {
+			t.Errorf("%s annotations: %v", what, annotations)
+		}
+	}
+	for _, o := range Objects(p) {
+		check(fmt.Sprintf("%T %s", o, o.GetName()), o.GetLabels(), o.GetAnnotations())
+	}
+	tpl := find[*appsv1.Deployment](t, p).Spec.Template
+	check("pod template", tpl.Labels, tpl.Annotations)
+	if tpl.Annotations[agentConfigHashAnnotation] == "" {
+		t.Error("the agent configuration hash is gone from the pod template")
 	}
 }

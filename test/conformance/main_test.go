@@ -14,6 +14,10 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -46,5 +50,28 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "conformance: creating the GatewayClass:", err)
 		return 1
 	}
+	// The suite reads the class's supportedFeatures once, at its start.
+	if err := classAccepted(class.Name, time.Minute); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
 	return m.Run()
+}
+
+// classAccepted waits until Gatewall accepted the GatewayClass and listed
+// its supported features.
+func classAccepted(name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c := &gatewayv1.GatewayClass{}
+		err := rt.Client.Get(context.Background(), client.ObjectKey{Name: name}, c)
+		if err == nil && meta.IsStatusConditionTrue(c.Status.Conditions, string(gatewayv1.GatewayClassConditionStatusAccepted)) &&
+			len(c.Status.SupportedFeatures) > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("GatewayClass %s not accepted with supported features after %s (last error: %v)", name, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

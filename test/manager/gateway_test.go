@@ -180,7 +180,7 @@ func TestGatewayStatuses(t *testing.T) {
 				condition(parents[0].Conditions, "ResolvedRefs") != "True/ResolvedRefs" {
 				return fmt.Errorf("route parents: %+v", parents)
 			}
-			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.3:8080;") {
+			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.3:8080 max_fails=0;") {
 				return fmt.Errorf("upstreams.conf does not have the endpoint:\n%s", up)
 			}
 			return nil
@@ -197,7 +197,7 @@ func TestGatewayStatuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 15*time.Second, func() error {
-			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.4:8080;") {
+			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.4:8080 max_fails=0;") {
 				return fmt.Errorf("upstreams.conf does not have the new endpoint:\n%s", up)
 			}
 			return nil

@@ -22,15 +22,16 @@ type actionContext struct {
 // its filters.
 func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location) []Directive {
 	f := e.rule.Filters
-	if f.Redirect != nil {
-		return []Directive{d("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx)))}
-	}
-	grpc := e.route.Kind == graph.KindGRPCRoute
+	grpc := e.rule.H2C
 	prefix := "proxy"
 	if grpc {
 		prefix = "grpc"
 	}
-	var ds []Directive
+	// CORS comes first: a preflight is answered before any rewrite or redirect.
+	ds := b.corsDirectives(f.CORS, prefix)
+	if f.Redirect != nil {
+		return append(ds, d("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx))))
+	}
 	if f.RequestHeaders != nil || (f.Rewrite != nil && f.Rewrite.Hostname != "") {
 		ds = append(ds, b.requestHeaders(prefix, f)...)
 	}
@@ -38,7 +39,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		ds = append(ds, responseHeaders(prefix, f.ResponseHeaders)...)
 	}
 	for _, m := range f.Mirrors {
-		if path := b.mirror(m, grpc, extra); path != "" {
+		if path := b.mirror(m, extra); path != "" {
 			ds = append(ds, d("mirror", path))
 		}
 	}
@@ -47,9 +48,13 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		if v == "" {
 			v = t.Request
 		}
-		ds = append(ds, d(prefix+"_read_timeout", v), d(prefix+"_send_timeout", v))
+		// The next endpoint may be tried after an error, within the same time.
+		ds = append(ds, d(prefix+"_read_timeout", v), d(prefix+"_send_timeout", v), d(prefix+"_next_upstream_timeout", v))
+		if ms, err := strconv.Atoi(strings.TrimSuffix(v, "ms")); err == nil && ms <= maxConnectTimeoutMS {
+			ds = append(ds, d(prefix+"_connect_timeout", v))
+		}
 	}
-	target, status := b.target(e.rule.Backends)
+	target, status := b.target(e.rule.Backends, grpc)
 	if status != 0 {
 		return append(ds, d("return", strconv.Itoa(status)))
 	}
@@ -74,7 +79,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 
 // target returns the upstream (or split variable) to pass to, or a status
 // to answer: 500 when no backend is usable, 503 when it has no endpoints.
-func (b *builder) target(backends []*graph.Backend) (string, int) {
+func (b *builder) target(backends []*graph.Backend, h2c bool) (string, int) {
 	switch len(backends) {
 	case 0:
 		return "", 500
@@ -88,7 +93,7 @@ func (b *builder) target(backends []*graph.Backend) (string, int) {
 		}
 		return b.upstream(be), 0
 	}
-	return b.split(backends), 0
+	return b.split(backends, h2c), 0
 }
 
 // redirectURL builds a redirect's Location from the request and the filter.
@@ -255,18 +260,38 @@ func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
 	return ds
 }
 
-// mirror registers the internal location a mirror sends copies to.
-func (b *builder) mirror(m *graph.Mirror, grpc bool, extra map[string]*Location) string {
+// maxConnectTimeoutMS is the longest connect timeout NGINX honours (the
+// system's TCP connect timeout usually ends it at 75 s); longer route
+// timeouts leave NGINX's default connect timeout.
+const maxConnectTimeoutMS = 75000
+
+// mirror registers the internal location a mirror sends copies to. A
+// mirror of a share of requests passes through a split whose other share
+// goes to a sink that answers 204 at once, so those requests are not copied.
+func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 	be := m.Backend
-	if !be.Valid || len(be.Endpoints) == 0 {
+	if !be.Valid || len(be.Endpoints) == 0 || m.Basis <= 0 {
 		return ""
 	}
 	up := b.upstream(be)
-	path := fmt.Sprintf("%smirror/%s", InternalPrefix, up)
-	pass := d("proxy_pass", "http://"+up+"$request_uri")
-	if grpc {
-		pass = d("grpc_pass", "grpc://"+up)
+	target, path := up, fmt.Sprintf("%smirror/%s", InternalPrefix, up)
+	h2c := be.Protocol == graph.ProtocolH2C
+	if m.Basis < 10000 {
+		sink := b.sinkFor(204, h2c)
+		s := &Split{Variable: "$gw_mirror_" + id(up, strconv.Itoa(m.Basis)), Buckets: []SplitBucket{
+			{Basis: m.Basis, Upstream: up}, {Basis: 10000 - m.Basis, Upstream: sink},
+		}}
+		if _, ok := b.splits[s.Variable]; !ok {
+			b.splits[s.Variable] = s
+		}
+		target, path = s.Variable, fmt.Sprintf("%s/%d", path, m.Basis)
 	}
-	extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: []Directive{pass}}
+	loc := &Location{Modifier: "=", Path: path, Internal: true, Directives: []Directive{d("proxy_pass", "http://"+target+"$request_uri")}}
+	if h2c {
+		// grpc_pass takes no URI: send the request's path, not the mirror
+		// location's (the subrequest keeps the request's arguments).
+		loc.Directives = []Directive{d("rewrite", "^", b.requestPathVar(), "break"), d("grpc_pass", "grpc://"+target)}
+	}
+	extra[path] = loc
 	return path
 }

@@ -77,10 +77,12 @@ type Location struct {
 	Includes   []string
 }
 
-// Directive is one directive; args are already quoted where they hold user data.
+// Directive is one directive; args are already quoted where they hold user
+// data. A directive with a Block is a block ("if (...) { ... }").
 type Directive struct {
-	Name string
-	Args []string
+	Name  string
+	Args  []string
+	Block []Directive
 }
 
 func d(name string, args ...string) Directive { return Directive{Name: name, Args: args} }

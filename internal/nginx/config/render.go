@@ -124,7 +124,10 @@ func (c *Config) upstreamsConf() []byte {
 	for _, u := range c.Upstreams {
 		w.open("upstream", u.Name)
 		for _, s := range u.Servers {
-			w.line("server", s)
+			// Kubernetes readiness decides which endpoints serve. NGINX's
+			// passive checks would take every endpoint of a Service out
+			// for 10 s after one route's timeout, for all its routes.
+			w.line("server", s, "max_fails=0")
 		}
 		w.line("keepalive", "16")
 		w.close()
@@ -132,6 +135,9 @@ func (c *Config) upstreamsConf() []byte {
 	for _, code := range c.Sinks {
 		w.open("upstream", sinkUpstream(code))
 		w.line("server", sinkSocket(code))
+		w.close()
+		w.open("upstream", sinkUpstreamH2(code))
+		w.line("server", sinkSocketH2(code))
 		w.close()
 	}
 	return w.bytes()
@@ -143,6 +149,7 @@ func (c *Config) serversConf() []byte {
 	for _, code := range c.Sinks {
 		w.open("server")
 		w.line("listen", sinkSocket(code))
+		w.line("listen", sinkSocketH2(code), "http2")
 		w.line("access_log", "off")
 		w.line("return", strconv.Itoa(code))
 		w.close()
@@ -226,7 +233,20 @@ func writeLocation(w *writer, l *Location) {
 		w.line("include", inc)
 	}
 	for _, dir := range l.Directives {
-		w.line(append([]string{dir.Name}, dir.Args...)...)
+		writeDirective(w, dir)
+	}
+	w.close()
+}
+
+func writeDirective(w *writer, dir Directive) {
+	words := append([]string{dir.Name}, dir.Args...)
+	if dir.Block == nil {
+		w.line(words...)
+		return
+	}
+	w.open(words...)
+	for _, inner := range dir.Block {
+		writeDirective(w, inner)
 	}
 	w.close()
 }

@@ -49,7 +49,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 				for _, h := range a.Hostnames {
 					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
 				}
-				grpc = grpc || r.Kind == graph.KindGRPCRoute
+				grpc = grpc || wantsH2C(r)
 			}
 		}
 	}
@@ -97,6 +97,20 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	if len(def.Locations) == 0 {
 		def.Locations = []*Location{notFoundLocation()}
 	}
+}
+
+// wantsH2C says whether clients of a route may speak HTTP/2 without TLS: gRPC
+// clients do, and so may those of an HTTPRoute passing to h2c backends.
+func wantsH2C(r *graph.Route) bool {
+	if r.Kind == graph.KindGRPCRoute {
+		return true
+	}
+	for _, rule := range r.ValidRules() {
+		if rule.H2C {
+			return true
+		}
+	}
+	return false
 }
 
 // mostSpecificListener returns the listener whose hostname best matches h:

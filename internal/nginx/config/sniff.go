@@ -4,8 +4,9 @@ import (
 	"strconv"
 )
 
-// Cleartext ports that carry both HTTP/1.x and gRPC (HTTP/2 with prior
-// knowledge, h2c) need NGINX to tell the two apart per connection. NGINX
+// Cleartext ports that carry both HTTP/1.x and HTTP/2 with prior knowledge
+// (h2c: gRPC clients, and clients of HTTPRoutes with h2c backends) need NGINX
+// to tell the two apart per connection. NGINX
 // before 1.25.1 cannot on one listening socket (`listen ... http2` on
 // cleartext refuses HTTP/1.x), so the stream module listens on such a port,
 // an njs preread handler reads the connection's first bytes (the HTTP/2

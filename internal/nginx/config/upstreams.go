@@ -15,6 +15,20 @@ func sinkUpstream(code int) string { return fmt.Sprintf("gatewall_sink_%d", code
 // sinkSocket is the socket of the internal server behind a sink upstream.
 func sinkSocket(code int) string { return fmt.Sprintf("unix:%ssink-%d.sock", RunDir, code) }
 
+// sinkUpstreamH2 and sinkSocketH2 are the same sink spoken to with HTTP/2,
+// for the splits of rules passed with grpc_pass.
+func sinkUpstreamH2(code int) string { return sinkUpstream(code) + "_h2" }
+func sinkSocketH2(code int) string   { return fmt.Sprintf("unix:%ssink-%d-h2.sock", RunDir, code) }
+
+// sinkFor returns the sink upstream answering code, spoken to over HTTP/2 when h2c.
+func (b *builder) sinkFor(code int, h2c bool) string {
+	b.sinks[code] = true
+	if h2c {
+		return sinkUpstreamH2(code)
+	}
+	return sinkUpstream(code)
+}
+
 // upstream registers a backend's upstream (one per Service port) and returns its name.
 func (b *builder) upstream(be *graph.Backend) string {
 	name := be.UpstreamName()
@@ -35,7 +49,7 @@ func (b *builder) upstream(be *graph.Backend) string {
 
 // split registers a split_clients block sharing requests between backends by
 // weight and returns its variable.
-func (b *builder) split(backends []*graph.Backend) string {
+func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 	var total int64
 	for _, be := range backends {
 		total += int64(be.Weight)
@@ -47,11 +61,9 @@ func (b *builder) split(backends []*graph.Backend) string {
 		up := ""
 		switch {
 		case !be.Valid:
-			up = sinkUpstream(500)
-			b.sinks[500] = true
+			up = b.sinkFor(500, h2c)
 		case len(be.Endpoints) == 0:
-			up = sinkUpstream(503)
-			b.sinks[503] = true
+			up = b.sinkFor(503, h2c)
 		default:
 			up = b.upstream(be)
 		}

@@ -1,0 +1,120 @@
+package config
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// corsDirectives renders a rule's CORS filter. A preflight (OPTIONS from an
+// allowed origin, with Access-Control-Request-Method) is answered 204 by
+// NGINX with the CORS headers; responses to other requests from an allowed
+// origin get Access-Control-Allow-Origin (and -Credentials, -Expose-Headers),
+// replacing any the backend sent. Wildcards ("*") are answered by echoing
+// the request's origin, method or headers, which is valid with and without
+// credentials.
+func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
+	if c == nil || len(c.Origins) == 0 {
+		return nil
+	}
+	key := id(strings.Join(c.Origins, " "), strings.Join(c.Methods, " "), strings.Join(c.Headers, " "),
+		strings.Join(c.Expose, " "), strconv.FormatBool(c.Credentials), strconv.Itoa(int(c.MaxAge)))
+	origin := b.addMap(&Map{Source: "$http_origin", Variable: "$gw_cors_o_" + key, Entries: corsOriginEntries(c.Origins), Default: `""`})
+	// A preflight is an OPTIONS request with an Origin and an
+	// Access-Control-Request-Method; NGINX answers every preflight itself,
+	// with the CORS headers only for allowed origins.
+	preflight := b.addMap(&Map{
+		Source: Quote("$request_method $http_origin $http_access_control_request_method"), Variable: "$gw_cors_preflight",
+		Entries: []MapEntry{{Key: Quote(`~^OPTIONS \S+ \S+$`), Value: "1"}}, Default: `""`,
+	})
+	allowed := b.addMap(&Map{
+		Source: Quote(preflight + origin), Variable: "$gw_cors_pf_" + key,
+		Entries: []MapEntry{{Key: Quote("~^1."), Value: "1"}}, Default: `""`,
+	})
+	always := func(name, value string) Directive { return d("add_header", name, value, "always") }
+	pre := []Directive{always("Access-Control-Allow-Origin", origin)}
+	if len(c.Methods) > 0 {
+		pre = append(pre, always("Access-Control-Allow-Methods", corsList(c.Methods, "$http_access_control_request_method")))
+	}
+	if len(c.Headers) > 0 {
+		pre = append(pre, always("Access-Control-Allow-Headers", corsList(c.Headers, "$http_access_control_request_headers")))
+	}
+	if c.Credentials {
+		pre = append(pre, always("Access-Control-Allow-Credentials", "true"))
+	}
+	if len(c.Expose) > 0 {
+		pre = append(pre, always("Access-Control-Expose-Headers", Quote(strings.Join(c.Expose, ", "))))
+	}
+	pre = append(pre, always("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge))), always("Vary", "Origin"), d("return", "204"))
+
+	ds := []Directive{
+		{Name: "if", Args: []string{"(" + allowed + ")"}, Block: pre},
+		{Name: "if", Args: []string{"(" + preflight + ")"}, Block: []Directive{d("return", "204")}},
+	}
+	for _, h := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
+		"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"} {
+		ds = append(ds, d(prefix+"_hide_header", h))
+	}
+	ds = append(ds, always("Access-Control-Allow-Origin", origin))
+	// Credentials and exposed headers only for allowed origins: empty
+	// values add no header.
+	if c.Credentials {
+		ds = append(ds, always("Access-Control-Allow-Credentials", b.addMap(&Map{
+			Source: origin, Variable: "$gw_cors_c_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "true",
+		})))
+	}
+	if len(c.Expose) > 0 {
+		ds = append(ds, always("Access-Control-Expose-Headers", b.addMap(&Map{
+			Source: origin, Variable: "$gw_cors_e_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: Quote(strings.Join(c.Expose, ", ")),
+		})))
+	}
+	return append(ds, always("Vary", "Origin"))
+}
+
+// corsList is a header value listing values, or echoing the request's
+// header when the list is the wildcard.
+func corsList(values []string, echo string) string {
+	if len(values) == 1 && values[0] == "*" {
+		return echo
+	}
+	return Quote(strings.Join(values, ", "))
+}
+
+// corsOriginEntries map an allowed Origin header to itself.
+func corsOriginEntries(origins []string) []MapEntry {
+	var out []MapEntry
+	for _, o := range origins {
+		out = append(out, MapEntry{Key: Quote("~*" + corsOriginRegex(o)), Value: "$http_origin"})
+	}
+	return out
+}
+
+// hostLabels matches one or more DNS labels, for a "*" in an origin's host.
+const hostLabels = `[a-z0-9-]+(\.[a-z0-9-]+)*`
+
+// corsOriginRegex matches an Origin header against an allowed origin
+// (case-insensitively: the map key starts with "~*").
+func corsOriginRegex(origin string) string {
+	if origin == "*" {
+		return `^https?://[^\s/]+$`
+	}
+	scheme, rest, _ := strings.Cut(origin, "://")
+	host, port, hasPort := strings.Cut(rest, ":")
+	var re strings.Builder
+	re.WriteString("^" + regexp.QuoteMeta(scheme) + "://")
+	switch {
+	case host == "*":
+		re.WriteString(hostLabels)
+	case strings.HasPrefix(host, "*."):
+		re.WriteString(hostLabels + `\.` + regexp.QuoteMeta(host[2:]))
+	default:
+		re.WriteString(regexp.QuoteMeta(host))
+	}
+	if hasPort {
+		re.WriteString(":" + port)
+	}
+	re.WriteString("$")
+	return re.String()
+}
