@@ -37,6 +37,9 @@ type Backend struct {
 	Protocol string
 	// Endpoints are the ready endpoints, sorted; none means 503.
 	Endpoints []Endpoint
+	// RequestHeaders modify the requests this backend receives (the
+	// backendRef's RequestHeaderModifier), after the rule's filters.
+	RequestHeaders *HeaderModifier
 }
 
 // Endpoint is one address and port of a backend.

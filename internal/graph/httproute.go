@@ -41,11 +41,13 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		} else {
 			rule.Timeouts = t
 		}
-		for _, br := range src.BackendRefs {
-			if len(br.Filters) > 0 {
-				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
+		for j, br := range src.BackendRefs {
+			headers, err := backendFilters(br.Filters)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("backendRefs[%d].%w", j, err))
 			}
 			b, why := resolveBackend(in, KindHTTPRoute, k.Namespace, br.BackendObjectReference, br.Weight)
+			b.RequestHeaders = headers
 			if !b.Valid {
 				unresolved = append(unresolved, b.Err)
 				if reason == gatewayv1.RouteReasonResolvedRefs {
@@ -68,6 +70,26 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 	}
 	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
 	return r
+}
+
+// backendFilters validates a backendRef's filters: Gatewall applies request
+// header modifiers to the requests that backend receives.
+func backendFilters(src []gatewayv1.HTTPRouteFilter) (*HeaderModifier, error) {
+	var out *HeaderModifier
+	for i, f := range src {
+		if f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier {
+			return nil, fmt.Errorf("filters[%d]: filter type %s is not supported on a backendRef; only RequestHeaderModifier is", i, f.Type)
+		}
+		if out != nil {
+			return nil, fmt.Errorf("filters[%d]: a backendRef takes one RequestHeaderModifier", i)
+		}
+		m, err := headerModifier(f.RequestHeaderModifier)
+		if err != nil {
+			return nil, fmt.Errorf("filters[%d]: %w", i, err)
+		}
+		out = m
+	}
+	return out, nil
 }
 
 // h2cBackends says whether a rule's valid backends speak h2c. NGINX passes a

@@ -20,6 +20,7 @@ var supported = []features.FeatureName{
 	features.SupportHTTPRoute307RedirectStatusCode,
 	features.SupportHTTPRoute308RedirectStatusCode,
 	features.SupportHTTPRouteBackendProtocolH2C,
+	features.SupportHTTPRouteBackendRequestHeaderModification,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 	features.SupportHTTPRouteBackendTimeout,
 	features.SupportHTTPRouteCORS,

@@ -49,9 +49,9 @@ func TestPodLogsThroughTheAPIServer(t *testing.T) {
 		}
 		return tm
 	}
-	// sinceTime has second precision: pick the second after the first line,
+	// sinceTime has second precision: pick the second after the stderr line,
 	// which is at or before "second" (logged two seconds later).
-	since := metav1.NewTime(ts(lines[0]).Truncate(time.Second).Add(time.Second))
+	since := metav1.NewTime(ts(lines[1]).Truncate(time.Second).Add(time.Second))
 	if !ts(lines[2]).Before(since.Time) {
 		got, err := podLogs(t, ns, "talker", &corev1.PodLogOptions{SinceTime: &since})
 		if err != nil {

@@ -32,7 +32,18 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if f.Redirect != nil {
 		return append(ds, d("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx))))
 	}
-	if f.RequestHeaders != nil || (f.Rewrite != nil && f.Rewrite.Hostname != "") {
+	perBackend := ""
+	switch {
+	case hasBackendHeaders(e.rule.Backends) && len(e.rule.Backends) == 1:
+		f.RequestHeaders = composeHeaders(f.RequestHeaders, e.rule.Backends[0].RequestHeaders)
+		ds = append(ds, b.requestHeaders(prefix, f)...)
+	case hasBackendHeaders(e.rule.Backends):
+		base := f
+		base.RequestHeaders = nil
+		headers, target := b.perBackendHeaders(prefix+"_set_header", e.rule, grpc)
+		ds = append(append(ds, b.requestHeaders(prefix, base)...), headers...)
+		perBackend = target
+	case f.RequestHeaders != nil || (f.Rewrite != nil && f.Rewrite.Hostname != ""):
 		ds = append(ds, b.requestHeaders(prefix, f)...)
 	}
 	if f.ResponseHeaders != nil {
@@ -54,9 +65,12 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 			ds = append(ds, d(prefix+"_connect_timeout", v))
 		}
 	}
-	target, status := b.target(e.rule.Backends, grpc)
-	if status != 0 {
-		return append(ds, d("return", strconv.Itoa(status)))
+	target := perBackend
+	if target == "" {
+		var status int
+		if target, status = b.target(e.rule.Backends, grpc); status != 0 {
+			return append(ds, d("return", strconv.Itoa(status)))
+		}
 	}
 	rewritesPath := f.Rewrite != nil && f.Rewrite.Path != nil
 	switch {
@@ -215,14 +229,7 @@ func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
 	}
 	for _, h := range m.Add {
 		// Add appends to an existing value, comma-separated.
-		v := headerVariable(h.Name)
-		variable := b.addMap(&Map{
-			Source:   v,
-			Variable: "$gw_add_" + id(h.Name, h.Value),
-			Entries:  []MapEntry{{Key: `""`, Value: Quote(h.Value)}},
-			Default:  Quote(v + "," + h.Value),
-		})
-		ds = append(ds, d(set, h.Name, variable))
+		ds = append(ds, d(set, h.Name, b.addHeaderVar(h.Name, h.Value)))
 	}
 	for _, name := range m.Remove {
 		ds = append(ds, d(set, name, `""`))

@@ -1,0 +1,196 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// Request header modifiers on backendRefs apply to the requests each backend
+// receives, after the rule's. With one backend they fold into the rule's
+// modifier. With several, the request's backend is drawn once, as an index
+// (split_clients on $request_id), and maps of that index give both the
+// upstream and each modified header's value, so a request's headers always
+// match the backend it goes to.
+
+// headerOp is what a modifier does to one header.
+type headerOp struct {
+	kind  string // "set", "add" or "remove"
+	value string
+}
+
+// opsOf lists a modifier's operations by lower-case header name, with the
+// names in first-seen order.
+func opsOf(m *graph.HeaderModifier) (map[string]headerOp, []string, map[string]string) {
+	ops, names, spelled := map[string]headerOp{}, []string(nil), map[string]string{}
+	if m == nil {
+		return ops, names, spelled
+	}
+	put := func(name string, op headerOp) {
+		k := strings.ToLower(name)
+		if _, ok := ops[k]; !ok {
+			names = append(names, k)
+			spelled[k] = name
+		}
+		ops[k] = op
+	}
+	for _, h := range m.Set {
+		put(h.Name, headerOp{"set", h.Value})
+	}
+	for _, h := range m.Add {
+		put(h.Name, headerOp{"add", h.Value})
+	}
+	for _, n := range m.Remove {
+		put(n, headerOp{kind: "remove"})
+	}
+	return ops, names, spelled
+}
+
+// composeHeaders applies the backend's modifier after the rule's.
+func composeHeaders(rule, backend *graph.HeaderModifier) *graph.HeaderModifier {
+	if backend == nil {
+		return rule
+	}
+	ops, names, spelled := opsOf(rule)
+	bops, bnames, bspelled := opsOf(backend)
+	for _, k := range bnames {
+		b, r := bops[k], ops[k]
+		if _, ok := ops[k]; !ok {
+			names = append(names, k)
+			spelled[k] = bspelled[k]
+		}
+		switch {
+		case b.kind != "add":
+			ops[k] = b
+		case r.kind == "set":
+			ops[k] = headerOp{"set", r.value + "," + b.value}
+		case r.kind == "add":
+			ops[k] = headerOp{"add", r.value + "," + b.value}
+		case r.kind == "remove":
+			ops[k] = headerOp{"set", b.value}
+		default:
+			ops[k] = b
+		}
+	}
+	out := &graph.HeaderModifier{}
+	for _, k := range names {
+		op := ops[k]
+		switch op.kind {
+		case "set":
+			out.Set = append(out.Set, graph.Header{Name: spelled[k], Value: op.value})
+		case "add":
+			out.Add = append(out.Add, graph.Header{Name: spelled[k], Value: op.value})
+		case "remove":
+			out.Remove = append(out.Remove, spelled[k])
+		}
+	}
+	return out
+}
+
+// hasBackendHeaders says whether some backend of a rule modifies request headers.
+func hasBackendHeaders(backends []*graph.Backend) bool {
+	for _, b := range backends {
+		if b.RequestHeaders != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// headerValue is the value expression NGINX sends for an operation on a header.
+func (b *builder) headerValue(name string, op headerOp) string {
+	switch op.kind {
+	case "set":
+		return Quote(op.value)
+	case "add":
+		return b.addHeaderVar(name, op.value)
+	case "remove":
+		return `""`
+	}
+	return headerVariable(name) // untouched: as the client sent it
+}
+
+// addHeaderVar is a variable holding the request's value of a header with
+// value appended, comma-separated.
+func (b *builder) addHeaderVar(name, value string) string {
+	v := headerVariable(name)
+	return b.addMap(&Map{
+		Source:   v,
+		Variable: "$gw_add_" + id(name, value),
+		Entries:  []MapEntry{{Key: `""`, Value: Quote(value)}},
+		Default:  Quote(v + "," + value),
+	})
+}
+
+// perBackendHeaders renders a rule whose backends modify headers
+// differently: it returns the header directives (set_header prefix) and the
+// proxy target, a variable naming the drawn backend's upstream.
+func (b *builder) perBackendHeaders(set string, rule *graph.Rule, h2c bool) ([]Directive, string) {
+	backends := rule.Backends
+	var total int64
+	for _, be := range backends {
+		total += int64(be.Weight)
+	}
+	index := &Split{}
+	upstreams := &Map{Default: `""`}
+	var parts []string
+	given := 0
+	for i, be := range backends {
+		up := ""
+		switch {
+		case !be.Valid:
+			up = b.sinkFor(500, h2c)
+		case len(be.Endpoints) == 0:
+			up = b.sinkFor(503, h2c)
+		default:
+			up = b.upstream(be)
+		}
+		basis := int(int64(be.Weight) * 10000 / total)
+		if i == len(backends)-1 {
+			basis = 10000 - given
+		}
+		given += basis
+		index.Buckets = append(index.Buckets, SplitBucket{Basis: basis, Upstream: strconv.Itoa(i)})
+		upstreams.Entries = append(upstreams.Entries, MapEntry{Key: strconv.Itoa(i), Value: up})
+		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
+	}
+	effective := make([]map[string]headerOp, len(backends))
+	var names []string
+	spelled := map[string]string{}
+	seen := map[string]bool{}
+	for i, be := range backends {
+		m := composeHeaders(rule.Filters.RequestHeaders, be.RequestHeaders)
+		ops, ns, sp := opsOf(m)
+		effective[i] = ops
+		for _, n := range ns {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+				spelled[n] = sp[n]
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d:%v", i, ops))
+	}
+	key := id(parts...)
+	index.Variable = "$gw_bidx_" + key
+	if _, ok := b.splits[index.Variable]; !ok {
+		b.splits[index.Variable] = index
+	}
+	upstreams.Source, upstreams.Variable = index.Variable, "$gw_bsplit_"+key
+	target := b.addMap(upstreams)
+	var ds []Directive
+	for _, n := range names {
+		m := &Map{Source: index.Variable, Variable: "$gw_bh_" + id(key, n), Default: `""`}
+		for i := range backends {
+			op, ok := effective[i][n]
+			if !ok {
+				op = headerOp{}
+			}
+			m.Entries = append(m.Entries, MapEntry{Key: strconv.Itoa(i), Value: b.headerValue(spelled[n], op)})
+		}
+		ds = append(ds, d(set, spelled[n], b.addMap(m)))
+	}
+	return ds, target
+}
