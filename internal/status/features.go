@@ -12,6 +12,7 @@ import (
 var supported = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportGatewayHTTPListenerIsolation,
+	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 	features.SupportGatewayInfrastructure,
 	features.SupportGatewayPort8080,
 	features.SupportGRPCRoute,

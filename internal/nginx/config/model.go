@@ -63,8 +63,10 @@ type Server struct {
 	HTTP2           bool
 	CertPath        string
 	RejectHandshake bool
-	Locations       []*Location
-	Includes        []string
+	// Directives are server-level directives, before the includes and locations.
+	Directives []Directive
+	Locations  []*Location
+	Includes   []string
 }
 
 // Location is one location block.
@@ -98,8 +100,11 @@ type Upstream struct {
 type Map struct {
 	Source   string
 	Variable string
-	Entries  []MapEntry
-	Default  string
+	// Hostnames makes the keys host names, "*."-prefixed ones matching
+	// subdomains; exact names win over wildcards, longer wildcards over shorter.
+	Hostnames bool
+	Entries   []MapEntry
+	Default   string
 }
 
 // MapEntry is one key and value of a map.

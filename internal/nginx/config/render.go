@@ -111,6 +111,9 @@ func (c *Config) httpConf() []byte {
 
 func writeMap(w *writer, m *Map) {
 	w.open("map", m.Source, m.Variable)
+	if m.Hostnames {
+		w.line("hostnames")
+	}
 	for _, e := range m.Entries {
 		w.line(e.Key, e.Value)
 	}
@@ -209,6 +212,9 @@ func (c *Config) writeServer(w *writer, s *Server) {
 	if s.CertPath != "" {
 		w.line("ssl_certificate", s.CertPath)
 		w.line("ssl_certificate_key", s.CertPath)
+	}
+	for _, dir := range s.Directives {
+		writeDirective(w, dir)
 	}
 	for _, inc := range s.Includes {
 		w.line("include", inc)

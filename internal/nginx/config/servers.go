@@ -74,6 +74,11 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 	}
 	b.cfg.Servers = append(b.cfg.Servers, def)
+	misdirected := func(*graph.Listener) []Directive { return nil }
+	if ssl {
+		misdirected = b.misdirectedCheck(port, listeners)
+		def.Directives = misdirected(mostSpecificListener(listeners, ""))
+	}
 	for _, h := range hosts {
 		best := mostSpecificListener(listeners, h)
 		var routes []*graph.Route
@@ -86,7 +91,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl}
+			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best)}
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
@@ -96,6 +101,33 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	if len(def.Locations) == 0 {
 		def.Locations = []*Location{notFoundLocation()}
+	}
+}
+
+// misdirectedCheck returns, for an HTTPS port, the server directives that
+// answer 421 Misdirected Request when the listener the TLS server name (SNI)
+// selects is not the one the Host header selects: a client reusing a
+// connection for another host (HTTP/2 connection coalescing) must not reach
+// that host's routes with the first host's certificate and settings. The
+// SNI picks its listener as the Host does: an exact hostname, else the
+// longest wildcard, else the listener without hostname.
+func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func(*graph.Listener) []Directive {
+	m := &Map{Source: "$ssl_server_name", Variable: fmt.Sprintf("$gw_sni_listener_%d", port), Hostnames: true, Default: `""`}
+	for _, l := range listeners {
+		if l.Hostname == "" {
+			m.Default = Quote(l.Name)
+			continue
+		}
+		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.Name)})
+	}
+	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Key < m.Entries[j].Key })
+	variable := b.addMap(m)
+	return func(l *graph.Listener) []Directive {
+		want := `""`
+		if l != nil {
+			want = Quote(l.Name)
+		}
+		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{d("return", "421")}}}
 	}
 }
 
