@@ -34,8 +34,8 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 	n, err := node.Start(ctx, c.Config(), node.Options{
 		Name: "stop-node", StateDir: filepath.Join(work, "node"), Images: node.DefaultImages(env.binDir),
 		KubeletCA:    c.KubeletCA(),
-		Network:      podnet.Options{Prefix: "gwls", CIDR: "10.246.0.0/24"},
-		LoadBalancer: loadbalancer.Options{CIDR: "127.0.2.0/24"},
+		Network:      podnet.Options{Prefix: "gwls", CIDR: "10.248.0.0/24"},
+		LoadBalancer: loadbalancer.Options{CIDR: "127.0.4.0/24"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Errorf("cluster stop: %v", err)
 	}
-	if left := leftovers("gwls", "10.246.0.0/24"); len(filterOut(left, "process")) > 0 {
+	if left := leftovers("gwls", "10.248.0.0/24"); len(filterOut(left, "process")) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 	if p := processesWith("sleep 4242"); len(p) > 0 {

@@ -14,7 +14,14 @@ import (
 
 // LocalRuntime says where a test package's local runtime lives. Packages
 // whose runtimes may run at the same time (go test runs packages in
-// parallel) need distinct names, prefixes and networks.
+// parallel) need distinct names, prefixes and networks. In use (podnet
+// refuses a pod CIDR overlapping another node's):
+//
+//	test/local        gwlt 10.245.0.0/16  127.0.1.0/24   (its stop test: gwls 10.248.0.0/24 127.0.4.0/24)
+//	test/e2e          gwle 10.246.0.0/16  127.0.2.0/24
+//	test/conformance  gwlc 10.247.0.0/16  127.0.3.0/24
+//	internal/local/podnet tests  gwlpt 10.251.0.0/24
+//	make run-local    gwl  10.244.0.0/16  127.0.1.0/24
 type LocalRuntime struct {
 	// Name names the state directory under the temp dir.
 	Name string

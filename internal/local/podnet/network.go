@@ -86,6 +86,10 @@ func Setup(ctx context.Context, opts Options) (*Network, error) {
 		n.releaseLock()
 		return nil, err
 	}
+	if err := n.checkCIDRFree(ctx); err != nil {
+		n.releaseLock()
+		return nil, err
+	}
 	if err := n.createNode(ctx); err != nil {
 		return nil, errors.Join(err, n.Teardown(context.WithoutCancel(ctx)))
 	}

@@ -174,3 +174,42 @@ func assertNoLeftovers(t *testing.T, teardownErr error) {
 		t.Errorf("host route left: %s", out)
 	}
 }
+
+// Two local nodes whose pod CIDRs overlap would steal each other's pods'
+// traffic (the more specific host route wins): the second one is refused.
+func TestSetupRefusesAnOverlappingCIDR(t *testing.T) {
+	ctx := context.Background()
+	first := testOptions(t)
+	n, err := Setup(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { assertNoLeftovers(t, n.Teardown(ctx)) })
+	for _, cidr := range []string{"10.251.0.0/16", "10.251.0.128/25"} {
+		other := Options{Prefix: "gwlpo", CIDR: cidr, LockDir: t.TempDir()}
+		o, err := Setup(ctx, other)
+		if err == nil {
+			_ = o.Teardown(ctx)
+			t.Fatalf("a second node with pod CIDR %s beside %s was set up", cidr, first.CIDR)
+		}
+		if !strings.Contains(err.Error(), "overlaps the host route") || !strings.Contains(err.Error(), "10.251.0.0/24") {
+			t.Errorf("CIDR %s: err = %v, want it to name the overlapping route", cidr, err)
+		}
+	}
+}
+
+func TestOverlappingRoute(t *testing.T) {
+	routes := "default via 192.168.1.1 dev eth0\n10.246.0.0/16 via 10.246.0.1 dev gwle-up onlink src 10.246.255.254\n192.168.1.0/24 dev eth0 proto kernel scope link src 192.168.1.5\n10.9.9.9 dev tun0\n"
+	for cidr, want := range map[string]string{
+		"10.246.0.0/24": "10.246.0.0/16 via 10.246.0.1 dev gwle-up onlink src 10.246.255.254",
+		"10.0.0.0/8":    "10.246.0.0/16 via 10.246.0.1 dev gwle-up onlink src 10.246.255.254",
+		"10.9.9.0/24":   "10.9.9.9 dev tun0",
+		"10.247.0.0/16": "",
+		"172.16.0.0/12": "",
+	} {
+		got, ok := overlappingRoute(routes, netip.MustParsePrefix(cidr))
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: got %q, %v; want %q", cidr, got, ok, want)
+		}
+	}
+}
