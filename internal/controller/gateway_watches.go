@@ -32,6 +32,7 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfService)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSlice)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfConfigMap)).
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
@@ -69,6 +70,10 @@ func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object
 
 func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: nsName(o.GetNamespace(), o.GetName())})
+}
+
+func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayConfigMap: nsName(o.GetNamespace(), o.GetName())})
 }
 
 func (r *GatewayReconciler) gatewaysOfRoute(_ context.Context, o client.Object) []reconcile.Request {

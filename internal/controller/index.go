@@ -24,6 +24,8 @@ const (
 	indexGatewayClass = "gatewall.gateway.class"
 	// indexGatewaySecret: the Secrets a Gateway's listeners use.
 	indexGatewaySecret = "gatewall.gateway.secret"
+	// indexGatewayConfigMap: the ConfigMaps (CA bundles) a Gateway's tls.frontend uses.
+	indexGatewayConfigMap = "gatewall.gateway.configmap"
 	// indexGatewayNginxProxy: the NginxProxy a Gateway's infrastructure names.
 	indexGatewayNginxProxy = "gatewall.gateway.nginxproxy"
 	// indexSliceService: an EndpointSlice's Service.
@@ -54,6 +56,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, controllerName string) 
 			return []string{string(o.(*gatewayv1.Gateway).Spec.GatewayClassName)}
 		}},
 		{&gatewayv1.Gateway{}, indexGatewaySecret, func(o client.Object) []string { return gatewaySecrets(o.(*gatewayv1.Gateway)) }},
+		{&gatewayv1.Gateway{}, indexGatewayConfigMap, func(o client.Object) []string { return gatewayConfigMaps(o.(*gatewayv1.Gateway)) }},
 		{&gatewayv1.Gateway{}, indexGatewayNginxProxy, func(o client.Object) []string {
 			gw := o.(*gatewayv1.Gateway)
 			if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
@@ -155,6 +158,36 @@ func gatewaySecrets(gw *gatewayv1.Gateway) []string {
 		}
 		for _, ref := range l.TLS.CertificateRefs {
 			if ref.Kind != nil && *ref.Kind != "Secret" || ref.Group != nil && *ref.Group != "" {
+				continue
+			}
+			ns := gw.Namespace
+			if ref.Namespace != nil {
+				ns = string(*ref.Namespace)
+			}
+			seen[nsName(ns, string(ref.Name))] = true
+		}
+	}
+	return keys(seen)
+}
+
+// gatewayConfigMaps are the ConfigMaps a Gateway's client certificate
+// validation names (default and per port).
+func gatewayConfigMaps(gw *gatewayv1.Gateway) []string {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil {
+		return nil
+	}
+	f := gw.Spec.TLS.Frontend
+	validations := []*gatewayv1.FrontendTLSValidation{f.Default.Validation}
+	for _, p := range f.PerPort {
+		validations = append(validations, p.TLS.Validation)
+	}
+	seen := map[string]bool{}
+	for _, v := range validations {
+		if v == nil {
+			continue
+		}
+		for _, ref := range v.CACertificateRefs {
+			if ref.Group != "" || ref.Kind != "ConfigMap" {
 				continue
 			}
 			ns := gw.Namespace

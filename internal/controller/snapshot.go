@@ -84,6 +84,12 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			return nil, err
 		}
 	}
+	for _, cm := range gatewayConfigMaps(gw) {
+		ns, name := splitNsName(cm)
+		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.ConfigMap{}); err != nil {
+			return nil, err
+		}
+	}
 	refGrants, namespaces, proxies := &gatewayv1beta1.ReferenceGrantList{}, &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
 	psps := &v1alpha1.ProxySettingsPolicyList{}
 	for _, l := range []client.ObjectList{refGrants, namespaces, proxies, psps} {

@@ -48,6 +48,9 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	rejected := g.accept(in)
 	g.Listeners = buildListeners(in, gw)
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
+	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
+		g.Conditions = append(g.Conditions, *c)
+	}
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)
 	return g

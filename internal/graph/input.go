@@ -34,6 +34,7 @@ type Input struct {
 	// kubernetes.io/service-name label.
 	EndpointSlices map[types.NamespacedName]*discoveryv1.EndpointSlice
 	Secrets        map[types.NamespacedName]*corev1.Secret
+	ConfigMaps     map[types.NamespacedName]*corev1.ConfigMap
 	NginxProxies   map[types.NamespacedName]*v1alpha2.NginxProxy
 	// ProxySettingsPolicies are read by package policy, not by the graph.
 	ProxySettingsPolicies map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy
@@ -68,6 +69,7 @@ func NewInput(controllerName string) *Input {
 		Services:        map[types.NamespacedName]*corev1.Service{},
 		EndpointSlices:  map[types.NamespacedName]*discoveryv1.EndpointSlice{},
 		Secrets:         map[types.NamespacedName]*corev1.Secret{},
+		ConfigMaps:      map[types.NamespacedName]*corev1.ConfigMap{},
 		NginxProxies:    map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
 		ProxySettingsPolicies: map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy{},
@@ -105,6 +107,8 @@ func (in *Input) Add(obj any) bool {
 		in.sliceIndex = nil
 	case *corev1.Secret:
 		in.Secrets[key(o.Namespace, o.Name)] = o
+	case *corev1.ConfigMap:
+		in.ConfigMaps[key(o.Namespace, o.Name)] = o
 	case *v1alpha2.NginxProxy:
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
 	case *v1alpha1.ProxySettingsPolicy:

@@ -33,6 +33,9 @@ type Listener struct {
 	Hostname string
 	// TLS is the certificate of an HTTPS listener.
 	TLS *Certificate
+	// ClientValidation, when set, validates the certificates of the
+	// listener's clients (the Gateway's tls.frontend for its port).
+	ClientValidation *ClientValidation
 	// SupportedKinds are the route kinds that may attach.
 	SupportedKinds []gatewayv1.RouteGroupKind
 	// AttachedRoutes counts the routes attached to this listener.
@@ -84,6 +87,16 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Li
 			unresolved(reason, err.Error())
 		}
 		l.TLS = cert
+		if v := frontendValidation(gw, src.Port); v != nil {
+			cv, valid, reason, err := resolveClientValidation(in, gw, v)
+			if err != nil {
+				unresolved(reason, err.Error())
+				if valid == 0 {
+					reject(gatewayv1.ListenerReasonNoValidCACertificate, "no caCertificateRef of the port's client certificate validation resolves")
+				}
+			}
+			l.ClientValidation = cv
+		}
 	}
 	kinds, err := supportedKinds(src)
 	if err != nil {

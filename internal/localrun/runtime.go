@@ -49,7 +49,7 @@ type Options struct {
 	// (inside 127.0.0.0/8; default 127.0.1.0/24). Runtimes running at the
 	// same time need distinct ones.
 	LoadBalancerCIDR string
-	Log      logr.Logger
+	Log              logr.Logger
 }
 
 // Runtime is a running local cluster, node and manager.

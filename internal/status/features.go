@@ -11,6 +11,8 @@ import (
 // claimed in GatewayClass status and must pass its conformance tests.
 var supported = []features.FeatureName{
 	features.SupportGateway,
+	features.SupportGatewayFrontendClientCertificateValidation,
+	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 	features.SupportGatewayInfrastructure,

@@ -63,6 +63,12 @@ type Server struct {
 	HTTP2           bool
 	CertPath        string
 	RejectHandshake bool
+	// ClientCerts, when set, asks clients for a certificate: verified
+	// against ClientCAPath (clients without a valid one are disconnected),
+	// or, with ClientCertsOptional, accepted whatever they present.
+	ClientCerts         bool
+	ClientCertsOptional bool
+	ClientCAPath        string
 	// Directives are server-level directives, before the includes and locations.
 	Directives []Directive
 	Locations  []*Location

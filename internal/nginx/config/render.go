@@ -213,6 +213,9 @@ func (c *Config) writeServer(w *writer, s *Server) {
 		w.line("ssl_certificate", s.CertPath)
 		w.line("ssl_certificate_key", s.CertPath)
 	}
+	if s.ClientCerts {
+		writeClientVerification(w, s)
+	}
 	for _, dir := range s.Directives {
 		writeDirective(w, dir)
 	}
@@ -264,4 +267,32 @@ func (c *Config) String() string {
 		fmt.Fprintf(&b, "### %s\n%s", f.Path, f.Data)
 	}
 	return b.String()
+}
+
+// clientVerifyDepth allows client certificates issued through intermediates.
+const clientVerifyDepth = "10"
+
+// clientCertRefused is the named location answering requests whose client
+// certificate is missing or fails verification.
+const clientCertRefused = "@_gatewall_client_cert_refused"
+
+// writeClientVerification asks clients for a certificate. NGINX completes
+// the TLS handshake whatever the client presents and then answers 495/496;
+// those are turned into a disconnect without an answer (444), so that, as
+// with a refused handshake, the client gets nothing from the listener. In
+// the optional mode (AllowInsecureFallback) NGINX verifies against no CA:
+// every client is accepted and authorization is the backend's, as the
+// Gateway API defines that mode.
+func writeClientVerification(w *writer, s *Server) {
+	if s.ClientCertsOptional {
+		w.line("ssl_verify_client", "optional_no_ca")
+		return
+	}
+	w.line("ssl_client_certificate", s.ClientCAPath)
+	w.line("ssl_verify_depth", clientVerifyDepth)
+	w.line("ssl_verify_client", "on")
+	w.line("error_page", "495", "496", "=", clientCertRefused)
+	w.open("location", clientCertRefused)
+	w.line("return", "444")
+	w.close()
 }

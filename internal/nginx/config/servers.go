@@ -66,6 +66,12 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	// The default server answers requests no server name matches: it holds
 	// routes for any hostname (""), else answers 404 (or refuses TLS).
 	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl}
+	certs, optional, ca := b.clientValidation(listeners)
+	withClientValidation := func(s *Server) *Server {
+		s.ClientCerts, s.ClientCertsOptional, s.ClientCAPath = certs, optional, ca
+		return s
+	}
+	withClientValidation(def)
 	if ssl {
 		if l := mostSpecificListener(listeners, ""); l != nil && l.TLS != nil {
 			def.CertPath = b.cert(l.TLS)
@@ -91,7 +97,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = &Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best)}
+			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best)})
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
@@ -102,6 +108,26 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	if len(def.Locations) == 0 {
 		def.Locations = []*Location{notFoundLocation()}
 	}
+}
+
+// clientValidation returns a port's client certificate validation (its
+// listeners share the Gateway's tls.frontend setting for the port): whether
+// clients are asked for certificates, whether any is accepted, and the CA
+// bundle verifying them, registered as a file.
+func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional bool, caPath string) {
+	for _, l := range listeners {
+		cv := l.ClientValidation
+		if cv == nil {
+			continue
+		}
+		if cv.InsecureFallback {
+			return true, true, ""
+		}
+		path := fmt.Sprintf("%sclient_ca_%s.pem", SecretsDir, id(string(cv.CAPEM)))
+		b.cfg.Certs[path] = cv.CAPEM
+		return true, false, path
+	}
+	return false, false, ""
 }
 
 // misdirectedCheck returns, for an HTTPS port, the server directives that
