@@ -61,9 +61,10 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	g := t.Graph
 	addresses := gw.Status.Addresses
+	var addressProblem *metav1.Condition
 	if r.Provisioning != nil {
 		if g.Valid {
-			if addresses, err = r.provision(ctx, g); err != nil {
+			if addresses, addressProblem, err = r.provision(ctx, g); err != nil {
 				return ctrl.Result{}, err
 			}
 		} else if err := r.deprovision(ctx, gw); err != nil {
@@ -79,7 +80,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.DataPlane.Forget(req.NamespacedName)
 	}
 	now := metav1.Now()
-	if err := r.writeGatewayStatus(ctx, g, dp, addresses, t.Extra(t.GatewayRef()), now); err != nil {
+	if err := r.writeGatewayStatus(ctx, g, dp, addresses, addressProblem, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := map[types.NamespacedName]bool{}

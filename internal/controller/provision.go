@@ -38,12 +38,14 @@ type Provisioning struct {
 	ReloadMonitoringPeriod time.Duration
 }
 
-// provision applies the Gateway's data plane and returns its addresses.
-func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]gatewayv1.GatewayStatusAddress, error) {
+// provision applies the Gateway's data plane and returns its addresses, and
+// a Programmed=False condition while the addresses it requests are not
+// assigned.
+func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]gatewayv1.GatewayStatusAddress, *metav1.Condition, error) {
 	p := r.Provisioning
 	ca, err := os.ReadFile(p.CAFile)
 	if err != nil {
-		return nil, fmt.Errorf("reading the agents' CA bundle: %w", err)
+		return nil, nil, fmt.Errorf("reading the agents' CA bundle: %w", err)
 	}
 	level := "info"
 	if l := g.NginxProxy.Logging; l != nil && l.AgentLevel != nil {
@@ -56,7 +58,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]
 		Gateway:   g.Key, LogLevel: level, ReloadMonitoringPeriod: p.ReloadMonitoringPeriod,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ports []int32
 	for _, l := range g.ValidListeners() {
@@ -66,13 +68,13 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, AgentConfig: conf, AgentCA: ca, Images: p.Images,
 	})
 	if err := provisioner.Apply(ctx, r.Client, objs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc := &corev1.Service{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: g.Key.Namespace, Name: provisioner.Name(g.Source)}, svc); err != nil {
-		return nil, client.IgnoreNotFound(err)
+		return nil, nil, client.IgnoreNotFound(err)
 	}
-	return serviceAddresses(svc), nil
+	return serviceAddresses(svc), addressCondition(graph.RequestedAddresses(g.Source), svc), nil
 }
 
 // deprovision removes the data plane of a Gateway that is not accepted.

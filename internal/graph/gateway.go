@@ -68,9 +68,6 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
 	}
-	if len(gw.Spec.Addresses) > 0 {
-		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "spec.addresses is not supported: the address comes from the data plane's Service")
-	}
 	var gwNP *v1alpha2.NginxProxySpec
 	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
 		ref := infra.ParametersRef
@@ -89,6 +86,9 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 		classNP = &g.Class.NginxProxy.Spec
 	}
 	g.NginxProxy = EffectiveNginxProxy(classNP, gwNP)
+	if msg := checkAddresses(gw, g.NginxProxy); msg != "" {
+		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "%s", msg)
+	}
 	return nil
 }
 

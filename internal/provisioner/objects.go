@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Images are the default images of the data-plane containers.
@@ -234,6 +235,14 @@ func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
 			svc.Spec.LoadBalancerIP = *s.LoadBalancerIP
 		}
 		svc.Spec.LoadBalancerSourceRanges = s.LoadBalancerSourceRanges
+	}
+	// A Gateway's spec.addresses overrides the NginxProxy's loadBalancerIP.
+	// The Service has one: with several, the load balancer picks one and
+	// the Gateway reports that its addresses cannot all be used.
+	if reqs := graph.RequestedAddresses(p.Gateway); len(reqs) == 1 {
+		svc.Spec.LoadBalancerIP = reqs[0]
+	} else if len(reqs) > 1 {
+		svc.Spec.LoadBalancerIP = ""
 	}
 	switch ptr.Deref(p.NginxProxy.IPFamily, v1alpha2.IPFamilyDual) {
 	case v1alpha2.IPFamilyIPv4:

@@ -55,7 +55,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			res.Files[k] = t.Files
 		}
 		gw := g.Source.DeepCopy()
-		gw.Status = status.Gateway(g, status.Offline, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
+		gw.Status = status.Gateway(g, status.Offline, nil, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
 		res.Statuses = append(res.Statuses, gw)
 		for _, r := range g.Routes {
 			id := r.Kind + "/" + r.Key.String()

@@ -11,12 +11,14 @@ import (
 // claimed in GatewayClass status and must pass its conformance tests.
 var supported = []features.FeatureName{
 	features.SupportGateway,
+	features.SupportGatewayAddressEmpty,
 	features.SupportGatewayFrontendClientCertificateValidation,
 	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 	features.SupportGatewayInfrastructure,
 	features.SupportGatewayPort8080,
+	features.SupportGatewayStaticAddresses,
 	features.SupportGRPCRoute,
 	features.SupportHTTPRoute,
 	features.SupportHTTPRoute303RedirectStatusCode,

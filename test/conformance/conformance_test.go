@@ -7,7 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/apis/v1alpha3"
 	xv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance"
@@ -23,6 +25,10 @@ import (
 
 var extended = flag.Bool("extended", false,
 	"Run the tests of every feature the GatewayClass claims in its status; without it only the core tests of the profiles run.")
+
+// usableAddress is a Gateway address the runtime's load balancer can give
+// (its range is 127.0.3.0/24, handed out from the bottom).
+const usableAddress = "127.0.3.250"
 
 // profiles are the conformance profiles Gatewall claims.
 var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName}
@@ -60,6 +66,10 @@ func TestConformance(t *testing.T) {
 			Version: "dev", Contact: []string{"@gatewall/maintainers"},
 		},
 	}
+	// GatewayStaticAddresses: an address in the runtime's load balancer
+	// range that no Gateway is given first, and one outside it.
+	configurable.UsableNetworkAddresses = []gatewayv1.GatewaySpecAddress{{Type: ptr.To(gatewayv1.IPAddressType), Value: usableAddress}}
+	configurable.UnusableNetworkAddresses = []gatewayv1.GatewaySpecAddress{{Type: ptr.To(gatewayv1.IPAddressType), Value: "10.255.255.254"}}
 	if !*extended {
 		configurable.SupportedFeatures = coreFeatures
 	}

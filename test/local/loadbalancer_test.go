@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gatewall/gatewall/internal/local/loadbalancer"
 )
 
 func TestLoadBalancerServicesGetDistinctAddressesAndProxy(t *testing.T) {
@@ -88,4 +92,48 @@ func TestLoadBalancerServicesGetDistinctAddressesAndProxy(t *testing.T) {
 		_, err := httpGet("http://" + addrs["gw-a"] + ":80/")
 		return err != nil, "still listening"
 	})
+}
+
+// A Service's spec.loadBalancerIP is honoured when the load balancer can give
+// it; otherwise the Service gets no address and a LoadBalancerIPAssigned=False
+// condition saying why, until the address is changed to a usable one.
+func TestLoadBalancerHonoursRequestedAddress(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "lbip")
+	svc := service(ns, "gw", "echo", corev1.ServiceTypeLoadBalancer)
+	svc.Spec.LoadBalancerIP = "10.99.99.99"
+	if _, err := env.client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "an address outside the range is refused in status", func() (bool, string) {
+		s, err := env.client.CoreV1().Services(ns).Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(s.Status.Conditions, loadbalancer.ConditionLoadBalancerIP)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "outside the load balancer's range") {
+			return false, fmt.Sprintf("conditions %v", s.Status.Conditions)
+		}
+		return len(s.Status.LoadBalancer.Ingress) == 0, fmt.Sprint(s.Status.LoadBalancer.Ingress)
+	})
+	s, err := env.client.CoreV1().Services(ns).Get(ctx, "gw", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.LoadBalancerIP = "127.0.1.200"
+	if _, err := env.client.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the requested address is given", func() (bool, string) {
+		s, err := env.client.CoreV1().Services(ns).Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ing := s.Status.LoadBalancer.Ingress
+		ok := len(ing) == 1 && ing[0].IP == "127.0.1.200" && meta.FindStatusCondition(s.Status.Conditions, loadbalancer.ConditionLoadBalancerIP) == nil
+		return ok, fmt.Sprintf("ingress %v, conditions %v", ing, s.Status.Conditions)
+	})
+	if a, ok := env.node.LoadBalancerAddress(ns, "gw"); !ok || a.String() != "127.0.1.200" {
+		t.Errorf("load balancer address = %v, %v; want 127.0.1.200", a, ok)
+	}
 }

@@ -18,6 +18,16 @@ func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ports := tcpPorts(svc)
+	requested, err := requestedAddress(svc)
+	if err != nil {
+		return nil, err
+	}
+	if lb, ok := c.lbs[key]; ok && requested.IsValid() && lb.addr != requested {
+		// The Service asks for another address now: move it.
+		lb.close()
+		delete(c.used, lb.addr)
+		delete(c.lbs, key)
+	}
 	if lb, ok := c.lbs[key]; ok {
 		for port, p := range lb.proxies {
 			if !ports[port] {
@@ -36,6 +46,9 @@ func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) 
 			lb.proxies[port] = NewProxy(ln)
 		}
 		return lb, nil
+	}
+	if requested.IsValid() {
+		return c.ensureRequested(key, requested, ports)
 	}
 	var candidates []netip.Addr
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
@@ -85,4 +98,41 @@ func listenAll(a netip.Addr, ports map[int32]bool) (map[int32]*Proxy, error) {
 		proxies[port] = NewProxy(ln)
 	}
 	return proxies, nil
+}
+
+// addressNotUsable is a Service's spec.loadBalancerIP this load balancer
+// cannot give it; the Service says so in its status.
+type addressNotUsable struct{ msg string }
+
+func (e *addressNotUsable) Error() string { return e.msg }
+
+// requestedAddress is the Service's spec.loadBalancerIP, if any.
+func requestedAddress(svc *corev1.Service) (netip.Addr, error) {
+	if svc.Spec.LoadBalancerIP == "" {
+		return netip.Addr{}, nil
+	}
+	a, err := netip.ParseAddr(svc.Spec.LoadBalancerIP)
+	if err != nil {
+		return netip.Addr{}, &addressNotUsable{fmt.Sprintf("loadBalancerIP %q is not an IP address", svc.Spec.LoadBalancerIP)}
+	}
+	return a, nil
+}
+
+// ensureRequested gives the Service the address it asks for, if that
+// address is in this load balancer's range, free, and bindable.
+func (c *Controller) ensureRequested(key string, a netip.Addr, ports map[int32]bool) (*balancer, error) {
+	if !c.cidr.Contains(a) || a == c.cidr.Addr() {
+		return nil, &addressNotUsable{fmt.Sprintf("%s is outside the load balancer's range %s", a, c.cidr)}
+	}
+	if owner, taken := c.used[a]; taken {
+		return nil, &addressNotUsable{fmt.Sprintf("%s is in use by Service %s", a, owner)}
+	}
+	proxies, err := listenAll(a, ports)
+	if err != nil {
+		return nil, &addressNotUsable{fmt.Sprintf("%s cannot be bound on this host: %v", a, err)}
+	}
+	lb := &balancer{addr: a, proxies: proxies}
+	c.lbs[key], c.used[a] = lb, key
+	c.opts.Log.Info("load balancer created", "service", key, "address", a, "requested", true)
+	return lb, nil
 }

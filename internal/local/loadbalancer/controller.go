@@ -2,6 +2,7 @@ package loadbalancer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,7 +13,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -167,6 +170,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	lb, err := c.ensure(key, svc)
+	var notUsable *addressNotUsable
+	if errors.As(err, &notUsable) {
+		// Say so in the Service's status and look again later: the
+		// address may be freed.
+		c.release(key)
+		if err := c.reportNotUsable(ctx, svc, notUsable.msg); err != nil {
+			return err
+		}
+		c.queue.AddAfter(key, notUsableRetry)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -174,6 +188,32 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	return c.updateStatus(ctx, svc, lb.addr)
+}
+
+// notUsableRetry is how often a Service whose requested address cannot be
+// given is looked at again.
+const notUsableRetry = 5 * time.Second
+
+// ConditionLoadBalancerIP is the Service condition saying, when False, that
+// the Service's spec.loadBalancerIP cannot be given (Gatewall reads it).
+const ConditionLoadBalancerIP = "LoadBalancerIPAssigned"
+
+// reportNotUsable clears the Service's address and sets its
+// LoadBalancerIPAssigned condition to False with the reason.
+func (c *Controller) reportNotUsable(ctx context.Context, svc *corev1.Service, msg string) error {
+	update := svc.DeepCopy()
+	update.Status.LoadBalancer = corev1.LoadBalancerStatus{}
+	meta.SetStatusCondition(&update.Status.Conditions, metav1.Condition{
+		Type: ConditionLoadBalancerIP, Status: metav1.ConditionFalse, Reason: "AddressNotUsable", Message: msg,
+		ObservedGeneration: svc.Generation,
+	})
+	if equality.Semantic.DeepEqual(svc.Status, update.Status) {
+		return nil
+	}
+	if _, err := c.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("updating service status: %w", err)
+	}
+	return nil
 }
 
 // wanted: LoadBalancer Services without a class (a class names another
@@ -260,11 +300,13 @@ func ptrString(p *string) string {
 func (c *Controller) updateStatus(ctx context.Context, svc *corev1.Service, addr netip.Addr) error {
 	want := []corev1.LoadBalancerIngress{{IP: addr.String(), IPMode: ptrTo(corev1.LoadBalancerIPModeVIP)}}
 	ing := svc.Status.LoadBalancer.Ingress
-	if len(ing) == 1 && ing[0].IP == want[0].IP && ing[0].IPMode != nil && *ing[0].IPMode == *want[0].IPMode {
+	stale := meta.FindStatusCondition(svc.Status.Conditions, ConditionLoadBalancerIP) != nil
+	if len(ing) == 1 && ing[0].IP == want[0].IP && ing[0].IPMode != nil && *ing[0].IPMode == *want[0].IPMode && !stale {
 		return nil
 	}
 	update := svc.DeepCopy()
 	update.Status.LoadBalancer.Ingress = want
+	meta.RemoveStatusCondition(&update.Status.Conditions, ConditionLoadBalancerIP)
 	if _, err := c.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("updating service status: %w", err)
 	}
