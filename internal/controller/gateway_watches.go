@@ -38,6 +38,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
 		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged).
 		Watches(&v1alpha1.WAFGatewayBindingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	if r.Config.BackendTLSPolicies {
+		b = b.Watches(&gatewayv1.BackendTLSPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), specChanged)
+	}
 	for _, obj := range plmObjects(r.Config.PLMGroup) {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(PLMStatusChanged()))
 	}
@@ -73,7 +76,28 @@ func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Objec
 }
 
 func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
+	if r.Config.BackendTLSPolicies && backendTLSConfigMap(ctx, r.Client, o) {
+		return r.allGateways(ctx, o)
+	}
 	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayConfigMap: nsName(o.GetNamespace(), o.GetName())})
+}
+
+// backendTLSConfigMap says whether a BackendTLSPolicy takes CA certificates
+// from the ConfigMap.
+func backendTLSConfigMap(ctx context.Context, c client.Reader, cm client.Object) bool {
+	list := &gatewayv1.BackendTLSPolicyList{}
+	if err := c.List(ctx, list, client.InNamespace(cm.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "listing BackendTLSPolicies")
+		return false
+	}
+	for _, p := range list.Items {
+		for _, ref := range p.Spec.Validation.CACertificateRefs {
+			if ref.Group == "" && ref.Kind == "ConfigMap" && string(ref.Name) == cm.GetName() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (r *GatewayReconciler) gatewaysOfRoute(_ context.Context, o client.Object) []reconcile.Request {

@@ -151,21 +151,25 @@ func grpcRouteServices(r *gatewayv1.GRPCRoute) []string {
 }
 
 func gatewaySecrets(gw *gatewayv1.Gateway) []string {
-	seen := map[string]bool{}
+	var refs []gatewayv1.SecretObjectReference
 	for _, l := range gw.Spec.Listeners {
-		if l.TLS == nil {
+		if l.TLS != nil {
+			refs = append(refs, l.TLS.CertificateRefs...)
+		}
+	}
+	if t := gw.Spec.TLS; t != nil && t.Backend != nil && t.Backend.ClientCertificateRef != nil {
+		refs = append(refs, *t.Backend.ClientCertificateRef)
+	}
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if ref.Kind != nil && *ref.Kind != "Secret" || ref.Group != nil && *ref.Group != "" {
 			continue
 		}
-		for _, ref := range l.TLS.CertificateRefs {
-			if ref.Kind != nil && *ref.Kind != "Secret" || ref.Group != nil && *ref.Group != "" {
-				continue
-			}
-			ns := gw.Namespace
-			if ref.Namespace != nil {
-				ns = string(*ref.Namespace)
-			}
-			seen[nsName(ns, string(ref.Name))] = true
+		ns := gw.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
 		}
+		seen[nsName(ns, string(ref.Name))] = true
 	}
 	return keys(seen)
 }

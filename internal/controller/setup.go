@@ -20,6 +20,9 @@ type Config struct {
 	Bundles *Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
 	Notifier *Notifier
+	// BackendTLSPolicies says whether the BackendTLSPolicy CRD is installed
+	// (Gatewall then watches them and applies them to backends).
+	BackendTLSPolicies bool
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
@@ -36,6 +39,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
 		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
+	}
+	if cfg.BackendTLSPolicies {
+		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg})
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

@@ -113,7 +113,41 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	if err := addWAF(ctx, c, cfg, in); err != nil {
 		return nil, err
 	}
+	if err := addBackendTLSPolicies(ctx, c, cfg, in); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// addBackendTLSPolicies adds every BackendTLSPolicy (conflicts are decided
+// across them; they are few) and the ConfigMaps holding their CA
+// certificates.
+func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+	if !cfg.BackendTLSPolicies {
+		return nil
+	}
+	list := &gatewayv1.BackendTLSPolicyList{}
+	if err := c.List(ctx, list); err != nil {
+		return fmt.Errorf("listing BackendTLSPolicies: %w", err)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		in.Add(p)
+		for _, ref := range p.Spec.Validation.CACertificateRefs {
+			if ref.Group != "" || ref.Kind != "ConfigMap" {
+				continue
+			}
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}, cm); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return fmt.Errorf("reading ConfigMap %s/%s: %w", p.Namespace, ref.Name, err)
+			}
+			in.Add(cm)
+		}
+	}
+	return nil
 }
 
 // addWAF adds every WAF policy, every PLM object of the group in use and

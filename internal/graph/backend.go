@@ -40,6 +40,9 @@ type Backend struct {
 	// RequestHeaders modify the requests this backend receives (the
 	// backendRef's RequestHeaderModifier), after the rule's filters.
 	RequestHeaders *HeaderModifier
+	// TLS, when set, is how NGINX speaks TLS to the endpoints (the
+	// BackendTLSPolicy of the Service port).
+	TLS *BackendTLS
 }
 
 // Endpoint is one address and port of a backend.
@@ -105,28 +108,44 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if port == nil {
 		return fail(gatewayv1.RouteReasonBackendNotFound, "the Service has no port %d", b.Port)
 	}
-	proto, err := backendProtocol(routeKind, port.AppProtocol)
+	tls, err := backendTLS(in, b.Service, port)
+	if err != nil {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
+	}
+	proto, err := backendProtocol(routeKind, port.AppProtocol, tls != nil)
 	if err != nil {
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
 	}
-	b.Protocol = proto
+	b.Protocol, b.TLS = proto, tls
 	b.Endpoints = in.endpoints(b.Service, port.Name)
 	b.Valid = true
 	return b, ""
 }
 
-// backendProtocol maps a Service port's appProtocol to what NGINX speaks.
-func backendProtocol(routeKind string, appProtocol *string) (string, error) {
+// backendProtocol maps a Service port's appProtocol to what NGINX speaks
+// (over TLS when the port has a BackendTLSPolicy).
+func backendProtocol(routeKind string, appProtocol *string, tls bool) (string, error) {
 	ap := ""
 	if appProtocol != nil {
 		ap = strings.ToLower(*appProtocol)
 	}
+	https := ap == "https" || ap == "kubernetes.io/https"
+	if https && !tls {
+		return "", fmt.Errorf("appProtocol %q needs a BackendTLSPolicy for the Service port: Gatewall speaks TLS to backends only with a certificate to verify", ap)
+	}
 	if routeKind == KindGRPCRoute {
-		switch ap {
-		case "", "grpc", "kubernetes.io/h2c", "h2c":
+		switch {
+		case ap == "", ap == "grpc", ap == "kubernetes.io/h2c" && !tls, ap == "h2c" && !tls, https:
 			return ProtocolH2C, nil
 		}
-		return "", fmt.Errorf("appProtocol %q cannot carry gRPC; use kubernetes.io/h2c or leave it unset", ap)
+		return "", fmt.Errorf("appProtocol %q cannot carry gRPC; use kubernetes.io/h2c (or https with a BackendTLSPolicy), or leave it unset", ap)
+	}
+	if tls && (ap == "kubernetes.io/h2c" || ap == "h2c") {
+		return "", fmt.Errorf("appProtocol %q is cleartext HTTP/2, but a BackendTLSPolicy applies to the port", ap)
+	}
+	switch {
+	case https:
+		return ProtocolHTTP, nil
 	}
 	switch ap {
 	case "", "http", "kubernetes.io/http":

@@ -31,6 +31,9 @@ type Gateway struct {
 	Routes []*Route
 	// Conditions of the Gateway (Accepted; Programmed is added from the data plane's answer).
 	Conditions []metav1.Condition
+	// BackendClientCert is the certificate NGINX presents to backends it
+	// speaks TLS to (spec.tls.backend), if any.
+	BackendClientCert *Certificate
 }
 
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
@@ -50,6 +53,13 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
 		g.Conditions = append(g.Conditions, *c)
+	}
+	if rejected == nil {
+		cert, c := backendClientCertificate(in, gw)
+		if c != nil {
+			g.BackendClientCert = cert
+			g.Conditions = append(g.Conditions, *c)
+		}
 	}
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)

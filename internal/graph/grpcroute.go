@@ -55,6 +55,11 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		tls, err := ruleTLS(rule.Backends)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rule.TLS = tls
 		if len(errs) > 0 {
 			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
 		}

@@ -63,6 +63,9 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 			errs = append(errs, err)
 		}
 		rule.H2C = h2c
+		if rule.TLS, err = ruleTLS(rule.Backends); err != nil {
+			errs = append(errs, err)
+		}
 		if len(errs) > 0 {
 			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
 		}

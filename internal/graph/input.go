@@ -35,7 +35,9 @@ type Input struct {
 	EndpointSlices map[types.NamespacedName]*discoveryv1.EndpointSlice
 	Secrets        map[types.NamespacedName]*corev1.Secret
 	ConfigMaps     map[types.NamespacedName]*corev1.ConfigMap
-	NginxProxies   map[types.NamespacedName]*v1alpha2.NginxProxy
+	// BackendTLSPolicies say how to speak TLS to Service ports.
+	BackendTLSPolicies map[types.NamespacedName]*gatewayv1.BackendTLSPolicy
+	NginxProxies       map[types.NamespacedName]*v1alpha2.NginxProxy
 	// ProxySettingsPolicies are read by package policy, not by the graph.
 	ProxySettingsPolicies map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy
 	// WAFPolicies are read by package policy, not by the graph.
@@ -59,18 +61,19 @@ type Input struct {
 // NewInput returns an Input with every map allocated.
 func NewInput(controllerName string) *Input {
 	return &Input{
-		ControllerName:  controllerName,
-		GatewayClasses:  map[string]*gatewayv1.GatewayClass{},
-		Gateways:        map[types.NamespacedName]*gatewayv1.Gateway{},
-		HTTPRoutes:      map[types.NamespacedName]*gatewayv1.HTTPRoute{},
-		GRPCRoutes:      map[types.NamespacedName]*gatewayv1.GRPCRoute{},
-		ReferenceGrants: map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
-		Namespaces:      map[string]*corev1.Namespace{},
-		Services:        map[types.NamespacedName]*corev1.Service{},
-		EndpointSlices:  map[types.NamespacedName]*discoveryv1.EndpointSlice{},
-		Secrets:         map[types.NamespacedName]*corev1.Secret{},
-		ConfigMaps:      map[types.NamespacedName]*corev1.ConfigMap{},
-		NginxProxies:    map[types.NamespacedName]*v1alpha2.NginxProxy{},
+		ControllerName:     controllerName,
+		GatewayClasses:     map[string]*gatewayv1.GatewayClass{},
+		Gateways:           map[types.NamespacedName]*gatewayv1.Gateway{},
+		HTTPRoutes:         map[types.NamespacedName]*gatewayv1.HTTPRoute{},
+		GRPCRoutes:         map[types.NamespacedName]*gatewayv1.GRPCRoute{},
+		ReferenceGrants:    map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
+		Namespaces:         map[string]*corev1.Namespace{},
+		Services:           map[types.NamespacedName]*corev1.Service{},
+		EndpointSlices:     map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+		Secrets:            map[types.NamespacedName]*corev1.Secret{},
+		ConfigMaps:         map[types.NamespacedName]*corev1.ConfigMap{},
+		BackendTLSPolicies: map[types.NamespacedName]*gatewayv1.BackendTLSPolicy{},
+		NginxProxies:       map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
 		ProxySettingsPolicies: map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy{},
 		WAFPolicies:           map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy{},
@@ -109,6 +112,8 @@ func (in *Input) Add(obj any) bool {
 		in.Secrets[key(o.Namespace, o.Name)] = o
 	case *corev1.ConfigMap:
 		in.ConfigMaps[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.BackendTLSPolicy:
+		in.BackendTLSPolicies[key(o.Namespace, o.Name)] = o
 	case *v1alpha2.NginxProxy:
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
 	case *v1alpha1.ProxySettingsPolicy:

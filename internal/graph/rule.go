@@ -19,6 +19,9 @@ type Rule struct {
 	// HTTPRoute backend whose appProtocol is kubernetes.io/h2c): NGINX
 	// passes to them with grpc_pass.
 	H2C bool
+	// TLS, when set, is how NGINX speaks TLS to every backend of the rule
+	// (their BackendTLSPolicies agree).
+	TLS *BackendTLS
 }
 
 // Path match types.

@@ -7,9 +7,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -32,7 +34,20 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 	if cfg.Mode != nil && *cfg.Mode != gatewayv1.TLSModeTerminate {
 		return nil, invalid, fmt.Errorf("tls.mode %s is not supported on HTTPS listeners; use Terminate", *cfg.Mode)
 	}
-	ref := cfg.CertificateRefs[0]
+	c, notPermitted, err := resolveSecretCertificate(in, gw, cfg.CertificateRefs[0], "certificateRef")
+	switch {
+	case notPermitted:
+		return nil, gatewayv1.ListenerReasonRefNotPermitted, err
+	case err != nil:
+		return nil, invalid, err
+	}
+	return c, "", nil
+}
+
+// resolveSecretCertificate resolves a Gateway's reference (what names it,
+// for messages) to a Secret holding a TLS certificate and key; notPermitted
+// says a ReferenceGrant is missing.
+func resolveSecretCertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.SecretObjectReference, what string) (c *Certificate, notPermitted bool, err error) {
 	group, kind := coreGroup, "Secret"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -41,33 +56,55 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 		kind = string(*ref.Kind)
 	}
 	if group != coreGroup || kind != "Secret" {
-		return nil, invalid, fmt.Errorf("certificateRef %s %s/%s: only core Secrets are supported", group, kind, ref.Name)
+		return nil, false, fmt.Errorf("%s %s %s/%s: only core Secrets are supported", what, group, kind, ref.Name)
 	}
 	ns := gw.Namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
 	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
-		return nil, invalid, fmt.Errorf("certificateRef: %w", err)
+		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
 	secretKey := key(ns, string(ref.Name))
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {
-		return nil, gatewayv1.ListenerReasonRefNotPermitted,
-			fmt.Errorf("certificateRef to Secret %s is not permitted: no ReferenceGrant in %s allows Gateways from %s", secretKey, ns, gw.Namespace)
+		return nil, true, fmt.Errorf("%s to Secret %s is not permitted: no ReferenceGrant in %s allows Gateways from %s", what, secretKey, ns, gw.Namespace)
 	}
 	s := in.Secrets[secretKey]
 	if s == nil {
-		return nil, invalid, fmt.Errorf("Secret %s not found", secretKey)
+		return nil, false, fmt.Errorf("Secret %s not found", secretKey)
 	}
 	certPEM, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, invalid, fmt.Errorf("Secret %s does not hold a valid TLS certificate and key (tls.crt, tls.key): %w", secretKey, err)
+		return nil, false, fmt.Errorf("Secret %s does not hold a valid TLS certificate and key (tls.crt, tls.key): %w", secretKey, err)
 	}
 	// NGINX's OpenSSL (security level 2) refuses RSA keys under 2048 bits:
-	// such a listener would make NGINX reject the whole configuration.
+	// such a certificate would make NGINX reject the whole configuration.
 	if k, ok := pair.PrivateKey.(*rsa.PrivateKey); ok && k.N.BitLen() < minRSABits {
-		return nil, invalid, fmt.Errorf("Secret %s holds a %d-bit RSA key; NGINX's OpenSSL refuses RSA keys under %d bits", secretKey, k.N.BitLen(), minRSABits)
+		return nil, false, fmt.Errorf("Secret %s holds a %d-bit RSA key; NGINX's OpenSSL refuses RSA keys under %d bits", secretKey, k.N.BitLen(), minRSABits)
 	}
-	return &Certificate{Secret: secretKey, CertPEM: certPEM, KeyPEM: keyPEM}, "", nil
+	return &Certificate{Secret: secretKey, CertPEM: certPEM, KeyPEM: keyPEM}, false, nil
+}
+
+// backendClientCertificate resolves the certificate a Gateway presents to
+// backends it speaks TLS to (spec.tls.backend.clientCertificateRef) and
+// returns the Gateway's ResolvedRefs condition; nil condition when the
+// Gateway names none. An unresolved reference leaves the certificate out:
+// backends that require one refuse the connections.
+func backendClientCertificate(in *Input, gw *gatewayv1.Gateway) (*Certificate, *metav1.Condition) {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Backend == nil || gw.Spec.TLS.Backend.ClientCertificateRef == nil {
+		return nil, nil
+	}
+	t := string(gatewayv1.GatewayConditionResolvedRefs)
+	c, notPermitted, err := resolveSecretCertificate(in, gw, *gw.Spec.TLS.Backend.ClientCertificateRef, "tls.backend.clientCertificateRef")
+	switch {
+	case notPermitted:
+		cond := conditions.False(t, string(gatewayv1.GatewayReasonRefNotPermitted), err.Error())
+		return nil, &cond
+	case err != nil:
+		cond := conditions.False(t, string(gatewayv1.GatewayReasonInvalidClientCertificateRef), err.Error())
+		return nil, &cond
+	}
+	cond := conditions.True(t, string(gatewayv1.GatewayReasonResolvedRefs), "the backend client certificate resolves")
+	return c, &cond
 }

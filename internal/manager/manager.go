@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -73,14 +74,19 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	group := detectPLMGroup(mgr, opts.PLM.APIGroup)
 	ctrl.Log.WithName("setup").Info("PLM API", "group", group, "storage", opts.PLM.StorageURL)
+	backendTLS := crdInstalled(mgr, gatewayv1.GroupName, "BackendTLSPolicy")
+	if !backendTLS {
+		ctrl.Log.WithName("setup").Info("BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs and restart to use it")
+	}
 	err = controller.Setup(mgr, controller.Config{
-		ControllerName:   opts.ControllerName,
-		GatewayClassName: opts.GatewayClassName,
-		Namespace:        opts.Namespace,
-		PLMGroup:         group,
-		Bundles:          bundles,
-		Notifier:         notifier,
-		WAFModule:        opts.WAFModule,
+		ControllerName:     opts.ControllerName,
+		GatewayClassName:   opts.GatewayClassName,
+		Namespace:          opts.Namespace,
+		PLMGroup:           group,
+		BackendTLSPolicies: backendTLS,
+		Bundles:            bundles,
+		Notifier:           notifier,
+		WAFModule:          opts.WAFModule,
 	}, dp, prov)
 	if err != nil {
 		return nil, err

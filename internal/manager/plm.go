@@ -20,11 +20,17 @@ func detectPLMGroup(mgr ctrl.Manager, forced string) string {
 		return forced
 	}
 	for _, g := range []string{plm.GroupAppProtect, plm.GroupWAF} {
-		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: g, Kind: "APPolicy"}); err == nil {
+		if crdInstalled(mgr, g, "APPolicy") {
 			return g
 		}
 	}
 	return ""
+}
+
+// crdInstalled says whether the API server serves the kind.
+func crdInstalled(mgr ctrl.Manager, group, kind string) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+	return err == nil
 }
 
 // setupPLM builds what fetches WAF bundles: the fetcher (or NoStorage

@@ -10,8 +10,10 @@ import (
 // supported are the Gateway API features Gatewall implements. Each one is
 // claimed in GatewayClass status and must pass its conformance tests.
 var supported = []features.FeatureName{
+	features.SupportBackendTLSPolicy,
 	features.SupportGateway,
 	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayBackendClientCertificate,
 	features.SupportGatewayFrontendClientCertificateValidation,
 	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 	features.SupportGatewayHTTPListenerIsolation,

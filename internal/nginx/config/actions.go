@@ -85,10 +85,10 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		// Pass the request's original URI, not the internal location's path.
 		target += "$request_uri"
 	}
-	if grpc {
-		return append(ds, d("grpc_pass", "grpc://"+target))
+	if tls := e.rule.TLS; tls != nil {
+		ds = append(ds, b.backendTLS(prefix, tls)...)
 	}
-	return append(ds, d("proxy_pass", "http://"+target))
+	return append(ds, passDirective(grpc, e.rule.TLS != nil, target))
 }
 
 // target returns the upstream (or split variable) to pass to, or a status
@@ -293,11 +293,20 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 		}
 		target, path = s.Variable, fmt.Sprintf("%s/%d", path, m.Basis)
 	}
-	loc := &Location{Modifier: "=", Path: path, Internal: true, Directives: []Directive{d("proxy_pass", "http://"+target+"$request_uri")}}
+	var tlsDirectives []Directive
+	if be.TLS != nil {
+		prefix := "proxy"
+		if h2c {
+			prefix = "grpc"
+		}
+		tlsDirectives = b.backendTLS(prefix, be.TLS)
+	}
+	loc := &Location{Modifier: "=", Path: path, Internal: true,
+		Directives: append(tlsDirectives, passDirective(false, be.TLS != nil, target+"$request_uri"))}
 	if h2c {
 		// grpc_pass takes no URI: send the request's path, not the mirror
 		// location's (the subrequest keeps the request's arguments).
-		loc.Directives = []Directive{d("rewrite", "^", b.requestPathVar(), "break"), d("grpc_pass", "grpc://"+target)}
+		loc.Directives = append(append([]Directive{d("rewrite", "^", b.requestPathVar(), "break")}, tlsDirectives...), passDirective(true, be.TLS != nil, target))
 	}
 	extra[path] = loc
 	return path

@@ -25,6 +25,8 @@ type builder struct {
 	sinks     map[int]bool
 	// routeIncludes are the policy files of each route's locations.
 	routeIncludes map[RouteKey][]File
+	// backendClientCert is presented to backends spoken to over TLS.
+	backendClientCert *graph.Certificate
 }
 
 // Build builds the NGINX configuration of a Gateway's graph with the policies'
@@ -36,6 +38,8 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
+
+		backendClientCert: g.BackendClientCert,
 	}
 	b.cfg.Main = mainSettings(g.NginxProxy)
 	b.register(inc)

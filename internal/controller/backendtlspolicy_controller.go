@@ -1,0 +1,159 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=backendtlspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=backendtlspolicies/status,verbs=get;update;patch
+
+// BackendTLSPolicyReconciler owns, for Gatewall's Gateways, the status of
+// BackendTLSPolicies: Accepted and ResolvedRefs per Gateway whose routes
+// reach a target Service. The Gateway reconciler applies the policies to
+// backends with the same pure evaluation.
+type BackendTLSPolicyReconciler struct {
+	client.Client
+	Config Config
+}
+
+// Reconcile handles one BackendTLSPolicy.
+func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := &gatewayv1.BackendTLSPolicy{}
+	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	in := graph.NewInput(r.Config.ControllerName)
+	if err := addBackendTLSPolicies(ctx, r.Client, r.Config, in); err != nil {
+		return ctrl.Result{}, err
+	}
+	outcome := graph.BackendTLSPolicyOutcome(in, p)
+	gateways, err := r.ancestors(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &gatewayv1.BackendTLSPolicy{}
+		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		want := status.BackendTLSPolicy(gateways, outcome.Conditions, r.Config.ControllerName, cur.Generation, cur.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(cur.Status, want) {
+			return nil
+		}
+		cur.Status = want
+		if err := r.Status().Update(ctx, cur); err != nil {
+			return fmt.Errorf("updating status of BackendTLSPolicy %s: %w", req.NamespacedName, err)
+		}
+		return nil
+	})
+}
+
+// ancestors are the Gateways of Gatewall's classes with routes whose
+// backendRefs name a target Service.
+func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1.BackendTLSPolicy) ([]types.NamespacedName, error) {
+	seen := map[types.NamespacedName]bool{}
+	var out []types.NamespacedName
+	for _, t := range p.Spec.TargetRefs {
+		if t.Group != "" || t.Kind != "Service" {
+			continue
+		}
+		for _, l := range []client.ObjectList{&gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}} {
+			if err := r.List(ctx, l, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))}); err != nil {
+				return nil, fmt.Errorf("listing routes: %w", err)
+			}
+			for _, gw := range listRouteGateways(l, r.Config.ControllerName) {
+				ns, name := splitNsName(gw)
+				k := types.NamespacedName{Namespace: ns, Name: name}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				ours, err := r.ours(ctx, k)
+				if err != nil {
+					return nil, err
+				}
+				if ours {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func listRouteGateways(l client.ObjectList, controllerName string) []string {
+	var out []string
+	switch l := l.(type) {
+	case *gatewayv1.HTTPRouteList:
+		for _, rt := range l.Items {
+			out = append(out, routeGateways(rt.Namespace, rt.Spec.ParentRefs, rt.Status.Parents, controllerName)...)
+		}
+	case *gatewayv1.GRPCRouteList:
+		for _, rt := range l.Items {
+			out = append(out, routeGateways(rt.Namespace, rt.Spec.ParentRefs, rt.Status.Parents, controllerName)...)
+		}
+	}
+	return out
+}
+
+// ours says whether the Gateway exists and its class is Gatewall's.
+func (r *BackendTLSPolicyReconciler) ours(ctx context.Context, k types.NamespacedName) (bool, error) {
+	gw := &gatewayv1.Gateway{}
+	if err := r.Get(ctx, k, gw); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	gc := &gatewayv1.GatewayClass{}
+	if err := r.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return string(gc.Spec.ControllerName) == r.Config.ControllerName, nil
+}
+
+// SetupWithManager registers the reconciler. Other policies (conflicts),
+// ConfigMaps (CA certificates), routes and Gateways (ancestors) change a
+// policy's status, so their events re-reconcile every policy; policies are
+// few.
+func (r *BackendTLSPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
+	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&gatewayv1.BackendTLSPolicy{}, spec).
+		Watches(&gatewayv1.BackendTLSPolicy{}, all, spec).
+		Watches(&gatewayv1.Gateway{}, all, spec).
+		Watches(&gatewayv1.HTTPRoute{}, all, spec).
+		Watches(&gatewayv1.GRPCRoute{}, all, spec).
+		Watches(&corev1.ConfigMap{}, all).
+		Named("backendtlspolicy").Complete(r)
+}
+
+func (r *BackendTLSPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &gatewayv1.BackendTLSPolicyList{}
+	if err := r.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing BackendTLSPolicies")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

@@ -1,0 +1,228 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// BackendTLS is how NGINX speaks TLS to a backend: the BackendTLSPolicy
+// that applies to its Service port.
+type BackendTLS struct {
+	Policy types.NamespacedName
+	// Hostname is sent as SNI and must be in the backend's certificate.
+	Hostname string
+	// CAPEM are the CA certificates the backend's certificate must chain
+	// to; SystemCAs uses the data plane's system trust store instead.
+	CAPEM     []byte
+	SystemCAs bool
+}
+
+// Same says whether two backends are spoken to with the same TLS settings.
+func (t *BackendTLS) Same(o *BackendTLS) bool {
+	if t == nil || o == nil {
+		return t == o
+	}
+	return t.Hostname == o.Hostname && string(t.CAPEM) == string(o.CAPEM) && t.SystemCAs == o.SystemCAs
+}
+
+// BackendTLSOutcome is what Gatewall makes of one BackendTLSPolicy: its
+// Accepted and ResolvedRefs conditions, and the TLS settings when usable.
+type BackendTLSOutcome struct {
+	Conditions []metav1.Condition
+	TLS        *BackendTLS
+}
+
+// systemCAsFile is the data plane's system trust store (Debian's).
+const SystemCAsFile = "/etc/ssl/certs/ca-certificates.crt"
+
+// BackendTLSPolicyOutcome evaluates one BackendTLSPolicy. Conflicts are
+// decided among the policies of its namespace: for a Service port, a policy
+// naming the port (sectionName) beats one naming the whole Service, and among
+// equals the oldest (then by name) wins.
+func BackendTLSPolicyOutcome(in *Input, p *gatewayv1.BackendTLSPolicy) BackendTLSOutcome {
+	accepted, resolved := string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.BackendTLSPolicyConditionResolvedRefs)
+	key := key(p.Namespace, p.Name)
+	for _, t := range p.Spec.TargetRefs {
+		if winner := backendTLSWinner(in, p.Namespace, string(t.Name), sectionOf(t)); winner != nil && winner.Name != p.Name {
+			return BackendTLSOutcome{Conditions: []metav1.Condition{
+				conditions.False(accepted, string(gatewayv1.PolicyReasonConflicted),
+					fmt.Sprintf("BackendTLSPolicy %s/%s already applies to Service %s%s", winner.Namespace, winner.Name, t.Name, sectionSuffix(t))),
+			}}
+		}
+	}
+	tls, reason, err := resolveBackendTLS(in, p)
+	if err != nil {
+		var conds []metav1.Condition
+		switch reason {
+		case gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, gatewayv1.BackendTLSPolicyReasonInvalidKind:
+			conds = []metav1.Condition{
+				conditions.False(accepted, string(gatewayv1.BackendTLSPolicyReasonNoValidCACertificate), err.Error()),
+				conditions.False(resolved, string(reason), err.Error()),
+			}
+		default:
+			conds = []metav1.Condition{conditions.False(accepted, string(reason), err.Error())}
+		}
+		return BackendTLSOutcome{Conditions: conds}
+	}
+	tls.Policy = key
+	return BackendTLSOutcome{TLS: tls, Conditions: []metav1.Condition{
+		conditions.True(accepted, string(gatewayv1.PolicyReasonAccepted), "BackendTLSPolicy is accepted"),
+		conditions.True(resolved, string(gatewayv1.BackendTLSPolicyReasonResolvedRefs), "every CA certificate reference resolves"),
+	}}
+}
+
+func sectionOf(t gatewayv1.LocalPolicyTargetReferenceWithSectionName) string {
+	if t.SectionName == nil {
+		return ""
+	}
+	return string(*t.SectionName)
+}
+
+func sectionSuffix(t gatewayv1.LocalPolicyTargetReferenceWithSectionName) string {
+	if s := sectionOf(t); s != "" {
+		return " port " + s
+	}
+	return ""
+}
+
+// backendTLSWinner is the policy that applies to a Service port: policies
+// naming the port, else those naming the whole Service; the oldest wins.
+// section "" asks for the whole-Service policies only.
+func backendTLSWinner(in *Input, ns, service, section string) *gatewayv1.BackendTLSPolicy {
+	var exact, whole []*gatewayv1.BackendTLSPolicy
+	for _, p := range in.BackendTLSPolicies {
+		if p.Namespace != ns {
+			continue
+		}
+		for _, t := range p.Spec.TargetRefs {
+			if string(t.Group) != coreGroup || t.Kind != "Service" || string(t.Name) != service {
+				continue
+			}
+			switch s := sectionOf(t); {
+			case s == "":
+				whole = append(whole, p)
+			case s == section:
+				exact = append(exact, p)
+			}
+		}
+	}
+	if section != "" && len(exact) > 0 {
+		return oldest(exact)
+	}
+	if section == "" && len(whole) > 0 {
+		return oldest(whole)
+	}
+	return nil
+}
+
+func oldest(ps []*gatewayv1.BackendTLSPolicy) *gatewayv1.BackendTLSPolicy {
+	sort.Slice(ps, func(i, j int) bool {
+		a, b := ps[i].CreationTimestamp, ps[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return ps[i].Name < ps[j].Name
+	})
+	return ps[0]
+}
+
+// resolveBackendTLS validates a policy and resolves its CA certificates.
+func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.PolicyConditionReason, error) {
+	v := p.Spec.Validation
+	if err := validation.Hostname(string(v.Hostname)); err != nil {
+		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("validation.hostname: %w", err)
+	}
+	if strings.HasPrefix(string(v.Hostname), "*") {
+		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("validation.hostname %q must not be a wildcard", v.Hostname)
+	}
+	if len(v.SubjectAltNames) > 0 {
+		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("validation.subjectAltNames is not supported: NGINX verifies the backend's certificate against validation.hostname only")
+	}
+	if len(p.Spec.Options) > 0 {
+		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("options are not supported")
+	}
+	tls := &BackendTLS{Hostname: string(v.Hostname)}
+	if v.WellKnownCACertificates != nil {
+		if *v.WellKnownCACertificates != gatewayv1.WellKnownCACertificatesSystem {
+			return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("wellKnownCACertificates %q is not supported; use System", *v.WellKnownCACertificates)
+		}
+		if len(v.CACertificateRefs) > 0 {
+			return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("caCertificateRefs and wellKnownCACertificates cannot both be set")
+		}
+		tls.SystemCAs = true
+		return tls, "", nil
+	}
+	if len(v.CACertificateRefs) == 0 {
+		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("one of caCertificateRefs or wellKnownCACertificates is required")
+	}
+	for _, ref := range v.CACertificateRefs {
+		if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind,
+				fmt.Errorf("caCertificateRef %s %s/%s: only core ConfigMaps are supported", ref.Group, ref.Kind, ref.Name)
+		}
+		k := key(p.Namespace, string(ref.Name))
+		cm := in.ConfigMaps[k]
+		if cm == nil {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s not found", k)
+		}
+		data := []byte(cm.Data[caCertKey])
+		if err := checkCABundle(data); err != nil {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s key %s: %w", k, caCertKey, err)
+		}
+		tls.CAPEM = append(append(tls.CAPEM, data...), '\n')
+	}
+	return tls, "", nil
+}
+
+// backendTLS returns the TLS settings of a Service port (nil: cleartext), or
+// why the port cannot be used: its policy is not usable.
+func backendTLS(in *Input, svc types.NamespacedName, port *corev1.ServicePort) (*BackendTLS, error) {
+	p := backendTLSWinner(in, svc.Namespace, svc.Name, port.Name)
+	if p == nil && port.Name != "" {
+		p = backendTLSWinner(in, svc.Namespace, svc.Name, "")
+	}
+	if p == nil {
+		return nil, nil
+	}
+	out := BackendTLSPolicyOutcome(in, p)
+	if out.TLS == nil {
+		msg := "not usable"
+		if len(out.Conditions) > 0 {
+			msg = out.Conditions[len(out.Conditions)-1].Message
+		}
+		return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %s", p.Namespace, p.Name, msg)
+	}
+	return out.TLS, nil
+}
+
+// ruleTLS returns the TLS settings every valid backend of a rule shares.
+// NGINX speaks to one rule's backends with one set of proxy_ssl_*
+// directives, so backends that need different ones cannot share a rule.
+func ruleTLS(bs []*Backend) (*BackendTLS, error) {
+	var first *Backend
+	for _, b := range bs {
+		if !b.Valid {
+			continue
+		}
+		if first == nil {
+			first = b
+			continue
+		}
+		if !first.TLS.Same(b.TLS) {
+			return nil, fmt.Errorf("backendRefs %s and %s need different TLS settings (BackendTLSPolicies); NGINX cannot split one rule's traffic between them", first.Name, b.Name)
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	return first.TLS, nil
+}

@@ -1,0 +1,51 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// backendVerifyDepth allows backend certificates issued through intermediates.
+const backendVerifyDepth = "10"
+
+// backendTLS returns the directives that make NGINX speak TLS to a rule's
+// backends (prefix proxy or grpc) and verify them: the policy's hostname
+// is sent as SNI and must be in the certificate, which must chain to the
+// policy's CA certificates (or the system's). The Gateway's backend client
+// certificate, if any, is presented.
+func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
+	ca := graph.SystemCAsFile
+	if !t.SystemCAs {
+		ca = fmt.Sprintf("%sbackend_ca_%s.pem", SecretsDir, id(string(t.CAPEM)))
+		b.cfg.Certs[ca] = t.CAPEM
+	}
+	ds := []Directive{
+		d(prefix+"_ssl_server_name", "on"),
+		d(prefix+"_ssl_name", Quote(t.Hostname)),
+		d(prefix+"_ssl_verify", "on"),
+		d(prefix+"_ssl_verify_depth", backendVerifyDepth),
+		d(prefix+"_ssl_trusted_certificate", ca),
+	}
+	// The Gateway's client certificate (spec.tls.backend), for backends
+	// that verify their clients.
+	if c := b.backendClientCert; c != nil {
+		path := b.cert(c)
+		ds = append(ds, d(prefix+"_ssl_certificate", path), d(prefix+"_ssl_certificate_key", path))
+	}
+	return ds
+}
+
+// passDirective is proxy_pass or grpc_pass to target, over TLS when the
+// backends need it.
+func passDirective(grpc, tls bool, target string) Directive {
+	switch {
+	case grpc && tls:
+		return d("grpc_pass", "grpcs://"+target)
+	case grpc:
+		return d("grpc_pass", "grpc://"+target)
+	case tls:
+		return d("proxy_pass", "https://"+target)
+	}
+	return d("proxy_pass", "http://"+target)
+}
