@@ -2,9 +2,14 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
@@ -59,4 +64,22 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 		return dp.State(gw, v)
 	}
 	return tin, ts, dataPlane, nil
+}
+
+// requestsForAll lists every object of a kind (list is its empty list) and
+// returns a reconcile request for each: policies are few, and many events
+// can change any policy's outcome.
+func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList) []reconcile.Request {
+	if err := c.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing for reconcile", "list", fmt.Sprintf("%T", list))
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+		return nil
+	})
+	return reqs
 }

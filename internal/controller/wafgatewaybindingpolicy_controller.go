@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -102,16 +101,7 @@ func (r *WAFGatewayBindingPolicyReconciler) SetupWithManager(mgr ctrl.Manager) e
 }
 
 func (r *WAFGatewayBindingPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &v1alpha1.WAFGatewayBindingPolicyList{}
-	if err := r.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "listing WAFGatewayBindingPolicies")
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
+	return requestsForAll(ctx, r.Client, &v1alpha1.WAFGatewayBindingPolicyList{})
 }
 
 // plmObjects are the PLM kinds of a group, to watch.
