@@ -1,5 +1,5 @@
 // Package pki issues throw-away certificate authorities and certificates for
-// tests of TLS and mutual TLS against PLM's storage.
+// tests of TLS and mutual TLS (PLM's storage, TLS backends).
 package pki
 
 import (
@@ -57,6 +57,11 @@ func NewCA(name string) (*CA, error) {
 // Server issues a server certificate for 127.0.0.1 and localhost.
 func (ca *CA) Server() (Pair, error) {
 	return ca.issue("storage", x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+}
+
+// ServerFor issues a server certificate for DNS names.
+func (ca *CA) ServerFor(names ...string) (Pair, error) {
+	return ca.issue(names[0], x509.ExtKeyUsageServerAuth, nil, names)
 }
 
 // Client issues a client certificate for mutual TLS.
