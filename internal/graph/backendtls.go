@@ -41,7 +41,7 @@ type BackendTLSOutcome struct {
 	TLS        *BackendTLS
 }
 
-// systemCAsFile is the data plane's system trust store (Debian's).
+// SystemCAsFile is the data plane's system trust store (Debian's).
 const SystemCAsFile = "/etc/ssl/certs/ca-certificates.crt"
 
 // BackendTLSPolicyOutcome evaluates one BackendTLSPolicy. Conflicts are
@@ -74,9 +74,13 @@ func BackendTLSPolicyOutcome(in *Input, p *gatewayv1.BackendTLSPolicy) BackendTL
 		return BackendTLSOutcome{Conditions: conds}
 	}
 	tls.Policy = key
+	refs := "every CA certificate reference resolves"
+	if tls.SystemCAs {
+		refs = "backend certificates are verified against the data plane's system trust store"
+	}
 	return BackendTLSOutcome{TLS: tls, Conditions: []metav1.Condition{
 		conditions.True(accepted, string(gatewayv1.PolicyReasonAccepted), "BackendTLSPolicy is accepted"),
-		conditions.True(resolved, string(gatewayv1.BackendTLSPolicyReasonResolvedRefs), "every CA certificate reference resolves"),
+		conditions.True(resolved, string(gatewayv1.BackendTLSPolicyReasonResolvedRefs), refs),
 	}}
 }
 

@@ -90,6 +90,15 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		c.Status = translate.WAFStatus(k, ancestors, translations, in, c.Status, now)
 		res.Statuses = append(res.Statuses, c)
 	}
+	for _, p := range in.BackendTLSPolicies {
+		gateways := backendTLSAncestors(p, translations)
+		if len(gateways) == 0 {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Status = status.BackendTLSPolicy(gateways, graph.BackendTLSPolicyOutcome(in, p).Conditions, in.ControllerName, p.Generation, gatewayv1.PolicyStatus{}, now)
+		res.Statuses = append(res.Statuses, c)
+	}
 	for id, obj := range routeObjs {
 		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))
 	}
@@ -113,4 +122,35 @@ func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) 
 
 func objectID(o client.Object) string {
 	return fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())
+}
+
+// backendTLSAncestors are the rendered Gateways with a route whose backend
+// is a Service the policy targets.
+func backendTLSAncestors(p *gatewayv1.BackendTLSPolicy, translations []*translate.Translation) []types.NamespacedName {
+	targets := map[types.NamespacedName]bool{}
+	for _, t := range p.Spec.TargetRefs {
+		if t.Group == "" && t.Kind == "Service" {
+			targets[types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)}] = true
+		}
+	}
+	var out []types.NamespacedName
+	for _, t := range translations {
+		if usesAny(t.Graph, targets) {
+			out = append(out, t.Graph.Key)
+		}
+	}
+	return out
+}
+
+func usesAny(g *graph.Gateway, services map[types.NamespacedName]bool) bool {
+	for _, r := range g.Routes {
+		for _, rule := range r.Rules {
+			for _, b := range rule.Backends {
+				if services[b.Service] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
