@@ -104,9 +104,9 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 	case len(failed) > 0:
 		return status.DataPlane{State: status.Failed, Message: strings.Join(failed, "; ")}
 	case unknown > 0:
-		return status.DataPlane{State: status.Unknown, Message: "Gatewall restarted; waiting for the data plane pods to confirm their configuration"}
+		return status.DataPlane{State: status.Unknown, Message: "waiting for the data plane pods that reconnected after Gatewall started to confirm their configuration"}
 	case connected == 0 && time.Since(d.started) < reconnectGrace:
-		return status.DataPlane{State: status.Unknown, Message: "Gatewall restarted; waiting for the data plane pods to reconnect"}
+		return status.DataPlane{State: status.Unknown, Message: "waiting for the data plane pods to connect (Gatewall started less than a minute ago)"}
 	case connected == 0:
 		return status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway is connected to Gatewall"}
 	case applied == connected:
