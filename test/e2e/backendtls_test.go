@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,38 +21,18 @@ import (
 // tlsEcho is an echo backend serving HTTPS on 8443 with the Secret's
 // certificate, behind Service name port 443.
 func tlsEcho(ns, name, secret string) []client.Object {
-	labels := map[string]string{"app": name}
-	return []client.Object{
-		&appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{
-						Containers: []corev1.Container{{
-							Name: "echo", Image: echoImage,
-							Env: []corev1.EnvVar{
-								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-								{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
-								{Name: "TLS_SERVER_CERT", Value: "/etc/tls/crt"},
-								{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/tls/key"},
-							},
-							Ports:        []corev1.ContainerPort{{ContainerPort: 8443}},
-							VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/etc/tls"}},
-						}},
-						Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-							SecretName: secret, Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}},
-						}}}},
-					},
-				},
-			},
-		},
-		&corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)}}},
-		},
+	c := corev1.Container{
+		Name: "echo", Image: echoImage,
+		Env: append(podIdentityEnv(),
+			corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/tls/crt"},
+			corev1.EnvVar{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/tls/key"}),
+		Ports:        []corev1.ContainerPort{{ContainerPort: 8443}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/etc/tls"}},
 	}
+	vols := []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}},
+	}}}}
+	return app(ns, name, 1, c, vols, corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)})
 }
 
 // TestBackendTLS: with a BackendTLSPolicy, NGINX speaks TLS to the backend,

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,26 +32,11 @@ func testBackend(t *testing.T, ns, name string) []client.Object {
 	if out, err := exec.Command("go", "build", "-o", bin, "./testbackend").CombinedOutput(); err != nil {
 		t.Fatalf("building the test backend: %v\n%s", err, out)
 	}
-	labels := map[string]string{"app": name}
-	return []client.Object{
-		&appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
-						Name: "backend", Image: node.ExecImage, Command: []string{bin, "-listen", ":8080"},
-						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-					}}},
-				},
-			},
-		},
-		&corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}}},
-		},
+	c := corev1.Container{
+		Name: "backend", Image: node.ExecImage, Command: []string{bin, "-listen", ":8080"},
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 	}
+	return app(ns, name, 1, c, nil, corev1.ServicePort{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)})
 }
 
 // firstChunk returns how long the first line of GET path took to arrive and

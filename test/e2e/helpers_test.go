@@ -71,6 +71,24 @@ func gateway(ns, name string) *gatewayv1.Gateway {
 
 // echo is a Deployment of echo-basic and its Service on port 8080.
 func echo(ns, name string, replicas int32) []client.Object {
+	c := corev1.Container{
+		Name: "echo", Image: echoImage, Env: podIdentityEnv(),
+		Ports: []corev1.ContainerPort{{ContainerPort: 3000}},
+	}
+	return app(ns, name, replicas, c, nil, corev1.ServicePort{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(3000)})
+}
+
+// podIdentityEnv tells echo-basic its pod's name and namespace.
+func podIdentityEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+	}
+}
+
+// app is a Deployment of one container (with its volumes) and a Service
+// with one port in front of it.
+func app(ns, name string, replicas int32, c corev1.Container, vols []corev1.Volume, port corev1.ServicePort) []client.Object {
 	labels := map[string]string{"app": name}
 	return []client.Object{
 		&appsv1.Deployment{
@@ -79,20 +97,13 @@ func echo(ns, name string, replicas int32) []client.Object {
 				Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
-						Name: "echo", Image: echoImage,
-						Env: []corev1.EnvVar{
-							{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-							{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
-						},
-						Ports: []corev1.ContainerPort{{ContainerPort: 3000}},
-					}}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{c}, Volumes: vols},
 				},
 			},
 		},
 		&corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(3000)}}},
+			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{port}},
 		},
 	}
 }
