@@ -78,6 +78,9 @@ func (c *Config) httpConf() []byte {
 		w.line(append([]string{dir.Name}, dir.Args...)...)
 	}
 	w.line("grpc_set_header", "Host", "$gw_host")
+	for _, dir := range c.hashSizeDirectives() {
+		w.line(append([]string{dir.Name}, dir.Args...)...)
+	}
 	for _, p := range c.HTTPIncludes {
 		w.line("include", p)
 	}

@@ -1,0 +1,124 @@
+package config_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/test/nginxtest"
+)
+
+// longHost returns a valid hostname of exactly n characters (n >= 14).
+func longHost(n int) string {
+	const suffix = ".example.com"
+	var labels []string
+	for rest := n - len(suffix); rest > 0; {
+		l := min(rest, 60)
+		if rest-l == 1 { // a label cannot be followed by an empty one
+			l--
+		}
+		labels = append(labels, strings.Repeat("a", l))
+		rest -= l + 1
+		if rest == 0 { // the dot before the suffix was counted
+			break
+		}
+	}
+	h := strings.Join(labels, ".") + suffix
+	return h[len(h)-n:]
+}
+
+// hostsInput is a Gateway with an HTTP and an HTTPS listener for host (the
+// HTTPS one puts it in a hostnames map) and a route serving it.
+func hostsInput(t *testing.T, host string) *graph.Input {
+	t.Helper()
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.IssueServing("long", nil, []string{host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := graph.NewInput("gatewall.test/controller")
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: "gatewall.test/controller"}})
+	h := gatewayv1.Hostname(host)
+	in.Add(&gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "c", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: &h},
+			{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: &h, TLS: &gatewayv1.ListenerTLSConfig{
+				CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "cert"}},
+			}},
+		}},
+	})
+	in.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cert"}, Data: map[string][]byte{
+		corev1.TLSCertKey: kp.CertPEM, corev1.TLSPrivateKeyKey: kp.KeyPEM,
+	}})
+	in.Add(&gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Rules: []gatewayv1.HTTPRouteRule{{Filters: []gatewayv1.HTTPRouteFilter{{
+				Type:            gatewayv1.HTTPRouteFilterRequestRedirect,
+				RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(302)},
+			}}}}},
+	})
+	return in
+}
+
+// TestLongHostnamesPassNginx: hostnames up to the DNS limit render
+// configurations NGINX accepts; without the bucket sizes Gatewall adds,
+// NGINX rejects the long ones (so the sizes are what makes them pass).
+func TestLongHostnamesPassNginx(t *testing.T) {
+	if err := nginxtest.Available(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{46, 47, 54, 55, 118, 119, 253} {
+		host := longHost(n)
+		if len(host) != n {
+			t.Fatalf("longHost(%d) is %d long", n, len(host))
+		}
+		g := graph.Build(hostsInput(t, host), types.NamespacedName{Namespace: "ns", Name: "gw"})
+		if !g.Valid || len(g.Routes) != 1 || !g.Routes[0].Parents[0].Attached() {
+			t.Fatalf("%d: the Gateway or its route is not valid: %+v", n, g.Conditions)
+		}
+		files := config.Build(g, config.Includes{}).Files()
+		if out, err := nginxtest.Test(files); err != nil {
+			t.Errorf("hostname of %d characters: %v\n%s", n, err, out)
+		}
+		stripped, removed := withoutBucketSizes(files)
+		_, err := nginxtest.Test(stripped)
+		switch {
+		case n <= 46 && removed:
+			t.Errorf("hostname of %d characters: bucket sizes set, but the default fits", n)
+		case n > 46 && err == nil:
+			t.Errorf("hostname of %d characters: NGINX accepts it without bucket sizes; the test proves nothing", n)
+		}
+	}
+}
+
+func withoutBucketSizes(files []config.File) ([]config.File, bool) {
+	out := make([]config.File, 0, len(files))
+	removed := false
+	for _, f := range files {
+		var kept [][]byte
+		for _, line := range bytes.Split(f.Data, []byte("\n")) {
+			if bytes.Contains(line, []byte("_hash_bucket_size")) {
+				removed = true
+				continue
+			}
+			kept = append(kept, line)
+		}
+		f.Data = bytes.Join(kept, []byte("\n"))
+		out = append(out, f)
+	}
+	return out, removed
+}
