@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -74,18 +75,17 @@ func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1
 		if t.Group != "" || t.Kind != "Service" {
 			continue
 		}
-		for _, l := range []client.ObjectList{&gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}} {
-			if err := r.List(ctx, l, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))}); err != nil {
-				return nil, fmt.Errorf("listing routes: %w", err)
-			}
-			for _, gw := range listRouteGateways(l, r.Config.ControllerName) {
-				ns, name := splitNsName(gw)
-				k := types.NamespacedName{Namespace: ns, Name: name}
+		routes, err := listRoutes(ctx, r.Client, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
+		if err != nil {
+			return nil, err
+		}
+		for _, route := range routes {
+			for _, k := range routeGatewayKeys(ctx, r.Client, r.Config, route) {
 				if seen[k] {
 					continue
 				}
 				seen[k] = true
-				ours, err := r.ours(ctx, k)
+				ours, err := gatewayIsOurs(ctx, r.Client, r.Config.ControllerName, k)
 				if err != nil {
 					return nil, err
 				}
@@ -95,35 +95,24 @@ func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1
 			}
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
 }
 
-func listRouteGateways(l client.ObjectList, controllerName string) []string {
-	var out []string
-	switch l := l.(type) {
-	case *gatewayv1.HTTPRouteList:
-		for _, rt := range l.Items {
-			out = append(out, routeGateways(rt.Namespace, rt.Spec.ParentRefs, rt.Status.Parents, controllerName)...)
-		}
-	case *gatewayv1.GRPCRouteList:
-		for _, rt := range l.Items {
-			out = append(out, routeGateways(rt.Namespace, rt.Spec.ParentRefs, rt.Status.Parents, controllerName)...)
-		}
+// gatewayIsOurs says whether a Gateway exists and its class is Gatewall's.
+func gatewayIsOurs(ctx context.Context, c client.Reader, controllerName string, k types.NamespacedName) (bool, error) {
+	if k.Name == "" {
+		return false, nil
 	}
-	return out
-}
-
-// ours says whether the Gateway exists and its class is Gatewall's.
-func (r *BackendTLSPolicyReconciler) ours(ctx context.Context, k types.NamespacedName) (bool, error) {
 	gw := &gatewayv1.Gateway{}
-	if err := r.Get(ctx, k, gw); err != nil {
+	if err := c.Get(ctx, k, gw); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	gc := &gatewayv1.GatewayClass{}
-	if err := r.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	return string(gc.Spec.ControllerName) == r.Config.ControllerName, nil
+	return string(gc.Spec.ControllerName) == controllerName, nil
 }
 
 // SetupWithManager registers the reconciler. Other policies (conflicts),
@@ -133,14 +122,17 @@ func (r *BackendTLSPolicyReconciler) ours(ctx context.Context, k types.Namespace
 func (r *BackendTLSPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gatewayv1.BackendTLSPolicy{}, spec).
 		Watches(&gatewayv1.BackendTLSPolicy{}, all, spec).
 		Watches(&gatewayv1.Gateway{}, all, spec).
 		Watches(&gatewayv1.HTTPRoute{}, all, spec).
 		Watches(&gatewayv1.GRPCRoute{}, all, spec).
-		Watches(&corev1.ConfigMap{}, all).
-		Named("backendtlspolicy").Complete(r)
+		Watches(&corev1.ConfigMap{}, all)
+	if r.Config.ListenerSets {
+		b = b.Watches(&gatewayv1.ListenerSet{}, all, spec)
+	}
+	return b.Named("backendtlspolicy").Complete(r)
 }
 
 func (r *BackendTLSPolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {

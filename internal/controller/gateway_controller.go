@@ -20,8 +20,8 @@ import (
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=get;list;watch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;listenersets;httproutes;grpcroutes;referencegrants,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;listenersets/status;httproutes/status;grpcroutes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=services;secrets;namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 
@@ -47,7 +47,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 		r.DataPlane.Forget(req.NamespacedName)
-		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, nil)
+		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	in, err := snapshot(ctx, r.Client, r.Config, gw)
 	if err != nil {
@@ -57,7 +57,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if t == nil {
 		// Not (or no longer) a Gatewall Gateway: leave no state behind.
 		r.DataPlane.Forget(req.NamespacedName)
-		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, nil)
+		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	g := t.Graph
 	addresses := gw.Status.Addresses
@@ -83,57 +83,53 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.writeGatewayStatus(ctx, g, dp, addresses, addressProblem, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
-	current := map[types.NamespacedName]bool{}
-	for _, route := range g.Routes {
-		current[route.Key] = true
-		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(route.Source), now)
-		if err := r.writeRouteStatus(ctx, route.Source, req.NamespacedName, parents); err != nil {
+	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: req.NamespacedName, sets: map[types.NamespacedName]bool{}}
+	for _, ls := range g.ListenerSets {
+		owner.sets[ls.Key] = true
+		if err := r.writeListenerSetStatus(ctx, ls, dp, now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName, current)
-}
-
-// clearRouteStatuses removes the Gateway's parent statuses from routes that
-// no longer name it (all of them when keep is nil).
-func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName, keep map[types.NamespacedName]bool) error {
-	routes, err := r.routesOf(ctx, client.MatchingFields{indexRouteGateway: nsName(gw.Namespace, gw.Name)})
-	if err != nil {
-		return err
-	}
-	for _, route := range routes {
-		if keep[client.ObjectKeyFromObject(route)] {
-			continue
-		}
-		if err := r.writeRouteStatus(ctx, route, gw, nil); err != nil {
-			return err
+	current := map[routeID]bool{}
+	for _, route := range g.Routes {
+		current[idOf(route.Source)] = true
+		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(route.Source), now)
+		if err := writeRouteParents(ctx, r.Client, route.Source, owner, parents); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
-	return nil
+	return ctrl.Result{}, clearRouteParents(ctx, r.Client, owner, current, routeQueries(owner)...)
 }
 
-// routesOf lists the HTTPRoutes and GRPCRoutes matching the options.
-func (r *GatewayReconciler) routesOf(ctx context.Context, opts ...client.ListOption) ([]client.Object, error) {
-	hr, gr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}
-	if err := r.List(ctx, hr, opts...); err != nil {
-		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
+// clearRouteStatuses removes the parent statuses Gatewall wrote for a
+// Gateway that is gone or no longer Gatewall's, and for the ListenerSets
+// that name it, from every route.
+func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName) error {
+	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: gw, sets: map[types.NamespacedName]bool{}}
+	if r.Config.ListenerSets {
+		sets := &gatewayv1.ListenerSetList{}
+		if err := r.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gw.String()}); err != nil {
+			return fmt.Errorf("listing ListenerSets: %w", err)
+		}
+		for _, ls := range sets.Items {
+			owner.sets[client.ObjectKeyFromObject(&ls)] = true
+		}
 	}
-	if err := r.List(ctx, gr, opts...); err != nil {
-		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
+	return clearRouteParents(ctx, r.Client, owner, nil, routeQueries(owner)...)
+}
+
+// routeQueries find the routes that may hold an owner's parent statuses.
+func routeQueries(owner parentOwner) []client.MatchingFields {
+	qs := []client.MatchingFields{{indexRouteGateway: owner.gateway.String()}}
+	for k := range owner.sets {
+		qs = append(qs, client.MatchingFields{indexRouteListenerSet: k.String()})
 	}
-	routes := make([]client.Object, 0, len(hr.Items)+len(gr.Items))
-	for i := range hr.Items {
-		routes = append(routes, &hr.Items[i])
-	}
-	for i := range gr.Items {
-		routes = append(routes, &gr.Items[i])
-	}
-	return routes, nil
+	return qs
 }
 
 // SetupWithManager registers the reconciler, its indexes and its watches.
 func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := setupIndexes(context.Background(), mgr, r.Config.ControllerName); err != nil {
+	if err := setupIndexes(context.Background(), mgr, r.Config); err != nil {
 		return err
 	}
 	// Gateways and routes matter when their spec changes; their status is Gatewall's own writing.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -38,6 +39,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
 		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged).
 		Watches(&v1alpha1.WAFGatewayBindingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	if r.Config.ListenerSets {
+		b = b.Watches(&gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged)
+	}
 	if r.Config.BackendTLSPolicies {
 		b = b.Watches(&gatewayv1.BackendTLSPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), specChanged)
 	}
@@ -72,7 +76,38 @@ func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: nsName(o.GetNamespace(), o.GetName())})
+	secret := nsName(o.GetNamespace(), o.GetName())
+	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: secret})
+	if r.Config.ListenerSets {
+		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{indexListenerSetSecret: secret})...)
+	}
+	return reqs
+}
+
+// gatewayOfListenerSet is the Gateway a ListenerSet names as its parent.
+func gatewayOfListenerSet(_ context.Context, o client.Object) []reconcile.Request {
+	ls, ok := o.(*gatewayv1.ListenerSet)
+	if !ok {
+		return nil
+	}
+	if gw := graph.ListenerSetParent(ls); gw.Name != "" {
+		return []reconcile.Request{{NamespacedName: gw}}
+	}
+	return nil
+}
+
+// gatewaysOfListenerSets are the parent Gateways of the ListenerSets matching opts.
+func (r *GatewayReconciler) gatewaysOfListenerSets(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	list := &gatewayv1.ListenerSetList{}
+	if err := r.List(ctx, list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "listing ListenerSets")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		reqs = append(reqs, gatewayOfListenerSet(ctx, &list.Items[i])...)
+	}
+	return reqs
 }
 
 func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
@@ -100,20 +135,49 @@ func backendTLSConfigMap(ctx context.Context, c client.Reader, cm client.Object)
 	return false
 }
 
-func (r *GatewayReconciler) gatewaysOfRoute(_ context.Context, o client.Object) []reconcile.Request {
-	var gws []string
-	switch route := o.(type) {
-	case *gatewayv1.HTTPRoute:
-		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, r.Config.ControllerName)
-	case *gatewayv1.GRPCRoute:
-		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, r.Config.ControllerName)
-	}
+func (r *GatewayReconciler) gatewaysOfRoute(ctx context.Context, o client.Object) []reconcile.Request {
+	gws := routeGatewayKeys(ctx, r.Client, r.Config, o)
 	reqs := make([]reconcile.Request, 0, len(gws))
 	for _, gw := range gws {
-		ns, name := splitNsName(gw)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+		reqs = append(reqs, reconcile.Request{NamespacedName: gw})
 	}
 	return reqs
+}
+
+// routeGatewayKeys are the Gateways a route names, directly or through
+// ListenerSets, or has Gatewall status from.
+func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client.Object) []types.NamespacedName {
+	var gws, sets []string
+	switch route := o.(type) {
+	case *gatewayv1.HTTPRoute:
+		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+	case *gatewayv1.GRPCRoute:
+		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+	}
+	out := make([]types.NamespacedName, 0, len(gws))
+	for _, gw := range gws {
+		ns, name := splitNsName(gw)
+		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
+	}
+	if !cfg.ListenerSets {
+		return out
+	}
+	for _, s := range sets {
+		ns, name := splitNsName(s)
+		ls := &gatewayv1.ListenerSet{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ls); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				log.FromContext(ctx).Error(err, "reading a route's ListenerSet", "listenerSet", s)
+			}
+			continue
+		}
+		if gw := graph.ListenerSetParent(ls); gw.Name != "" {
+			out = append(out, gw)
+		}
+	}
+	return out
 }
 
 func (r *GatewayReconciler) gatewaysOfService(ctx context.Context, o client.Object) []reconcile.Request {
@@ -129,7 +193,7 @@ func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
-	routes, err := r.routesOf(ctx, client.MatchingFields{indexRouteService: svc})
+	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{indexRouteService: svc})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
 		return nil
@@ -156,7 +220,7 @@ func (r *GatewayReconciler) gatewaysOfPolicy(ctx context.Context, o client.Objec
 	case *v1alpha1.WAFGatewayBindingPolicy:
 		refs = p.Spec.TargetRefs
 	}
-	gws, err := ancestorGateways(ctx, r.Client, policy.TargetsOf(o, refs))
+	gws, err := ancestorGateways(ctx, r.Client, r.Config, policy.TargetsOf(o, refs))
 	if err != nil {
 		log.FromContext(ctx).Error(err, "finding the Gateways of a policy")
 	}

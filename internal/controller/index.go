@@ -9,6 +9,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Field indexes on the informer cache, so a reconcile reads only the
@@ -30,18 +32,48 @@ const (
 	indexGatewayNginxProxy = "gatewall.gateway.nginxproxy"
 	// indexSliceService: an EndpointSlice's Service.
 	indexSliceService = "gatewall.endpointslice.service"
+	// indexRouteListenerSet: a route's ListenerSets, from spec.parentRefs and
+	// from the parent statuses Gatewall wrote.
+	indexRouteListenerSet = "gatewall.route.listenerset"
+	// indexListenerSetGateway: the Gateway a ListenerSet's parentRef names.
+	indexListenerSetGateway = "gatewall.listenerset.gateway"
+	// indexListenerSetSecret: the Secrets a ListenerSet's listeners use.
+	indexListenerSetSecret = "gatewall.listenerset.secret"
 )
 
 func nsName(namespace, name string) string { return namespace + "/" + name }
 
+// listenerSetIndexes are the indexes that need the ListenerSet CRD.
+func listenerSetIndexes(controllerName string) []fieldIndex {
+	return []fieldIndex{
+		{&gatewayv1.HTTPRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+			r := o.(*gatewayv1.HTTPRoute)
+			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}},
+		{&gatewayv1.GRPCRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+			r := o.(*gatewayv1.GRPCRoute)
+			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}},
+		{&gatewayv1.ListenerSet{}, indexListenerSetGateway, func(o client.Object) []string {
+			if gw := graph.ListenerSetParent(o.(*gatewayv1.ListenerSet)); gw.Name != "" {
+				return []string{gw.String()}
+			}
+			return nil
+		}},
+		{&gatewayv1.ListenerSet{}, indexListenerSetSecret, func(o client.Object) []string { return listenerSetSecrets(o.(*gatewayv1.ListenerSet)) }},
+	}
+}
+
+type fieldIndex struct {
+	obj   client.Object
+	field string
+	fn    client.IndexerFunc
+}
+
 // setupIndexes registers the field indexes.
-func setupIndexes(ctx context.Context, mgr ctrl.Manager, controllerName string) error {
-	idx := mgr.GetFieldIndexer()
-	for _, e := range []struct {
-		obj   client.Object
-		field string
-		fn    client.IndexerFunc
-	}{
+func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
+	controllerName := cfg.ControllerName
+	indexes := []fieldIndex{
 		{&gatewayv1.HTTPRoute{}, indexRouteGateway, func(o client.Object) []string {
 			r := o.(*gatewayv1.HTTPRoute)
 			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
@@ -70,7 +102,12 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, controllerName string) 
 			}
 			return nil
 		}},
-	} {
+	}
+	if cfg.ListenerSets {
+		indexes = append(indexes, listenerSetIndexes(controllerName)...)
+	}
+	idx := mgr.GetFieldIndexer()
+	for _, e := range indexes {
 		if err := idx.IndexField(ctx, e.obj, e.field, e.fn); err != nil {
 			return fmt.Errorf("indexing %T by %s: %w", e.obj, e.field, err)
 		}
@@ -80,9 +117,24 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, controllerName string) 
 
 // routeGateways lists the Gateways a route names or has Gatewall status from.
 func routeGateways(ns string, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus, controllerName string) []string {
+	return routeParentKeys("Gateway", ns, refs, parents, controllerName)
+}
+
+// routeListenerSets lists the ListenerSets a route names or has Gatewall status from.
+func routeListenerSets(ns string, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus, controllerName string) []string {
+	return routeParentKeys(graph.KindListenerSet, ns, refs, parents, controllerName)
+}
+
+// routeParentKeys lists the parents of one kind a route names or has
+// Gatewall status from.
+func routeParentKeys(kind, ns string, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus, controllerName string) []string {
 	seen := map[string]bool{}
 	add := func(ref gatewayv1.ParentReference) {
-		if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+		refKind := "Gateway"
+		if ref.Kind != nil {
+			refKind = string(*ref.Kind)
+		}
+		if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName || refKind != kind {
 			return
 		}
 		gwNS := ns
@@ -160,16 +212,33 @@ func gatewaySecrets(gw *gatewayv1.Gateway) []string {
 	if t := gw.Spec.TLS; t != nil && t.Backend != nil && t.Backend.ClientCertificateRef != nil {
 		refs = append(refs, *t.Backend.ClientCertificateRef)
 	}
+	return secretKeys(gw.Namespace, refs)
+}
+
+// listenerSetSecrets are the Secrets a ListenerSet's listeners use.
+func listenerSetSecrets(ls *gatewayv1.ListenerSet) []string {
+	var refs []gatewayv1.SecretObjectReference
+	for _, l := range ls.Spec.Listeners {
+		if l.TLS != nil {
+			refs = append(refs, l.TLS.CertificateRefs...)
+		}
+	}
+	return secretKeys(ls.Namespace, refs)
+}
+
+// secretKeys are the namespace/name keys of the Secrets among refs of an
+// object in namespace ns.
+func secretKeys(ns string, refs []gatewayv1.SecretObjectReference) []string {
 	seen := map[string]bool{}
 	for _, ref := range refs {
 		if ref.Kind != nil && *ref.Kind != "Secret" || ref.Group != nil && *ref.Group != "" {
 			continue
 		}
-		ns := gw.Namespace
+		refNS := ns
 		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
+			refNS = string(*ref.Namespace)
 		}
-		seen[nsName(ns, string(ref.Name))] = true
+		seen[nsName(refNS, string(ref.Name))] = true
 	}
 	return keys(seen)
 }

@@ -26,7 +26,7 @@ import (
 // that translation's configuration.
 func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp DataPlane, targets []policy.TargetRef) (
 	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
-	tin, err := targetsInput(ctx, c, cfg.ControllerName, targets)
+	tin, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -15,35 +15,55 @@ import (
 )
 
 // targetsInput reads a policy's targets from the cache into a snapshot (so
-// translate can say which exist and which Gateways they attach to).
-func targetsInput(ctx context.Context, c client.Reader, controllerName string, targets []policy.TargetRef) (*graph.Input, error) {
-	in := graph.NewInput(controllerName)
+// translate can say which exist and which Gateways they attach to), with
+// the ListenerSets route targets name.
+func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []policy.TargetRef) (*graph.Input, error) {
+	in := graph.NewInput(cfg.ControllerName)
+	get := func(key types.NamespacedName, obj client.Object) (bool, error) {
+		if err := c.Get(ctx, key, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reading %T %s: %w", obj, key, err)
+		}
+		in.Add(obj)
+		return true, nil
+	}
 	for _, t := range targets {
 		var obj client.Object
+		var refs func() []gatewayv1.ParentReference
 		switch t.Kind {
 		case "Gateway":
 			obj = &gatewayv1.Gateway{}
 		case graph.KindHTTPRoute:
-			obj = &gatewayv1.HTTPRoute{}
+			r := &gatewayv1.HTTPRoute{}
+			obj, refs = r, func() []gatewayv1.ParentReference { return r.Spec.ParentRefs }
 		case graph.KindGRPCRoute:
-			obj = &gatewayv1.GRPCRoute{}
+			r := &gatewayv1.GRPCRoute{}
+			obj, refs = r, func() []gatewayv1.ParentReference { return r.Spec.ParentRefs }
 		default:
 			continue
 		}
-		if err := c.Get(ctx, t.Key, obj); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return nil, fmt.Errorf("reading %s: %w", t, err)
+		found, err := get(t.Key, obj)
+		if err != nil {
+			return nil, err
 		}
-		in.Add(obj)
+		if !found || refs == nil || !cfg.ListenerSets {
+			continue
+		}
+		for _, s := range routeListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {
+			ns, name := splitNsName(s)
+			if _, err := get(types.NamespacedName{Namespace: ns, Name: name}, &gatewayv1.ListenerSet{}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return in, nil
 }
 
 // ancestorGateways returns the Gateways a policy's targets are or name.
-func ancestorGateways(ctx context.Context, c client.Reader, targets []policy.TargetRef) ([]types.NamespacedName, error) {
-	in, err := targetsInput(ctx, c, "", targets)
+func ancestorGateways(ctx context.Context, c client.Reader, cfg Config, targets []policy.TargetRef) ([]types.NamespacedName, error) {
+	in, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ type Config struct {
 	// BackendTLSPolicies says whether the BackendTLSPolicy CRD is installed
 	// (Gatewall then watches them and applies them to backends).
 	BackendTLSPolicies bool
+	// ListenerSets says whether the ListenerSet CRD is installed (Gatewall
+	// then merges the listeners of attached ListenerSets into their Gateways).
+	ListenerSets bool
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
@@ -42,6 +45,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	}
 	if cfg.BackendTLSPolicies {
 		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg})
+	}
+	if cfg.ListenerSets {
+		reconcilers = append(reconcilers, &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg})
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

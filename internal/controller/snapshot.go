@@ -23,8 +23,8 @@ import (
 )
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
-// class, the routes that name it, the Services, EndpointSlices and Secrets
-// those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
+// class, the ListenerSets that name it, the routes that name either, the
+// Services, EndpointSlices and Secrets those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
 func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
 	in := graph.NewInput(cfg.ControllerName)
 	in.PLMGroup = cfg.PLMGroup
@@ -45,24 +45,22 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	}
 	gwKey := nsName(gw.Namespace, gw.Name)
 	services := map[string]bool{}
-	httpRoutes := &gatewayv1.HTTPRouteList{}
-	if err := c.List(ctx, httpRoutes, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
-		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
+	if err := addRoutes(ctx, c, in, services, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
+		return nil, err
 	}
-	for i := range httpRoutes.Items {
-		in.Add(&httpRoutes.Items[i])
-		for _, s := range httpRouteServices(&httpRoutes.Items[i]) {
-			services[s] = true
+	secrets := gatewaySecrets(gw)
+	if cfg.ListenerSets {
+		sets := &gatewayv1.ListenerSetList{}
+		if err := c.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gwKey}); err != nil {
+			return nil, fmt.Errorf("listing ListenerSets: %w", err)
 		}
-	}
-	grpcRoutes := &gatewayv1.GRPCRouteList{}
-	if err := c.List(ctx, grpcRoutes, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
-		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
-	}
-	for i := range grpcRoutes.Items {
-		in.Add(&grpcRoutes.Items[i])
-		for _, s := range grpcRouteServices(&grpcRoutes.Items[i]) {
-			services[s] = true
+		for i := range sets.Items {
+			ls := &sets.Items[i]
+			in.Add(ls)
+			secrets = append(secrets, listenerSetSecrets(ls)...)
+			if err := addRoutes(ctx, c, in, services, client.MatchingFields{indexRouteListenerSet: nsName(ls.Namespace, ls.Name)}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for s := range services {
@@ -78,7 +76,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			in.Add(&slices.Items[i])
 		}
 	}
-	for _, s := range gatewaySecrets(gw) {
+	for _, s := range secrets {
 		ns, name := splitNsName(s)
 		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); err != nil {
 			return nil, err
@@ -117,6 +115,32 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 		return nil, err
 	}
 	return in, nil
+}
+
+// addRoutes adds the HTTPRoutes and GRPCRoutes matching opts, and records
+// the Services they use.
+func addRoutes(ctx context.Context, c client.Reader, in *graph.Input, services map[string]bool, opts client.ListOption) error {
+	httpRoutes := &gatewayv1.HTTPRouteList{}
+	if err := c.List(ctx, httpRoutes, opts); err != nil {
+		return fmt.Errorf("listing HTTPRoutes: %w", err)
+	}
+	for i := range httpRoutes.Items {
+		in.Add(&httpRoutes.Items[i])
+		for _, s := range httpRouteServices(&httpRoutes.Items[i]) {
+			services[s] = true
+		}
+	}
+	grpcRoutes := &gatewayv1.GRPCRouteList{}
+	if err := c.List(ctx, grpcRoutes, opts); err != nil {
+		return fmt.Errorf("listing GRPCRoutes: %w", err)
+	}
+	for i := range grpcRoutes.Items {
+		in.Add(&grpcRoutes.Items[i])
+		for _, s := range grpcRouteServices(&grpcRoutes.Items[i]) {
+			services[s] = true
+		}
+	}
+	return nil
 }
 
 // addBackendTLSPolicies adds every BackendTLSPolicy (conflicts are decided

@@ -25,8 +25,11 @@ type Gateway struct {
 	// NginxProxy is the effective data-plane settings: the class's NginxProxy
 	// overlaid by the Gateway's. Never nil.
 	NginxProxy *v1alpha2.NginxProxySpec
-	// Listeners in spec order.
+	// Listeners are the Gateway's own, in spec order.
 	Listeners []*Listener
+	// ListenerSets name the Gateway as their parent, in precedence order;
+	// the listeners of the accepted ones join the Gateway's.
+	ListenerSets []*ListenerSet
 	// Routes that name this Gateway in a parentRef, sorted by kind, namespace, name.
 	Routes []*Route
 	// Conditions of the Gateway (Accepted; Programmed is added from the data plane's answer).
@@ -61,9 +64,21 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 			g.Conditions = append(g.Conditions, *c)
 		}
 	}
+	g.ListenerSets = buildListenerSets(in, g)
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)
 	return g
+}
+
+// AttachedListenerSets counts the ListenerSets attached to the Gateway.
+func (g *Gateway) AttachedListenerSets() int32 {
+	var n int32
+	for _, s := range g.ListenerSets {
+		if s.Accepted {
+			n++
+		}
+	}
+	return n
 }
 
 // accept checks what makes a whole Gateway unusable and resolves the
@@ -129,12 +144,23 @@ func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition
 	}
 }
 
-// ValidListeners returns the listeners that can be configured.
+// ValidListeners returns the listeners that can be configured: the
+// Gateway's own, then those of its attached ListenerSets.
 func (g *Gateway) ValidListeners() []*Listener {
 	var out []*Listener
 	for _, l := range g.Listeners {
 		if l.Valid {
 			out = append(out, l)
+		}
+	}
+	for _, s := range g.ListenerSets {
+		if !s.Accepted {
+			continue
+		}
+		for _, l := range s.Listeners {
+			if l.Valid {
+				out = append(out, l)
+			}
 		}
 	}
 	return out

@@ -25,6 +25,7 @@ type Input struct {
 
 	GatewayClasses  map[string]*gatewayv1.GatewayClass
 	Gateways        map[types.NamespacedName]*gatewayv1.Gateway
+	ListenerSets    map[types.NamespacedName]*gatewayv1.ListenerSet
 	HTTPRoutes      map[types.NamespacedName]*gatewayv1.HTTPRoute
 	GRPCRoutes      map[types.NamespacedName]*gatewayv1.GRPCRoute
 	ReferenceGrants map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant
@@ -64,6 +65,7 @@ func NewInput(controllerName string) *Input {
 		ControllerName:     controllerName,
 		GatewayClasses:     map[string]*gatewayv1.GatewayClass{},
 		Gateways:           map[types.NamespacedName]*gatewayv1.Gateway{},
+		ListenerSets:       map[types.NamespacedName]*gatewayv1.ListenerSet{},
 		HTTPRoutes:         map[types.NamespacedName]*gatewayv1.HTTPRoute{},
 		GRPCRoutes:         map[types.NamespacedName]*gatewayv1.GRPCRoute{},
 		ReferenceGrants:    map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
@@ -95,6 +97,8 @@ func (in *Input) Add(obj any) bool {
 		in.GatewayClasses[o.Name] = o
 	case *gatewayv1.Gateway:
 		in.Gateways[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.ListenerSet:
+		in.ListenerSets[key(o.Namespace, o.Name)] = o
 	case *gatewayv1.HTTPRoute:
 		in.HTTPRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1.GRPCRoute:

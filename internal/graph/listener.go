@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -19,10 +20,17 @@ const (
 	KindGRPCRoute = "GRPCRoute"
 )
 
-// Listener is one listener of a Gateway.
+// Listener is one listener of a Gateway, declared by the Gateway itself or
+// by a ListenerSet attached to it.
 type Listener struct {
 	Source gatewayv1.Listener
 	Name   string
+	// ID names the listener uniquely in its Gateway's configuration: the
+	// name for the Gateway's own listeners, namespace/set/name for those of
+	// a ListenerSet (listener names are unique only within their object).
+	ID string
+	// Set is the ListenerSet that declares the listener; nil for the Gateway's own.
+	Set *ListenerSet
 	// Valid says whether the listener is configured on the data plane.
 	Valid bool
 	// Attachable says whether routes attach to the listener (and count in
@@ -46,16 +54,31 @@ type Listener struct {
 	allowedNamespace func(namespace string) bool
 }
 
+// listenerOwner is the object that declares a listener: the Gateway, or a
+// ListenerSet attached to it. Certificates and the namespaces routes may
+// come from are resolved from the owner's namespace, and references to
+// other namespaces need ReferenceGrants from the owner's kind.
+type listenerOwner struct {
+	kind      string
+	namespace string
+}
+
+func gatewayOwner(gw *gatewayv1.Gateway) listenerOwner {
+	return listenerOwner{kind: "Gateway", namespace: gw.Namespace}
+}
+
 func buildListeners(in *Input, gw *gatewayv1.Gateway) []*Listener {
 	ls := make([]*Listener, 0, len(gw.Spec.Listeners))
 	for _, src := range gw.Spec.Listeners {
-		ls = append(ls, buildListener(in, gw, src))
+		l := buildListener(in, gw, gatewayOwner(gw), src)
+		l.ID = l.Name
+		ls = append(ls, l)
 	}
 	markConflicts(ls)
 	return ls
 }
 
-func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Listener {
+func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src gatewayv1.Listener) *Listener {
 	l := &Listener{Source: src, Name: string(src.Name), Valid: true, Attachable: true}
 	if src.Hostname != nil {
 		l.Hostname = string(*src.Hostname)
@@ -76,13 +99,17 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Li
 	default:
 		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", src.Protocol))
 	}
+	// The name reaches nginx.conf (it tells listeners apart on a port).
+	if errs := validation.DNS1123Subdomain(field.NewPath("name"), l.Name); len(errs) > 0 {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, errs.ToAggregate().Error())
+	}
 	if l.Hostname != "" {
 		if err := validation.Hostname(l.Hostname); err != nil {
 			reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
 		}
 	}
 	if src.Protocol == gatewayv1.HTTPSProtocolType {
-		cert, reason, err := resolveCertificate(in, gw, src.TLS)
+		cert, reason, err := resolveCertificate(in, owner, src.TLS)
 		if err != nil {
 			unresolved(reason, err.Error())
 		}
@@ -107,7 +134,7 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, src gatewayv1.Listener) *Li
 		kinds = nil // no route kind can attach to a protocol Gatewall does not serve
 	}
 	l.SupportedKinds = kinds
-	allowed, err := namespaceFilter(in, gw.Namespace, src.AllowedRoutes)
+	allowed, err := namespaceFilter(in, owner.namespace, src.AllowedRoutes)
 	if err != nil {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
 	}

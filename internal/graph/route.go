@@ -32,11 +32,16 @@ type Route struct {
 	resolvedRefs metav1.Condition
 }
 
-// ParentRef is one parentRef of a route that names this Gateway.
+// ParentRef is one parentRef of a route that names this Gateway, or one of
+// the ListenerSets that name it as their parent.
 type ParentRef struct {
 	// Index is the position in spec.parentRefs.
 	Index int
 	Ref   gatewayv1.ParentReference
+	// Set is the ListenerSet the ref names; nil when it names the Gateway.
+	// A ref to a Gateway attaches only to the Gateway's own listeners, a
+	// ref to a ListenerSet only to the set's.
+	Set *ListenerSet
 	// Attachments are the listeners the route attached to through this ref.
 	Attachments []Attachment
 	// Conditions for this parent: Accepted, ResolvedRefs, and PartiallyInvalid when some rules are invalid.
@@ -68,12 +73,12 @@ func (r *Route) ValidRules() []*Rule {
 func buildRoutes(in *Input, g *Gateway) []*Route {
 	var routes []*Route
 	for k, hr := range in.HTTPRoutes {
-		if refs := parentRefsTo(hr.Spec.ParentRefs, hr.Namespace, g.Key); len(refs) > 0 {
+		if refs := parentRefsTo(hr.Spec.ParentRefs, hr.Namespace, g); len(refs) > 0 {
 			routes = append(routes, newHTTPRoute(in, k, hr, refs))
 		}
 	}
 	for k, gr := range in.GRPCRoutes {
-		if refs := parentRefsTo(gr.Spec.ParentRefs, gr.Namespace, g.Key); len(refs) > 0 {
+		if refs := parentRefsTo(gr.Spec.ParentRefs, gr.Namespace, g); len(refs) > 0 {
 			routes = append(routes, newGRPCRoute(in, k, gr, refs))
 		}
 	}
@@ -91,8 +96,8 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	return routes
 }
 
-// parentRefsTo returns the parentRefs that name the Gateway gw.
-func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, gw types.NamespacedName) []*ParentRef {
+// parentRefsTo returns the parentRefs that name the Gateway or one of its ListenerSets.
+func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Gateway) []*ParentRef {
 	var out []*ParentRef
 	for i, ref := range refs {
 		group, kind, ns := gatewayGroup, "Gateway", routeNamespace
@@ -105,8 +110,21 @@ func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, gw ty
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
-		if group == gatewayGroup && kind == "Gateway" && ns == gw.Namespace && string(ref.Name) == gw.Name {
-			out = append(out, &ParentRef{Index: i, Ref: ref})
+		if group != gatewayGroup {
+			continue
+		}
+		k := key(ns, string(ref.Name))
+		switch kind {
+		case "Gateway":
+			if k == g.Key {
+				out = append(out, &ParentRef{Index: i, Ref: ref})
+			}
+		case KindListenerSet:
+			for _, s := range g.ListenerSets {
+				if s.Key == k {
+					out = append(out, &ParentRef{Index: i, Ref: ref, Set: s})
+				}
+			}
 		}
 	}
 	return out
@@ -135,7 +153,15 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))
 		return
 	}
-	candidates := g.Listeners
+	candidates, parent := g.Listeners, "Gateway"
+	if p.Set != nil {
+		if !p.Set.Accepted {
+			set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent),
+				fmt.Sprintf("ListenerSet %s is not attached to Gateway %s: %s", p.Set.Key, g.Key, p.Set.Conditions[0].Message)))
+			return
+		}
+		candidates, parent = p.Set.Listeners, KindListenerSet
+	}
 	if p.Ref.SectionName != nil {
 		candidates = filterListeners(candidates, func(l *Listener) bool { return l.Name == string(*p.Ref.SectionName) })
 	}
@@ -143,7 +169,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		candidates = filterListeners(candidates, func(l *Listener) bool { return l.Source.Port == *p.Ref.Port })
 	}
 	if len(candidates) == 0 {
-		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), "no listener of the Gateway matches sectionName/port"))
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), "no listener of the "+parent+" matches sectionName/port"))
 		return
 	}
 	notAllowed, noHostname, invalid := 0, 0, 0

@@ -26,7 +26,7 @@ type Certificate struct {
 }
 
 // resolveCertificate resolves the first certificateRef of an HTTPS listener.
-func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.ListenerTLSConfig) (*Certificate, gatewayv1.ListenerConditionReason, error) {
+func resolveCertificate(in *Input, owner listenerOwner, cfg *gatewayv1.ListenerTLSConfig) (*Certificate, gatewayv1.ListenerConditionReason, error) {
 	invalid := gatewayv1.ListenerReasonInvalidCertificateRef
 	if cfg == nil || len(cfg.CertificateRefs) == 0 {
 		return nil, invalid, errors.New("an HTTPS listener needs tls.certificateRefs")
@@ -34,7 +34,7 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 	if cfg.Mode != nil && *cfg.Mode != gatewayv1.TLSModeTerminate {
 		return nil, invalid, fmt.Errorf("tls.mode %s is not supported on HTTPS listeners; use Terminate", *cfg.Mode)
 	}
-	c, notPermitted, err := resolveSecretCertificate(in, gw, cfg.CertificateRefs[0], "certificateRef")
+	c, notPermitted, err := resolveSecretCertificate(in, owner, cfg.CertificateRefs[0], "certificateRef")
 	switch {
 	case notPermitted:
 		return nil, gatewayv1.ListenerReasonRefNotPermitted, err
@@ -44,10 +44,10 @@ func resolveCertificate(in *Input, gw *gatewayv1.Gateway, cfg *gatewayv1.Listene
 	return c, "", nil
 }
 
-// resolveSecretCertificate resolves a Gateway's reference (what names it,
-// for messages) to a Secret holding a TLS certificate and key; notPermitted
-// says a ReferenceGrant is missing.
-func resolveSecretCertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.SecretObjectReference, what string) (c *Certificate, notPermitted bool, err error) {
+// resolveSecretCertificate resolves a reference of a Gateway or ListenerSet
+// (what names it, for messages) to a Secret holding a TLS certificate and
+// key; notPermitted says a ReferenceGrant is missing.
+func resolveSecretCertificate(in *Input, owner listenerOwner, ref gatewayv1.SecretObjectReference, what string) (c *Certificate, notPermitted bool, err error) {
 	group, kind := coreGroup, "Secret"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -58,7 +58,7 @@ func resolveSecretCertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.Se
 	if group != coreGroup || kind != "Secret" {
 		return nil, false, fmt.Errorf("%s %s %s/%s: only core Secrets are supported", what, group, kind, ref.Name)
 	}
-	ns := gw.Namespace
+	ns := owner.namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
@@ -66,8 +66,8 @@ func resolveSecretCertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.Se
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
 	secretKey := key(ns, string(ref.Name))
-	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {
-		return nil, true, fmt.Errorf("%s to Secret %s is not permitted: no ReferenceGrant in %s allows Gateways from %s", what, secretKey, ns, gw.Namespace)
+	if !referenceAllowed(in, refGrantFrom{gatewayGroup, owner.kind, owner.namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {
+		return nil, true, fmt.Errorf("%s to Secret %s is not permitted: no ReferenceGrant in %s allows %ss from %s", what, secretKey, ns, owner.kind, owner.namespace)
 	}
 	s := in.Secrets[secretKey]
 	if s == nil {
@@ -96,7 +96,7 @@ func backendClientCertificate(in *Input, gw *gatewayv1.Gateway) (*Certificate, *
 		return nil, nil
 	}
 	t := string(gatewayv1.GatewayConditionResolvedRefs)
-	c, notPermitted, err := resolveSecretCertificate(in, gw, *gw.Spec.TLS.Backend.ClientCertificateRef, "tls.backend.clientCertificateRef")
+	c, notPermitted, err := resolveSecretCertificate(in, gatewayOwner(gw), *gw.Spec.TLS.Backend.ClientCertificateRef, "tls.backend.clientCertificateRef")
 	switch {
 	case notPermitted:
 		cond := conditions.False(t, string(gatewayv1.GatewayReasonRefNotPermitted), err.Error())

@@ -78,12 +78,17 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if !backendTLS {
 		ctrl.Log.WithName("setup").Info("BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs and restart to use it")
 	}
+	listenerSets := crdInstalled(mgr, gatewayv1.GroupName, "ListenerSet")
+	if !listenerSets {
+		ctrl.Log.WithName("setup").Info("ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs and restart to use it")
+	}
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:     opts.ControllerName,
 		GatewayClassName:   opts.GatewayClassName,
 		Namespace:          opts.Namespace,
 		PLMGroup:           group,
 		BackendTLSPolicies: backendTLS,
+		ListenerSets:       listenerSets,
 		Bundles:            bundles,
 		Notifier:           notifier,
 		WAFModule:          opts.WAFModule,

@@ -57,6 +57,11 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		gw := g.Source.DeepCopy()
 		gw.Status = status.Gateway(g, status.Offline, nil, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
 		res.Statuses = append(res.Statuses, gw)
+		for _, ls := range g.ListenerSets {
+			c := ls.Source.DeepCopy()
+			c.Status = status.ListenerSet(ls, status.Offline, gatewayv1.ListenerSetStatus{}, now)
+			res.Statuses = append(res.Statuses, c)
+		}
 		for _, r := range g.Routes {
 			id := r.Kind + "/" + r.Key.String()
 			routeObjs[id] = r.Source

@@ -46,6 +46,7 @@ var supported = []features.FeatureName{
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteResponseHeaderModification,
 	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportListenerSet,
 	features.SupportReferenceGrant,
 }
 

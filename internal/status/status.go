@@ -93,24 +93,80 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 		oldListeners[l.Name] = l.Conditions
 	}
 	for _, l := range g.Listeners {
-		lw := append([]metav1.Condition(nil), l.Conditions...)
-		lprog := programmed(l.Valid && g.Valid, dp, "the listener is not valid")
-		if c, ok := keepProgrammed(dp, oldListeners[l.Source.Name], gen); ok && l.Valid && g.Valid {
-			lprog = c
-		}
-		lw = append(lw, lprog)
-		kinds := l.SupportedKinds
-		if kinds == nil {
-			kinds = []gatewayv1.RouteGroupKind{}
-		}
+		have := oldListeners[l.Source.Name]
+		lw := append(append([]metav1.Condition(nil), l.Conditions...), listenerProgrammed(l, g.Valid, dp, have, gen))
 		st.Listeners = append(st.Listeners, gatewayv1.ListenerStatus{
 			Name:           l.Source.Name,
-			SupportedKinds: kinds,
+			SupportedKinds: supportedKinds(l),
 			AttachedRoutes: l.AttachedRoutes,
-			Conditions:     conditions.Merge(oldListeners[l.Source.Name], lw, gen, now),
+			Conditions:     conditions.Merge(have, lw, gen, now),
+		})
+	}
+	if n := g.AttachedListenerSets(); n > 0 || g.Source.Spec.AllowedListeners != nil {
+		st.AttachedListenerSets = &n
+	}
+	return st
+}
+
+// listenerProgrammed is a listener's Programmed condition; parentValid says
+// whether the Gateway (or ListenerSet) declaring it is.
+func listenerProgrammed(l *graph.Listener, parentValid bool, dp DataPlane, old []metav1.Condition, gen int64) metav1.Condition {
+	if c, ok := keepProgrammed(dp, old, gen); ok && l.Valid && parentValid {
+		return c
+	}
+	return programmed(l.Valid && parentValid, dp, "the listener is not valid")
+}
+
+func supportedKinds(l *graph.Listener) []gatewayv1.RouteGroupKind {
+	if l.SupportedKinds == nil {
+		return []gatewayv1.RouteGroupKind{}
+	}
+	return l.SupportedKinds
+}
+
+// ListenerSet returns a ListenerSet's status. A set that is not attached is
+// not programmed, for the reason it is not accepted; a listener that is not
+// accepted is not programmed for its own reason (a conflict, say).
+func ListenerSet(s *graph.ListenerSet, dp DataPlane, old gatewayv1.ListenerSetStatus, now metav1.Time) gatewayv1.ListenerSetStatus {
+	gen := s.Source.Generation
+	prog := notProgrammedAsRejected(s.Conditions)
+	if s.Accepted {
+		prog = programmed(true, dp, "")
+		if c, ok := keepProgrammed(dp, old.Conditions, gen); ok {
+			prog = c
+		}
+	}
+	want := append(append([]metav1.Condition(nil), s.Conditions...), prog)
+	st := gatewayv1.ListenerSetStatus{Conditions: conditions.Merge(old.Conditions, want, gen, now)}
+	oldListeners := map[gatewayv1.SectionName][]metav1.Condition{}
+	for _, l := range old.Listeners {
+		oldListeners[l.Name] = l.Conditions
+	}
+	for _, l := range s.Listeners {
+		have := oldListeners[l.Source.Name]
+		lprog := notProgrammedAsRejected(l.Conditions)
+		if l.Attachable {
+			lprog = listenerProgrammed(l, s.Accepted, dp, have, gen)
+		}
+		lw := append(append([]metav1.Condition(nil), l.Conditions...), lprog)
+		st.Listeners = append(st.Listeners, gatewayv1.ListenerEntryStatus{
+			Name:           l.Source.Name,
+			SupportedKinds: supportedKinds(l),
+			AttachedRoutes: l.AttachedRoutes,
+			Conditions:     conditions.Merge(have, lw, gen, now),
 		})
 	}
 	return st
+}
+
+// notProgrammedAsRejected is Programmed=False with the reason and message
+// of an Accepted=False condition in list.
+func notProgrammedAsRejected(list []metav1.Condition) metav1.Condition {
+	t := string(gatewayv1.GatewayConditionProgrammed)
+	if c := conditions.Find(list, string(gatewayv1.GatewayConditionAccepted)); c != nil && c.Status == metav1.ConditionFalse {
+		return conditions.False(t, c.Reason, c.Message)
+	}
+	return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), "not accepted")
 }
 
 // GatewayClass returns the class's status.

@@ -57,13 +57,20 @@ func Exists(in *graph.Input, t policy.TargetRef) bool {
 }
 
 // TargetGateways returns the Gateways a policy's targets can have as
-// ancestors: a Gateway target itself, and the Gateways a route target names.
+// ancestors: a Gateway target itself, and the Gateways a route target names
+// directly or through their ListenerSets (which must be in the snapshot).
 func TargetGateways(in *graph.Input, targets []policy.TargetRef) []types.NamespacedName {
 	seen := map[types.NamespacedName]bool{}
 	add := func(ns string, refs []graphParentRef) {
 		for _, r := range refs {
-			if r.isGateway {
-				seen[types.NamespacedName{Namespace: r.namespace(ns), Name: r.name}] = true
+			k := types.NamespacedName{Namespace: r.namespace(ns), Name: r.name}
+			switch {
+			case r.isGateway:
+				seen[k] = true
+			case r.isListenerSet && in.ListenerSets[k] != nil:
+				if gw := graph.ListenerSetParent(in.ListenerSets[k]); gw.Name != "" {
+					seen[gw] = true
+				}
 			}
 		}
 	}

@@ -141,17 +141,17 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 	m := &Map{Source: "$ssl_server_name", Variable: fmt.Sprintf("$gw_sni_listener_%d", port), Hostnames: true, Default: `""`}
 	for _, l := range listeners {
 		if l.Hostname == "" {
-			m.Default = Quote(l.Name)
+			m.Default = Quote(l.ID)
 			continue
 		}
-		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.Name)})
+		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.ID)})
 	}
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Key < m.Entries[j].Key })
 	variable := b.addMap(m)
 	return func(l *graph.Listener) []Directive {
 		want := `""`
 		if l != nil {
-			want = Quote(l.Name)
+			want = Quote(l.ID)
 		}
 		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{d("return", "421")}}}
 	}

@@ -1,0 +1,145 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
+)
+
+// parentOwner says which of a route's parent statuses one reconcile owns:
+// those Gatewall wrote for a Gateway and for ListenerSets. The Gateway
+// reconciler owns its Gateway's and its ListenerSets'; the ListenerSet
+// reconciler takes over a set's when no Gateway of Gatewall's has it.
+type parentOwner struct {
+	controllerName string
+	gateway        types.NamespacedName
+	sets           map[types.NamespacedName]bool
+}
+
+// owns says whether a parent status written by controller names a parent
+// the owner writes for; ns is the route's namespace.
+func (o parentOwner) owns(p gatewayv1.RouteParentStatus, ns string) bool {
+	if string(p.ControllerName) != o.controllerName {
+		return false
+	}
+	ref := p.ParentRef
+	if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName {
+		return false
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	k := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	if ref.Kind != nil && *ref.Kind == graph.KindListenerSet {
+		return o.sets[k]
+	}
+	return (ref.Kind == nil || *ref.Kind == "Gateway") && k == o.gateway
+}
+
+// routeParents returns a route's current parent statuses.
+func routeParents(obj client.Object) []gatewayv1.RouteParentStatus {
+	switch o := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		return o.Status.Parents
+	case *gatewayv1.GRPCRoute:
+		return o.Status.Parents
+	}
+	return nil
+}
+
+func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
+	switch o := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		o.Status.Parents = parents
+	case *gatewayv1.GRPCRoute:
+		o.Status.Parents = parents
+	}
+}
+
+// writeRouteParents replaces, in a route's status, the parent statuses the
+// owner owns with ours; other parents' and other controllers' entries are
+// kept as they are.
+func writeRouteParents(ctx context.Context, c client.Client, route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) error {
+	key := client.ObjectKeyFromObject(route)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh := route.DeepCopyObject().(client.Object)
+		if err := c.Get(ctx, key, fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		old := routeParents(fresh)
+		var want []gatewayv1.RouteParentStatus
+		for _, p := range old {
+			if !owner.owns(p, key.Namespace) {
+				want = append(want, p)
+			}
+		}
+		want = append(want, ours...)
+		if equality.Semantic.DeepEqual(old, want) || len(old) == 0 && len(want) == 0 {
+			return nil
+		}
+		if want == nil {
+			want = []gatewayv1.RouteParentStatus{}
+		}
+		setRouteParents(fresh, want)
+		if err := c.Status().Update(ctx, fresh); err != nil {
+			return fmt.Errorf("updating status of %T %s: %w", route, key, err)
+		}
+		return nil
+	})
+}
+
+// routeID tells routes apart across kinds.
+type routeID struct {
+	kind string
+	key  types.NamespacedName
+}
+
+func idOf(route client.Object) routeID {
+	return routeID{kind: fmt.Sprintf("%T", route), key: client.ObjectKeyFromObject(route)}
+}
+
+// clearRouteParents removes the owner's parent statuses from the routes
+// found by each of the index queries, except those in keep.
+func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
+	for _, q := range queries {
+		routes, err := listRoutes(ctx, c, q)
+		if err != nil {
+			return err
+		}
+		for _, route := range routes {
+			if keep[idOf(route)] {
+				continue
+			}
+			if err := writeRouteParents(ctx, c, route, owner, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// listRoutes lists the HTTPRoutes and GRPCRoutes matching the options.
+func listRoutes(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]client.Object, error) {
+	hr, gr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}
+	if err := c.List(ctx, hr, opts...); err != nil {
+		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
+	}
+	if err := c.List(ctx, gr, opts...); err != nil {
+		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
+	}
+	routes := make([]client.Object, 0, len(hr.Items)+len(gr.Items))
+	for i := range hr.Items {
+		routes = append(routes, &hr.Items[i])
+	}
+	for i := range gr.Items {
+		routes = append(routes, &gr.Items[i])
+	}
+	return routes, nil
+}
