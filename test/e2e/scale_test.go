@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +114,29 @@ func TestRouteLatency(t *testing.T) {
 	})
 	t.Logf("burst of %d HTTPRoutes (created in %s): all served %s after the first creation, in %d pushes",
 		n, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), len(rec.of(agent.EventPushSent, gw))-pushesBefore)
+	logMemory(t, fmt.Sprintf("with %d HTTPRoutes on one Gateway", 2*n+1))
+}
+
+// logMemory logs the memory of this process, which runs Gatewall's manager
+// beside the local node and the test (so RSS is an upper bound of the
+// manager's), and the Go heap in use, which is mostly the manager's caches.
+func logMemory(t *testing.T, when string) {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb := map[string]string{}
+	for _, line := range strings.Split(string(status), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && (k == "VmRSS" || k == "VmHWM") {
+			kb[k] = strings.TrimSpace(v)
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("memory %s: test process (manager + local node + test) RSS %s, peak %s; Go heap in use after GC %d MiB",
+		when, kb["VmRSS"], kb["VmHWM"], ms.HeapInuse>>20)
 }
 
 // settled waits until every push to gw has its answer.
