@@ -88,15 +88,12 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			return nil, err
 		}
 	}
-	refGrants, namespaces, proxies := &gatewayv1beta1.ReferenceGrantList{}, &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
+	namespaces, proxies := &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
 	psps := &v1alpha1.ProxySettingsPolicyList{}
-	for _, l := range []client.ObjectList{refGrants, namespaces, proxies, psps} {
+	for _, l := range []client.ObjectList{namespaces, proxies, psps} {
 		if err := c.List(ctx, l); err != nil {
 			return nil, fmt.Errorf("listing %T: %w", l, err)
 		}
-	}
-	for i := range refGrants.Items {
-		in.Add(&refGrants.Items[i])
 	}
 	for i := range namespaces.Items {
 		in.Add(&namespaces.Items[i])
@@ -174,9 +171,19 @@ func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in 
 	return nil
 }
 
-// addWAF adds every WAF policy, every PLM object of the group in use and
-// what the fetcher has of their bundles.
+// addWAF adds every WAF policy, every PLM object of the group in use, every
+// ReferenceGrant, and what the fetcher has of their bundles. The snapshot
+// then says which bundles are wanted in full: without the grants, the
+// bundles of APPolicies in other namespaces would look unwanted, and the
+// fetcher would forget their backoff and integrity failures.
 func addWAF(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+	refGrants := &gatewayv1beta1.ReferenceGrantList{}
+	if err := c.List(ctx, refGrants); err != nil {
+		return fmt.Errorf("listing ReferenceGrants: %w", err)
+	}
+	for i := range refGrants.Items {
+		in.Add(&refGrants.Items[i])
+	}
 	wafs := &v1alpha1.WAFGatewayBindingPolicyList{}
 	if err := c.List(ctx, wafs); err != nil {
 		return fmt.Errorf("listing WAFGatewayBindingPolicies: %w", err)

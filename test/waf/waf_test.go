@@ -17,8 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
@@ -122,7 +124,7 @@ func world(t *testing.T, ns string) {
 	}
 }
 
-// compiled plays PLM: the APPolicy's bundle is ready at key with sha.
+// compiled plays PLM: the APPolicy ns/base's bundle is ready at key with sha.
 func compiled(t *testing.T, ns, key, sha string) {
 	t.Helper()
 	ctx := context.Background()
@@ -265,5 +267,68 @@ func TestBundlesFromPLMStorage(t *testing.T) {
 		if n := srv.GetObjectRequests(key); n != 1 {
 			t.Errorf("%s was fetched %d times, want 1", key, n)
 		}
+	}
+}
+
+// TestCrossNamespaceBundle: an APPolicy in another namespace, allowed by a
+// ReferenceGrant, is fetched like a local one, and its failures are
+// remembered: a tampered bundle is fetched once however often the policies
+// reconcile, and the next good bundle is delivered.
+func TestCrossNamespaceBundle(t *testing.T) {
+	srv := s3test.Start(t, plmfetch.AccessKeyID, adminSecret, nil)
+	held := startManager(t, srv.URL())
+	ns, security := "waf-xns", "waf-xns-security"
+	world(t, ns)
+	ctx := context.Background()
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: security}},
+		&appprotectv1.APPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: security, Name: "base"}},
+		&gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: security, Name: "waf-policies"}, Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "gateway.nginx.org", Kind: "WAFGatewayBindingPolicy", Namespace: gatewayv1.Namespace(ns)}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: gatewayv1.Group(appprotectv1.GroupVersion.Group), Kind: "APPolicy"}},
+		}},
+	} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T: %v", o, err)
+		}
+	}
+	p := &v1alpha1.WAFGatewayBindingPolicy{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "protect"}, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.APPolicySource.Namespace = ptr.To(security)
+	if err := env.Client.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
+
+	srv.Put(nil, bucket, "xns-tampered.tgz", []byte("tampered"))
+	compiled(t, security, "xns-tampered.tgz", sum([]byte("what PLM compiled")))
+	eventually(t, 30*time.Second, func() error {
+		if _, got := wafStatus(t, ns); !strings.Contains(got, "Programmed=False/IntegrityError") {
+			return fmt.Errorf("status %s", got)
+		}
+		return nil
+	})
+	// Reconciles go on (status writes, notifications); none may fetch again.
+	time.Sleep(3 * time.Second)
+	if n := srv.GetObjectRequests("xns-tampered.tgz"); n != 1 {
+		t.Errorf("the tampered bundle was fetched %d times; an IntegrityError is not retried until PLM's status changes", n)
+	}
+
+	good := []byte("compiled bundle from the security namespace\n")
+	srv.Put(nil, bucket, "xns-good.tgz", good)
+	compiled(t, security, "xns-good.tgz", sum(good))
+	eventually(t, 30*time.Second, func() error {
+		if data, ok := heldBundle(held, gw, sum(good)); !ok || string(data) != string(good) {
+			return fmt.Errorf("the bundle is not in the Gateway's files")
+		}
+		if _, got := wafStatus(t, ns); got != "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=False/Pending" {
+			return fmt.Errorf("status %s", got)
+		}
+		return nil
+	})
+	if n := srv.GetObjectRequests("xns-good.tgz"); n != 1 {
+		t.Errorf("the bundle was fetched %d times, want 1", n)
 	}
 }
