@@ -3,6 +3,11 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 export GOTOOLCHAIN := local
+# Go (and hack/) need HOME; when it is unset, use the user's home from the
+# password database, else bin/.home.
+ifeq ($(strip $(HOME)),)
+export HOME := $(or $(shell getent passwd "$$(id -u)" | cut -d: -f6),$(CURDIR)/bin/.home)
+endif
 BIN := $(CURDIR)/bin
 export KUBEBUILDER_ASSETS := $(BIN)
 export PATH := $(BIN):$(PATH)
@@ -11,6 +16,7 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.2
 IMG ?= ghcr.io/gatewall/gatewall:latest
 KUBECTL ?= kubectl
+CONTAINER_TOOL ?= docker
 GO_TEST_FLAGS ?= -count=1
 
 CONTROLLER_GEN := $(BIN)/controller-gen
@@ -21,6 +27,15 @@ help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 ##@ Toolchain (built from the Go module proxy and Debian's packages, cached in bin/)
+#
+# Each tool is built once per version into a cache outside the clone,
+# ${GATEWALL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gatewall}/<tool>-<version>/,
+# and bin/<tool> is a symlink into it: a fresh clone on a machine that built the
+# tools before is ready in seconds, and changing a version (below, or in the
+# hack/ script) builds the new one beside the old. Deleting the cache leaves
+# dangling links in bin/ that the next `make tools` rebuilds. A build holds a
+# lock per tool and version, so `make -j` and clones sharing the cache build
+# each tool once.
 
 .PHONY: tools
 tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
@@ -64,10 +79,8 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail when generated files differ from the committed ones.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		echo "generated files are stale; run 'make manifests generate' and commit:"; \
-		git status --porcelain -- api config; git diff --stat -- api config; exit 1; fi
+verify-generated: $(CONTROLLER_GEN) ## Fail when regenerating would change the generated files (the tree is not modified).
+	@CONTROLLER_GEN=$(CONTROLLER_GEN) hack/verify-generated.sh
 
 .PHONY: fmt
 fmt: ## go fmt.
@@ -80,6 +93,14 @@ vet: ## go vet.
 .PHONY: build
 build: ## Build the manager binary.
 	go build -o $(BIN)/gatewall ./cmd
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG from build/manager/Dockerfile (needs a Docker engine; no test runs it).
+	$(CONTAINER_TOOL) build -f build/manager/Dockerfile -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: run-local
 run-local: tools ## Run Gatewall on a local cluster with the sample, served through real NGINX (needs root).
@@ -114,10 +135,13 @@ install: $(KUSTOMIZE) ## Install the CRDs into the cluster in $KUBECONFIG.
 uninstall: $(KUSTOMIZE) ## Remove the CRDs from the cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
+# The image is set in a scratch copy of config/: deploying never modifies tracked files.
 .PHONY: deploy
-deploy: $(KUSTOMIZE) ## Deploy Gatewall (namespace, CRDs, RBAC, manager) with kustomize.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+deploy: $(KUSTOMIZE) ## Deploy Gatewall (namespace, CRDs, RBAC, manager image IMG) with kustomize.
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	cp -R config "$$tmp/config"; \
+	(cd "$$tmp/config/manager" && $(KUSTOMIZE) edit set image controller=$(IMG)); \
+	$(KUSTOMIZE) build "$$tmp/config/default" | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) ## Remove what deploy installed.

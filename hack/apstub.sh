@@ -9,7 +9,7 @@ src="${GATEWALL_ROOT}/test/apstub"
 sum="$(cat "${src}/config" "${src}"/*.c | sha256sum | cut -c1-12)"
 ver="$(nginx -v 2>&1 | sed 's#.*/##')"
 dir="${GATEWALL_CACHE}/apstub-${ver}-${sum}"
-if cached "${dir}" ngx_http_app_protect_module.so; then link_tools "${dir}" ngx_http_app_protect_module.so; exit 0; fi
+reuse "${dir}" "apstub-${ver}-${sum}" ngx_http_app_protect_module.so && exit 0
 [ -d /usr/share/nginx/src ] || { log "nginx-dev is missing: run hack/nginx.sh"; exit 1; }
 
 build() {

@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ECHO_VERSION="${ECHO_VERSION:-v1.6.3}"
 dir="${GATEWALL_CACHE}/echo-basic-${ECHO_VERSION}"
-if cached "${dir}" echo-basic; then link_tools "${dir}" echo-basic; exit 0; fi
+reuse "${dir}" "echo-basic-${ECHO_VERSION}" echo-basic && exit 0
 
 build() {
   local work="${GATEWALL_CACHE}/echo-basic-${ECHO_VERSION}-src"
@@ -28,7 +28,7 @@ package tools
 
 import _ "sigs.k8s.io/gateway-api/conformance/echo-basic"
 GO
-  (cd "${work}" && go mod tidy >/dev/null &&
+  (cd "${work}" && quiet go mod tidy &&
     mkdir -p "${dir}" &&
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${dir}/echo-basic.tmp" \
       sigs.k8s.io/gateway-api/conformance/echo-basic)

@@ -5,7 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 name="$1" pkg="$2" version="$3"
 dir="${GATEWALL_CACHE}/${name}-${version}"
-if cached "${dir}" "${name}"; then link_tools "${dir}" "${name}"; exit 0; fi
+reuse "${dir}" "${name}-${version}" "${name}" && exit 0
 
 build() {
   mkdir -p "${dir}"

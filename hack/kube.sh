@@ -13,10 +13,8 @@ tools=("$@")
 [ "${#tools[@]}" -gt 0 ] || tools=(kube-apiserver)
 
 dir="${GATEWALL_CACHE}/kube-${KUBE_VERSION}"
-if cached "${dir}" "${tools[@]}"; then
-  link_tools "${dir}" "${tools[@]}"
-  exit 0
-fi
+# One lock for every Kubernetes binary of a version: they share the scratch module.
+reuse "${dir}" "kube-${KUBE_VERSION}" "${tools[@]}" && exit 0
 
 work="${GATEWALL_CACHE}/kube-${KUBE_VERSION}-src"
 build() {
@@ -32,9 +30,9 @@ build() {
         while read -r m; do echo "  ${m} => ${m} ${STAGING_VERSION}"; done
       echo ")"
     } >>"${work}/go.mod"
-    (cd "${work}" && go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBE_VERSION}" \
+    (cd "${work}" && quiet go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBE_VERSION}" \
       "k8s.io/kubernetes/cmd/kube-controller-manager@${KUBE_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-scheduler@${KUBE_VERSION}" >/dev/null)
+      "k8s.io/kubernetes/cmd/kube-scheduler@${KUBE_VERSION}")
     touch "${work}/.ready"
   fi
   local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"

@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 AGENT_VERSION="${AGENT_VERSION:-v3.11.2}"
 dir="${GATEWALL_CACHE}/nginx-agent-${AGENT_VERSION}"
-if cached "${dir}" nginx-agent; then link_tools "${dir}" nginx-agent; exit 0; fi
+reuse "${dir}" "nginx-agent-${AGENT_VERSION}" nginx-agent && exit 0
 
 build() {
   local work="${GATEWALL_CACHE}/nginx-agent-${AGENT_VERSION}-src"
@@ -18,7 +18,7 @@ build() {
   cat >>"${work}/go.mod" <<MOD
 replace go.opentelemetry.io/collector/confmap/provider/httpsprovider => go.opentelemetry.io/collector/confmap/provider/httpsprovider v1.51.0
 MOD
-  (cd "${work}" && go get "github.com/nginx/agent/v3/cmd/agent@${AGENT_VERSION}" >/dev/null 2>&1 &&
+  (cd "${work}" && quiet go get "github.com/nginx/agent/v3/cmd/agent@${AGENT_VERSION}" &&
     mkdir -p "${dir}" &&
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${AGENT_VERSION}" \
       -o "${dir}/nginx-agent.tmp" github.com/nginx/agent/v3/cmd/agent)

@@ -4,8 +4,14 @@
 # missing. The data plane in tests is this real NGINX.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if command -v nginx >/dev/null && [ -d /usr/share/nginx/src ] &&
-  [ -f /usr/lib/nginx/modules/ngx_stream_js_module.so ]; then exit 0; fi
+installed() {
+  command -v nginx >/dev/null && [ -d /usr/share/nginx/src ] &&
+    [ -f /usr/lib/nginx/modules/ngx_stream_js_module.so ]
+}
+installed && exit 0
+# Two concurrent apt-get runs fail on dpkg's lock: take ours, then look again.
+lock nginx-apt
+installed && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 install() {

@@ -59,10 +59,13 @@ type Bundle struct {
 
 // Signatures are the dates of the signature sets in a bundle.
 type Signatures struct {
+	// AttackSignatures is the date of the attack signature set compiled in.
 	// +optional
 	AttackSignatures string `json:"attackSignatures,omitempty"`
+	// BotSignatures is the date of the bot signature set compiled in.
 	// +optional
 	BotSignatures string `json:"botSignatures,omitempty"`
+	// ThreatCampaigns is the date of the threat campaign set compiled in.
 	// +optional
 	ThreatCampaigns string `json:"threatCampaigns,omitempty"`
 }

@@ -93,7 +93,7 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
 	}
-	var gwNP *v1alpha2.NginxProxySpec
+	var gwNP *v1alpha2.NginxProxy
 	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
 		ref := infra.ParametersRef
 		if string(ref.Group) != v1alpha2.GroupVersion.Group || ref.Kind != "NginxProxy" {
@@ -104,13 +104,12 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 		if err != nil {
 			return reject(gatewayv1.GatewayReasonInvalidParameters, "infrastructure.parametersRef: %s", err)
 		}
-		gwNP = &np.Spec
+		gwNP = np
 	}
-	var classNP *v1alpha2.NginxProxySpec
-	if g.Class.NginxProxy != nil {
-		classNP = &g.Class.NginxProxy.Spec
+	g.NginxProxy = EffectiveNginxProxy(specOf(g.Class.NginxProxy), specOf(gwNP))
+	if msg := checkOverlay(g.Class.NginxProxy, gwNP, g.NginxProxy); msg != "" {
+		return reject(gatewayv1.GatewayReasonInvalidParameters, "%s", msg)
 	}
-	g.NginxProxy = EffectiveNginxProxy(classNP, gwNP)
 	if msg := checkAddresses(gw, g.NginxProxy); msg != "" {
 		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "%s", msg)
 	}

@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"fmt"
+
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // EffectiveNginxProxy overlays the Gateway's NginxProxy spec on the
@@ -99,4 +102,31 @@ func overlayService(base, over *v1alpha2.ServiceSpec) *v1alpha2.ServiceSpec {
 		base.LoadBalancerSourceRanges = over.LoadBalancerSourceRanges
 	}
 	return base
+}
+
+// specOf is the spec of an NginxProxy that may be nil.
+func specOf(np *v1alpha2.NginxProxy) *v1alpha2.NginxProxySpec {
+	if np == nil {
+		return nil
+	}
+	return &np.Spec
+}
+
+// checkOverlay re-validates the effective spec eff of a Gateway whose class
+// and Gateway both name an NginxProxy. Each is valid alone (lookupNginxProxy
+// checked it), but fields from the two can combine into settings neither
+// allows: a ClusterIP Service from one with loadBalancerSourceRanges or an
+// externalTrafficPolicy from the other, or an ipFamily that does not match
+// the other's loadBalancerIP. It returns why the combination is invalid,
+// naming both NginxProxies, or "" when it is valid.
+func checkOverlay(class, gateway *v1alpha2.NginxProxy, eff *v1alpha2.NginxProxySpec) string {
+	if class == nil || gateway == nil {
+		return ""
+	}
+	errs := validation.NginxProxy(&v1alpha2.NginxProxy{Spec: *eff})
+	if len(errs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the Gateway's NginxProxy %s/%s overlaid on the GatewayClass's NginxProxy %s/%s gives invalid settings: %s",
+		gateway.Namespace, gateway.Name, class.Namespace, class.Name, errs.ToAggregate())
 }

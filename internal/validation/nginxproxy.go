@@ -19,6 +19,8 @@ const (
 	MsgLBIPNotIP          = "loadBalancerIP must be an IP address"
 	MsgLBRangesNotCIDR    = "loadBalancerSourceRanges must be CIDRs"
 	maxSourceRanges       = 64
+	maxSourceRangeLen     = 49 // the longest IPv6 CIDR text
+	maxLBIPLen            = 45 // the longest IPv6 address text
 	maxWorkerConnections  = 65535
 	maxReplicas           = 1000
 	maxImageRepositoryLen = 255
@@ -107,6 +109,10 @@ func service(spec *field.Path, family *v1alpha2.IPFamily, svc *v1alpha2.ServiceS
 		if !lb {
 			errs = append(errs, field.Invalid(path, "object", MsgLBIPType))
 		}
+		if len(*ip) > maxLBIPLen {
+			errs = append(errs, field.TooLong(path.Child("loadBalancerIP"), *ip, maxLBIPLen))
+		}
+		// As CEL's isIP: no zone, no IPv4-mapped IPv6 address.
 		addr, err := netip.ParseAddr(*ip)
 		switch {
 		case err != nil || addr.Zone() != "" || addr.Is4In6():
@@ -124,9 +130,16 @@ func service(spec *field.Path, family *v1alpha2.IPFamily, svc *v1alpha2.ServiceS
 		if len(r) > maxSourceRanges {
 			errs = append(errs, field.TooMany(path.Child("loadBalancerSourceRanges"), len(r), maxSourceRanges))
 		}
+		ranges := path.Child("loadBalancerSourceRanges")
+		for i, c := range r {
+			if len(c) > maxSourceRangeLen {
+				errs = append(errs, field.TooLong(ranges.Index(i), c, maxSourceRangeLen))
+			}
+		}
+		// As CEL's isCIDR: no IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104).
 		for _, c := range r {
-			if _, err := netip.ParsePrefix(c); err != nil {
-				errs = append(errs, field.Invalid(path.Child("loadBalancerSourceRanges"), c, MsgLBRangesNotCIDR))
+			if p, err := netip.ParsePrefix(c); err != nil || p.Addr().Is4In6() {
+				errs = append(errs, field.Invalid(ranges, c, MsgLBRangesNotCIDR))
 				break
 			}
 		}

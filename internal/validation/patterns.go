@@ -17,8 +17,10 @@ const (
 	DNS1123LabelPattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// SecurityLogFilePattern is a file directly in /var/log/app_protect/.
 	SecurityLogFilePattern = `^/var/log/app_protect/[A-Za-z0-9_-][A-Za-z0-9._-]*$`
-	// SyslogServerPattern is host:port with a lower-case DNS name or IPv4 host.
-	SyslogServerPattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*:[0-9]{1,5}$`
+	// SyslogServerPattern is host:port with a lower-case DNS name (labels of
+	// 1-63 characters) or IPv4 host; SyslogServer adds that a host ending in an
+	// all-digit label must be an IPv4 address.
+	SyslogServerPattern = `^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*:[0-9]{1,5}$`
 	// ImageRepositoryPattern is an image repository, optionally with a registry port.
 	ImageRepositoryPattern = `^[a-z0-9]([-a-z0-9._]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$`
 	// ImageTagPattern is an image tag.

@@ -12,6 +12,7 @@ const (
 	MsgBusyBelowBuffersSize = "busyBuffersSize must be greater than or equal to buffers.size"
 	MsgBusyAboveBuffers     = "busyBuffersSize must be less than or equal to the size of all buffers minus one buffer"
 	MsgBuffersSizeZero      = "buffers.size must be greater than 0"
+	MsgBuffersSizeTooLarge  = "buffers.size must be at most 1024m, NGINX's proxy_max_temp_file_size"
 )
 
 // Limits of buffers.number.
@@ -57,6 +58,9 @@ func buffering(path *field.Path, b *v1alpha1.ProxyBuffering) field.ErrorList {
 		if hasBuffers && bufSize == 0 {
 			errs = append(errs, field.Invalid(path.Child("buffers"), "object", MsgBuffersSizeZero))
 		}
+		if hasBuffers && bufSize > MaxBuffersSize {
+			errs = append(errs, field.Invalid(path.Child("buffers"), "object", MsgBuffersSizeTooLarge))
+		}
 	}
 	if hasBusy && hasBufferSize && busy < bufferSize {
 		errs = append(errs, field.Invalid(path, "object", MsgBusyBelowBufferSize))
@@ -64,7 +68,9 @@ func buffering(path *field.Path, b *v1alpha1.ProxyBuffering) field.ErrorList {
 	if hasBusy && hasBuffers && busy < bufSize {
 		errs = append(errs, field.Invalid(path, "object", MsgBusyBelowBuffersSize))
 	}
-	if hasBusy && hasBuffers && busy > int64(b.Buffers.Number-1)*bufSize {
+	// As in the CRD, the product is only computed for a size within its limit,
+	// so it cannot overflow.
+	if hasBusy && hasBuffers && bufSize <= MaxBuffersSize && busy > (int64(b.Buffers.Number)-1)*bufSize {
 		errs = append(errs, field.Invalid(path, "object", MsgBusyAboveBuffers))
 	}
 	return errs

@@ -10,16 +10,27 @@ import (
 const SizePattern = `^\d+[kKmM]?$`
 
 // MaxSizeLength is the CRD's maxLength of a size value: 11 digits and a suffix
-// keep every size times its unit inside int64, so CEL's arithmetic never overflows.
+// keep every size times its unit inside int64 (at most about 2^57 bytes). A
+// product of sizes could still overflow; the rules that multiply bound their
+// operands first (see MaxBuffersSize).
 const MaxSizeLength = 12
+
+// MaxBuffersSize is the largest buffers.size, 1024m: NGINX refuses a proxy
+// buffer larger than proxy_max_temp_file_size, whose default (1024m) Gatewall
+// does not change. It also keeps (buffers.number-1) × buffers.size far inside
+// int64, in CEL as in Go.
+const MaxBuffersSize = 1024 * 1024 * 1024
 
 var sizeRE = regexp.MustCompile(SizePattern)
 
 // ParseSize returns the number of bytes of a size value such as 4096, 8k or 1m
 // (NGINX's own size syntax, without its g suffix).
 func ParseSize(s string) (int64, error) {
-	if len(s) > MaxSizeLength {
+	switch {
+	case len(s) > MaxSizeLength:
 		return 0, fmt.Errorf("may not be more than %d bytes", MaxSizeLength)
+	case s == "":
+		return 0, fmt.Errorf("should be at least 1 chars long")
 	}
 	if !sizeRE.MatchString(s) {
 		return 0, fmt.Errorf("should match '%s'", SizePattern)

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ const (
 	MsgFileIffFile     = "file must be set when type is File, and only then"
 	MsgSyslogIffSyslog = "syslog must be set when type is Syslog, and only then"
 	MsgSyslogPort      = "port must be between 1 and 65535"
+	MsgSyslogHost      = "host must be a DNS name or an IPv4 address"
 )
 
 // maxSecurityLogs is the CRD's maxItems of spec.securityLogs.
@@ -77,14 +79,32 @@ func SecurityLogDestination(path *field.Path, d v1alpha1.SecurityLogDestination)
 	return errs
 }
 
-// SyslogServer checks a syslog server, host:port.
+// SyslogServer checks a syslog server, host:port. A host whose last label is
+// all digits is no DNS name (top-level domains are never all-numeric), so it
+// must be an IPv4 address: 999.999.999.999 and 10.1 are refused.
 func SyslogServer(path *field.Path, server string) field.ErrorList {
 	if errs := stringField(path, server, 0, 259, syslogServerRE); len(errs) > 0 {
 		return errs
 	}
-	port, err := strconv.Atoi(server[strings.LastIndexByte(server, ':')+1:])
+	colon := strings.LastIndexByte(server, ':')
+	host := server[:colon]
+	if isDigits(host[strings.LastIndexByte(host, '.')+1:]) {
+		if addr, err := netip.ParseAddr(host); err != nil || !addr.Is4() {
+			return field.ErrorList{field.Invalid(path, server, MsgSyslogHost)}
+		}
+	}
+	port, err := strconv.Atoi(server[colon+1:])
 	if err != nil || port < 1 || port > 65535 {
 		return field.ErrorList{field.Invalid(path, server, MsgSyslogPort)}
 	}
 	return nil
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -6,6 +6,7 @@ package apicases
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +50,7 @@ func All() []Case {
 	cs = append(cs, wafCases()...)
 	cs = append(cs, destinationCases()...)
 	cs = append(cs, nginxProxyCases()...)
+	cs = append(cs, limitCases()...)
 	return cs
 }
 
@@ -95,6 +97,12 @@ func sizeCases() []Case {
 	}
 	cs = append(cs,
 		Case{Name: "size longer than 12 rejected", Object: buffering("1234567890123", 0, "", ""), Field: buf + ".bufferSize", Message: "may not be more than 12 bytes"},
+		Case{Name: "empty size rejected", Object: psp(func(s *v1alpha1.ProxySettingsPolicySpec) {
+			s.Buffering = &v1alpha1.ProxyBuffering{BufferSize: ptr(v1alpha1.Size(""))}
+		}), Field: buf + ".bufferSize", Message: "should be at least 1 chars long"},
+		Case{Name: "empty busyBuffersSize rejected", Object: psp(func(s *v1alpha1.ProxySettingsPolicySpec) {
+			s.Buffering = &v1alpha1.ProxyBuffering{BusyBuffersSize: ptr(v1alpha1.Size(""))}
+		}), Field: buf + ".busyBuffersSize", Message: "should be at least 1 chars long"},
 		Case{Name: "buffers.size pattern", Object: buffering("", 8, "4 k", ""), Field: buf + ".buffers.size", Message: pattern},
 		Case{Name: "busyBuffersSize pattern", Object: buffering("", 0, "", "16k;"), Field: buf + ".busyBuffersSize", Message: pattern},
 	)
@@ -120,6 +128,18 @@ func bufferingCases() []Case {
 		{Name: "busy 24k == 3 of 4 8k buffers", Object: buffering("", 4, "8k", "24k")},
 		{Name: "busy 64k > 3 of 4 8k buffers", Object: buffering("", 4, "8k", "64k"), Field: buf, Message: validation.MsgBusyAboveBuffers},
 		{Name: "every field", Object: buffering("8k", 16, "8k", "16k")},
+		// buffers.size is at most 1024m, NGINX's proxy_max_temp_file_size; the
+		// bound also keeps (number-1) × size inside int64 (it overflowed before).
+		{Name: "buffers size 1024m", Object: buffering("", 8, "1024m", "")},
+		{Name: "buffers size 1048576k", Object: buffering("", 8, "1048576k", "")},
+		{Name: "buffers size 1073741824", Object: buffering("", 8, "1073741824", "")},
+		{Name: "buffers size 1025m", Object: buffering("", 8, "1025m", ""), Field: buf + ".buffers", Message: validation.MsgBuffersSizeTooLarge},
+		{Name: "buffers size 1073741825", Object: buffering("", 8, "1073741825", ""), Field: buf + ".buffers", Message: validation.MsgBuffersSizeTooLarge},
+		{Name: "busy 261120m == 255 of 256 1024m buffers", Object: buffering("", 256, "1024m", "261120m")},
+		{Name: "busy 261121m > 255 of 256 1024m buffers", Object: buffering("", 256, "1024m", "261121m"), Field: buf, Message: validation.MsgBusyAboveBuffers},
+		{Name: "busy 99999999999m > 255 of 256 1024m buffers", Object: buffering("", 256, "1024m", "99999999999m"), Field: buf, Message: validation.MsgBusyAboveBuffers},
+		{Name: "256 buffers of 99999999999m (product overflowed int64)", Object: buffering("", 256, "99999999999m", "99999999999m"), Field: buf + ".buffers", Message: validation.MsgBuffersSizeTooLarge},
+		{Name: "3 buffers of 99999999999m, busy 1k", Object: buffering("", 3, "99999999999m", "1k"), Field: buf, Message: validation.MsgBusyBelowBuffersSize},
 		{Name: "disable only", Object: psp(func(s *v1alpha1.ProxySettingsPolicySpec) {
 			s.Buffering = &v1alpha1.ProxyBuffering{Disable: ptr(true)}
 		})},
@@ -186,6 +206,14 @@ func destinationCases() []Case {
 		{Name: "syslog DNS name", Object: syslogLog("syslog-svc.default:514")},
 		{Name: "syslog IPv4", Object: syslogLog("10.0.0.1:514")},
 		{Name: "syslog port 65535", Object: syslogLog("syslog:65535")},
+		{Name: "syslog IPv4 255.255.255.255", Object: syslogLog("255.255.255.255:514")},
+		{Name: "syslog name with numeric labels", Object: syslogLog("1a.10.example.com:514")},
+		{Name: "syslog label of 63 characters", Object: syslogLog(strings.Repeat("a", 63) + ".example.com:514")},
+		{Name: "syslog label of 64 characters", Object: syslogLog(strings.Repeat("a", 64) + ".example.com:514"), Field: dest + ".syslog.server", Message: syslogPattern},
+		{Name: "syslog host 999.999.999.999", Object: syslogLog("999.999.999.999:514"), Field: dest + ".syslog.server", Message: validation.MsgSyslogHost},
+		{Name: "syslog host 10.1", Object: syslogLog("10.1:514"), Field: dest + ".syslog.server", Message: validation.MsgSyslogHost},
+		{Name: "syslog host 010.0.0.1", Object: syslogLog("010.0.0.1:514"), Field: dest + ".syslog.server", Message: validation.MsgSyslogHost},
+		{Name: "syslog host with a numeric top-level label", Object: syslogLog("syslog.123:514"), Field: dest + ".syslog.server", Message: validation.MsgSyslogHost},
 		{Name: "syslog port 0", Object: syslogLog("syslog:0"), Field: dest + ".syslog.server", Message: validation.MsgSyslogPort},
 		{Name: "syslog port 70000", Object: syslogLog("syslog:70000"), Field: dest + ".syslog.server", Message: validation.MsgSyslogPort},
 	}
@@ -201,6 +229,7 @@ func destinationCases() []Case {
 	for _, s := range []string{
 		"syslog", "sys log:514", "syslog:514;", "syslog:514}", `"syslog":514`, "syslog\n:514",
 		"Syslog.example.com:514", "syslog:514 ", "$host:514", "[::1]:514", "syslog:-1",
+		"sys{log:514", "sys'log:514", "syslog:514{", "sys/log:514", "sys\\log:514",
 	} {
 		cs = append(cs, Case{Name: fmt.Sprintf("syslog server %q", s), Object: syslogLog(s), Field: dest + ".syslog.server", Message: syslogPattern})
 	}
@@ -256,6 +285,12 @@ func nginxProxyCases() []Case {
 		{Name: "NginxProxy: loadBalancerIP not an IP", Object: npService("", v1alpha2.ServiceSpec{LoadBalancerIP: ptr("gateway.example.com")}), Field: svc + ".loadBalancerIP", Message: validation.MsgLBIPNotIP},
 		{Name: "NginxProxy: IPv6 loadBalancerIP with ipv4", Object: npService("ipv4", v1alpha2.ServiceSpec{LoadBalancerIP: ptr("2001:db8::1")}), Field: "spec", Message: validation.MsgLBIPNotIPv4},
 		{Name: "NginxProxy: IPv4 loadBalancerIP with ipv6", Object: npService("ipv6", v1alpha2.ServiceSpec{LoadBalancerIP: ptr("10.0.0.1")}), Field: "spec", Message: validation.MsgLBIPNotIPv6},
+		{Name: "NginxProxy: IPv6 loadBalancerIP with ipv6", Object: npService("ipv6", v1alpha2.ServiceSpec{Type: &lb, LoadBalancerIP: ptr("2001:db8::7")})},
+		{Name: "NginxProxy: IPv4 loadBalancerIP with dual", Object: npService("dual", v1alpha2.ServiceSpec{Type: &lb, LoadBalancerIP: ptr("203.0.113.7")})},
+		{Name: "NginxProxy: IPv6 loadBalancerIP with dual", Object: npService("dual", v1alpha2.ServiceSpec{LoadBalancerIP: ptr("2001:db8::7")})},
+		{Name: "NginxProxy: IPv4-mapped IPv6 loadBalancerIP", Object: npService("", v1alpha2.ServiceSpec{LoadBalancerIP: ptr("::ffff:10.0.0.1")}), Field: svc + ".loadBalancerIP", Message: validation.MsgLBIPNotIP},
+		{Name: "NginxProxy: IPv6 source range", Object: npService("", v1alpha2.ServiceSpec{LoadBalancerSourceRanges: []string{"2001:db8::/32", "10.0.0.0/8"}})},
+		{Name: "NginxProxy: IPv4-mapped IPv6 source range", Object: npService("", v1alpha2.ServiceSpec{LoadBalancerSourceRanges: []string{"::ffff:10.0.0.0/104"}}), Field: svc + ".loadBalancerSourceRanges", Message: validation.MsgLBRangesNotCIDR},
 		{Name: "NginxProxy: source range not a CIDR", Object: npService("", v1alpha2.ServiceSpec{LoadBalancerSourceRanges: []string{"10.0.0.1"}}), Field: svc + ".loadBalancerSourceRanges", Message: validation.MsgLBRangesNotCIDR},
 		{Name: "NginxProxy: service type ExternalName", Object: npService("", v1alpha2.ServiceSpec{Type: svcType(corev1.ServiceTypeExternalName)}), Field: svc + ".type", Message: `Unsupported value: "ExternalName"`},
 	}

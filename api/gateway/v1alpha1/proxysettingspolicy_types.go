@@ -54,9 +54,14 @@ type ProxySettingsPolicySpec struct {
 // NGINX's defaults. Gatewall checks the effective combination and refuses, in
 // status, any combination NGINX would reject.
 //
+// The busyBuffersSize rules compare sizes as numbers of bytes. The last one
+// multiplies buffers.number by buffers.size: it is skipped when buffers.size
+// is over its 1024m limit (that limit's own rule rejects the object), so the
+// product stays far inside int64 and CEL never overflows.
+//
 // +kubebuilder:validation:XValidation:message="busyBuffersSize must be greater than or equal to bufferSize",rule="!has(self.busyBuffersSize) || !has(self.bufferSize) || (int(self.busyBuffersSize.find('^[0-9]+')) * (self.busyBuffersSize.matches('[mM]$') ? 1048576 : self.busyBuffersSize.matches('[kK]$') ? 1024 : 1)) >= (int(self.bufferSize.find('^[0-9]+')) * (self.bufferSize.matches('[mM]$') ? 1048576 : self.bufferSize.matches('[kK]$') ? 1024 : 1))"
 // +kubebuilder:validation:XValidation:message="busyBuffersSize must be greater than or equal to buffers.size",rule="!has(self.busyBuffersSize) || !has(self.buffers) || (int(self.busyBuffersSize.find('^[0-9]+')) * (self.busyBuffersSize.matches('[mM]$') ? 1048576 : self.busyBuffersSize.matches('[kK]$') ? 1024 : 1)) >= (int(self.buffers.size.find('^[0-9]+')) * (self.buffers.size.matches('[mM]$') ? 1048576 : self.buffers.size.matches('[kK]$') ? 1024 : 1))"
-// +kubebuilder:validation:XValidation:message="busyBuffersSize must be less than or equal to the size of all buffers minus one buffer",rule="!has(self.busyBuffersSize) || !has(self.buffers) || (int(self.busyBuffersSize.find('^[0-9]+')) * (self.busyBuffersSize.matches('[mM]$') ? 1048576 : self.busyBuffersSize.matches('[kK]$') ? 1024 : 1)) <= (self.buffers.number - 1) * (int(self.buffers.size.find('^[0-9]+')) * (self.buffers.size.matches('[mM]$') ? 1048576 : self.buffers.size.matches('[kK]$') ? 1024 : 1))"
+// +kubebuilder:validation:XValidation:message="busyBuffersSize must be less than or equal to the size of all buffers minus one buffer",rule="!has(self.busyBuffersSize) || !has(self.buffers) || (int(self.buffers.size.find('^[0-9]+')) * (self.buffers.size.matches('[mM]$') ? 1048576 : self.buffers.size.matches('[kK]$') ? 1024 : 1)) > 1073741824 || (int(self.busyBuffersSize.find('^[0-9]+')) * (self.busyBuffersSize.matches('[mM]$') ? 1048576 : self.busyBuffersSize.matches('[kK]$') ? 1024 : 1)) <= (self.buffers.number - 1) * (int(self.buffers.size.find('^[0-9]+')) * (self.buffers.size.matches('[mM]$') ? 1048576 : self.buffers.size.matches('[kK]$') ? 1024 : 1))"
 type ProxyBuffering struct {
 	// Disable turns off buffering of responses from the proxied server: the
 	// response is passed to the client synchronously, as it is received. When
@@ -93,6 +98,7 @@ type ProxyBuffering struct {
 // ProxyBuffers is the number and size of the buffers for one connection.
 //
 // +kubebuilder:validation:XValidation:message="buffers.size must be greater than 0",rule="int(self.size.find('^[0-9]+')) > 0"
+// +kubebuilder:validation:XValidation:message="buffers.size must be at most 1024m, NGINX's proxy_max_temp_file_size",rule="int(self.size.find('^[0-9]+')) * (self.size.matches('[mM]$') ? 1048576 : self.size.matches('[kK]$') ? 1024 : 1) <= 1073741824"
 type ProxyBuffers struct {
 	// Number is how many buffers, from 2 to 256.
 	//
@@ -100,7 +106,9 @@ type ProxyBuffers struct {
 	// +kubebuilder:validation:Maximum=256
 	Number int32 `json:"number"`
 
-	// Size is the size of each buffer.
+	// Size is the size of each buffer, from 1 byte to 1024m. NGINX refuses a
+	// proxy buffer larger than proxy_max_temp_file_size, 1024m, which Gatewall
+	// does not change.
 	Size Size `json:"size"`
 }
 

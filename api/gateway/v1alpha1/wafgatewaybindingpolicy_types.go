@@ -169,10 +169,12 @@ type FileDestination struct {
 // SyslogDestination sends security log events to a syslog server over TCP.
 type SyslogDestination struct {
 	// Server is the syslog server as host:port, where host is a DNS name
-	// (lower case) or an IPv4 address, and port is 1-65535.
+	// (lower case, labels of at most 63 characters, the last one not all
+	// digits) or an IPv4 address, and port is 1-65535.
 	//
 	// +kubebuilder:validation:MaxLength=259
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*:[0-9]{1,5}$`
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*:[0-9]{1,5}$`
+	// +kubebuilder:validation:XValidation:message="host must be a DNS name or an IPv4 address",rule="!self.matches('(^|[.])[0-9]+:[0-9]+$') || isIP(self.substring(0, self.lastIndexOf(':')))"
 	// +kubebuilder:validation:XValidation:message="port must be between 1 and 65535",rule="int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535"
 	Server string `json:"server"`
 }
