@@ -57,6 +57,9 @@ func (b *Backend) UpstreamName() string {
 	return fmt.Sprintf("%s_%s_%d", b.Service.Namespace, b.Service.Name, b.Port)
 }
 
+// maxWeight is the Gateway API's largest backendRef weight.
+const maxWeight = 1000000
+
 // resolveBackend resolves a backendRef of a route in routeNamespace.
 func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.BackendObjectReference, weightRef *int32) (*Backend, gatewayv1.RouteConditionReason) {
 	group, kind, ns := coreGroup, "Service", routeNamespace
@@ -81,11 +84,18 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
 	}
+	if weight < 0 || weight > maxWeight {
+		b.Weight = 0
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "weight %d is not between 0 and %d", weight, maxWeight)
+	}
 	if group != coreGroup || kind != "Service" {
 		return fail(gatewayv1.RouteReasonInvalidKind, "kind %s %s is not supported; use a Service", group, kind)
 	}
 	if ref.Port == nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "port is required for a Service")
+	}
+	if !validPort(*ref.Port) {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "port %d is not between 1 and 65535", *ref.Port)
 	}
 	b.Port = *ref.Port
 	b.Name = fmt.Sprintf("%s/%s:%d", ns, ref.Name, b.Port)
@@ -171,7 +181,7 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) []Endpoint
 				}
 			}
 		}
-		if port == nil {
+		if port == nil || !validPort(*port) {
 			continue
 		}
 		for _, ep := range s.Endpoints {
@@ -179,10 +189,11 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) []Endpoint
 				continue
 			}
 			for _, a := range ep.Addresses {
-				if _, err := netip.ParseAddr(a); err != nil {
+				addr, ok := plainIP(a)
+				if !ok {
 					continue // only IP addresses reach nginx.conf
 				}
-				e := Endpoint{Address: a, Port: *port}
+				e := Endpoint{Address: addr, Port: *port}
 				if !seen[e] {
 					seen[e] = true
 					out = append(out, e)
@@ -198,6 +209,21 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) []Endpoint
 	})
 	return out
 }
+
+// plainIP returns an EndpointSlice address in canonical form when it is a
+// plain IPv4 or IPv6 address. An IPv6 zone ("fe80::1%eth0") may hold any
+// characters and means nothing on another host, so addresses with one are
+// left out, like names and anything else.
+func plainIP(s string) (string, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return "", false
+	}
+	return a.String(), true
+}
+
+// validPort says whether a port number is one TCP can use.
+func validPort(p int32) bool { return p >= 1 && p <= 65535 }
 
 // slicesOf returns the EndpointSlices of a Service, indexing them on first use.
 func (in *Input) slicesOf(svc types.NamespacedName) []*discoveryv1.EndpointSlice {

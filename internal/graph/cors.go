@@ -76,9 +76,12 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if c.Expose, err = names("exposeHeaders", src.ExposeHeaders); err != nil {
 		return nil, err
 	}
-	for field, list := range map[string][]string{"allowOrigins": c.Origins, "allowMethods": c.Methods, "allowHeaders": c.Headers} {
-		if len(list) > 1 && contains(list, "*") {
-			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", field)
+	for _, f := range []struct {
+		field string
+		list  []string
+	}{{"allowOrigins", c.Origins}, {"allowMethods", c.Methods}, {"allowHeaders", c.Headers}} {
+		if len(f.list) > 1 && contains(f.list, "*") {
+			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", f.field)
 		}
 	}
 	return c, nil

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,4 +26,10 @@ func nginxDuration(d string) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("%dms", parsed.Milliseconds()), nil
+}
+
+// milliseconds reads a duration nginxDuration returned ("1500ms").
+func milliseconds(d string) int64 {
+	ms, _ := strconv.ParseInt(strings.TrimSuffix(d, "ms"), 10, 64)
+	return ms
 }

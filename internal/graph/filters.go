@@ -14,8 +14,16 @@ import (
 func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilter, matches []Match) (Filters, error) {
 	var f Filters
 	var errs []error
+	seen := map[gatewayv1.HTTPRouteFilterType]bool{}
 	for i, flt := range src {
 		err := func() error {
+			if err := onlyOwnConfig(string(flt.Type), httpFilterConfigs(flt)); err != nil {
+				return err
+			}
+			if seen[flt.Type] && flt.Type != gatewayv1.HTTPRouteFilterRequestMirror {
+				return fmt.Errorf("%s filter cannot be repeated", flt.Type)
+			}
+			seen[flt.Type] = true
 			switch flt.Type {
 			case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
 				m, err := headerModifier(flt.RequestHeaderModifier)
@@ -40,9 +48,6 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 				}
 				return err
 			case gatewayv1.HTTPRouteFilterCORS:
-				if f.CORS != nil {
-					return errors.New("a rule takes one CORS filter")
-				}
 				c, err := cors(flt.CORS)
 				f.CORS = c
 				return err
@@ -57,6 +62,39 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 		errs = append(errs, errors.New("filters: RequestRedirect and URLRewrite cannot be used together"))
 	}
 	return f, errors.Join(errs...)
+}
+
+// filterConfig is one configuration field of a filter: its name, the filter
+// type it belongs to, and whether it is set.
+type filterConfig struct {
+	field string
+	typ   string
+	set   bool
+}
+
+// httpFilterConfigs lists an HTTPRoute filter's configuration fields.
+func httpFilterConfigs(f gatewayv1.HTTPRouteFilter) []filterConfig {
+	return []filterConfig{
+		{"requestHeaderModifier", string(gatewayv1.HTTPRouteFilterRequestHeaderModifier), f.RequestHeaderModifier != nil},
+		{"responseHeaderModifier", string(gatewayv1.HTTPRouteFilterResponseHeaderModifier), f.ResponseHeaderModifier != nil},
+		{"requestMirror", string(gatewayv1.HTTPRouteFilterRequestMirror), f.RequestMirror != nil},
+		{"requestRedirect", string(gatewayv1.HTTPRouteFilterRequestRedirect), f.RequestRedirect != nil},
+		{"urlRewrite", string(gatewayv1.HTTPRouteFilterURLRewrite), f.URLRewrite != nil},
+		{"cors", string(gatewayv1.HTTPRouteFilterCORS), f.CORS != nil},
+		{"externalAuth", string(gatewayv1.HTTPRouteFilterExternalAuth), f.ExternalAuth != nil},
+		{"extensionRef", string(gatewayv1.HTTPRouteFilterExtensionRef), f.ExtensionRef != nil},
+	}
+}
+
+// onlyOwnConfig applies the Gateway API's rule that a filter sets only the
+// configuration of its type (the API server's CEL rules may not have run).
+func onlyOwnConfig(typ string, configs []filterConfig) error {
+	for _, c := range configs {
+		if c.set && c.typ != typ {
+			return fmt.Errorf("filter.%s must be nil if the filter.type is not %s", c.field, c.typ)
+		}
+	}
+	return nil
 }
 
 func headerModifier(src *gatewayv1.HTTPHeaderFilter) (*HeaderModifier, error) {
@@ -109,6 +147,9 @@ func pathModifier(src *gatewayv1.HTTPPathModifier, matches []Match) (*PathModifi
 		if src.ReplaceFullPath == nil {
 			return nil, errors.New("path.replaceFullPath is required")
 		}
+		if src.ReplacePrefixMatch != nil {
+			return nil, errors.New("path: type must be 'ReplacePrefixMatch' when replacePrefixMatch is set")
+		}
 		if err := validation.Path(*src.ReplaceFullPath); err != nil {
 			return nil, err
 		}
@@ -117,10 +158,11 @@ func pathModifier(src *gatewayv1.HTTPPathModifier, matches []Match) (*PathModifi
 		if src.ReplacePrefixMatch == nil {
 			return nil, errors.New("path.replacePrefixMatch is required")
 		}
-		for _, m := range matches {
-			if m.Path.Type != PathPrefix {
-				return nil, errors.New("path.replacePrefixMatch needs every match to be a PathPrefix match")
-			}
+		if src.ReplaceFullPath != nil {
+			return nil, errors.New("path: type must be 'ReplaceFullPath' when replaceFullPath is set")
+		}
+		if len(matches) != 1 || matches[0].Path.Type != PathPrefix {
+			return nil, errors.New("path.replacePrefixMatch needs exactly one match, a PathPrefix match")
 		}
 		if err := validation.Path(*src.ReplacePrefixMatch); err != nil {
 			return nil, err
@@ -156,6 +198,9 @@ func redirect(src *gatewayv1.HTTPRequestRedirectFilter, matches []Match) (*Redir
 		r.Hostname = string(*src.Hostname)
 	}
 	if src.Port != nil {
+		if !validPort(*src.Port) {
+			return nil, fmt.Errorf("redirect port %d is not between 1 and 65535", *src.Port)
+		}
 		r.Port = *src.Port
 	}
 	p, err := pathModifier(src.Path, matches)

@@ -19,6 +19,12 @@ var (
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
 	r := newRoute(KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	matches := 0
+	for _, rule := range gr.Spec.Rules {
+		matches += len(rule.Matches)
+	}
+	r.checkMatchCount(matches)
+	r.checkParentRefs(gr.Spec.ParentRefs)
 	var unresolved []string
 	reason := gatewayv1.RouteReasonResolvedRefs
 	for i, src := range gr.Spec.Rules {
@@ -81,13 +87,16 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		if mm.Method != nil {
 			method = *mm.Method
 		}
+		if svc == "" && method == "" {
+			return out, errors.New("method: one or both of service and method must be set")
+		}
 		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
 		if regex {
-			for what, v := range map[string]string{"service": svc, "method": method} {
-				if v == "" {
+			for _, part := range []struct{ what, v string }{{"service", svc}, {"method", method}} {
+				if part.v == "" {
 					continue
 				}
-				if err := validation.RegexValue("gRPC "+what, v); err != nil {
+				if err := validation.RegexValue("gRPC "+part.what, part.v); err != nil {
 					return out, err
 				}
 			}
@@ -135,8 +144,17 @@ func orAny(s string) string {
 func grpcFilters(in *Input, routeNamespace string, src []gatewayv1.GRPCRouteFilter) (Filters, error) {
 	var f Filters
 	var errs []error
+	seen := map[gatewayv1.GRPCRouteFilterType]bool{}
 	for i, flt := range src {
-		var err error
+		err := onlyOwnConfig(string(flt.Type), grpcFilterConfigs(flt))
+		if err == nil && seen[flt.Type] && flt.Type != gatewayv1.GRPCRouteFilterRequestMirror {
+			err = fmt.Errorf("%s filter cannot be repeated", flt.Type)
+		}
+		seen[flt.Type] = true
+		if err != nil {
+			errs = append(errs, fmt.Errorf("filters[%d]: %w", i, err))
+			continue
+		}
 		switch flt.Type {
 		case gatewayv1.GRPCRouteFilterRequestHeaderModifier:
 			f.RequestHeaders, err = headerModifier(flt.RequestHeaderModifier)
@@ -156,4 +174,14 @@ func grpcFilters(in *Input, routeNamespace string, src []gatewayv1.GRPCRouteFilt
 		}
 	}
 	return f, errors.Join(errs...)
+}
+
+// grpcFilterConfigs lists a GRPCRoute filter's configuration fields.
+func grpcFilterConfigs(f gatewayv1.GRPCRouteFilter) []filterConfig {
+	return []filterConfig{
+		{"requestHeaderModifier", string(gatewayv1.GRPCRouteFilterRequestHeaderModifier), f.RequestHeaderModifier != nil},
+		{"responseHeaderModifier", string(gatewayv1.GRPCRouteFilterResponseHeaderModifier), f.ResponseHeaderModifier != nil},
+		{"requestMirror", string(gatewayv1.GRPCRouteFilterRequestMirror), f.RequestMirror != nil},
+		{"extensionRef", string(gatewayv1.GRPCRouteFilterExtensionRef), f.ExtensionRef != nil},
+	}
 }

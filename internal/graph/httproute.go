@@ -15,6 +15,12 @@ import (
 
 func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
 	r := newRoute(KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
+	matches := 0
+	for _, rule := range hr.Spec.Rules {
+		matches += len(rule.Matches)
+	}
+	r.checkMatchCount(matches)
+	r.checkParentRefs(hr.Spec.ParentRefs)
 	var unresolved []string
 	reason := gatewayv1.RouteReasonResolvedRefs
 	for i, src := range hr.Spec.Rules {
@@ -34,6 +40,9 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		f, err := httpFilters(in, k.Namespace, src.Filters, rule.Matches)
 		if err != nil {
 			errs = append(errs, err)
+		}
+		if f.Redirect != nil && len(src.BackendRefs) > 0 {
+			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
 		}
 		rule.Filters = f
 		if t, err := httpTimeouts(src.Timeouts); err != nil {
@@ -234,6 +243,10 @@ func httpTimeouts(t *gatewayv1.HTTPRouteTimeouts) (Timeouts, error) {
 	}
 	if out.BackendRequest, err = conv("backendRequest", t.BackendRequest); err != nil {
 		return out, err
+	}
+	// Both are valid durations here; "" is no timeout.
+	if out.Request != "" && out.BackendRequest != "" && milliseconds(out.BackendRequest) > milliseconds(out.Request) {
+		return out, errors.New("timeouts: backendRequest cannot be longer than request")
 	}
 	return out, nil
 }

@@ -99,6 +99,9 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	default:
 		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", src.Protocol))
 	}
+	if !validPort(int32(src.Port)) {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("port %d is not between 1 and 65535", src.Port))
+	}
 	// The name reaches nginx.conf (it tells listeners apart on a port).
 	if errs := validation.DNS1123Subdomain(field.NewPath("name"), l.Name); len(errs) > 0 {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, errs.ToAggregate().Error())

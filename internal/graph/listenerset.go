@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // KindListenerSet is the kind of ListenerSets, in parentRefs and ReferenceGrants.
@@ -61,7 +62,10 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 		}
 	}
 	for _, s := range sets {
-		switch {
+		switch err := validation.ObjectReference(s.Key.Namespace, s.Key.Name); {
+		case err != nil:
+			// Its name reaches nginx.conf (listener IDs); the API server refuses such names.
+			s.reject(gatewayv1.ListenerSetReasonInvalid, "metadata: "+err.Error())
 		case !g.Valid:
 			s.reject(gatewayv1.ListenerSetReasonParentNotAccepted, fmt.Sprintf("Gateway %s is not accepted", g.Key))
 		case allowErr != nil:

@@ -130,7 +130,10 @@ func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Ga
 	return out
 }
 
-// newRoute starts a Route with its hostnames validated.
+// newRoute starts a Route with its name and hostnames validated. The API
+// server refuses objects with invalid names, but an object may have bypassed
+// it (or come from the offline renderer's files), and Gatewall names
+// configuration files after routes.
 func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
 	r := &Route{Kind: kind, Key: k, Source: src, Parents: refs}
 	for _, h := range hostnames {
@@ -139,7 +142,74 @@ func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames 
 		}
 		r.Hostnames = append(r.Hostnames, string(h))
 	}
+	if err := validation.ObjectReference(k.Namespace, k.Name); err != nil {
+		r.invalid = "metadata: " + err.Error()
+	}
 	return r
+}
+
+// checkParentRefs applies the Gateway API's rule on a route's parentRefs (a
+// CEL rule the API server may not have run): refs to the same parent must
+// each set a sectionName or port, and no two the same ones; otherwise the
+// route would attach, and report status, twice through one parent.
+func (r *Route) checkParentRefs(refs []gatewayv1.ParentReference) {
+	type parent struct{ group, kind, namespace, name string }
+	type section struct {
+		name string
+		port gatewayv1.PortNumber
+	}
+	byParent := map[parent][]section{}
+	var order []parent
+	for _, ref := range refs {
+		p := parent{gatewayGroup, "Gateway", "", string(ref.Name)}
+		if ref.Group != nil {
+			p.group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			p.kind = string(*ref.Kind)
+		}
+		if ref.Namespace != nil {
+			p.namespace = string(*ref.Namespace)
+		}
+		var s section
+		if ref.SectionName != nil {
+			s.name = string(*ref.SectionName)
+		}
+		if ref.Port != nil {
+			s.port = *ref.Port
+		}
+		if _, ok := byParent[p]; !ok {
+			order = append(order, p)
+		}
+		byParent[p] = append(byParent[p], s)
+	}
+	for _, p := range order {
+		sections := byParent[p]
+		if len(sections) < 2 || r.invalid != "" {
+			continue
+		}
+		seen := map[section]bool{}
+		for _, s := range sections {
+			switch {
+			case s == section{}:
+				r.invalid = "spec.parentRefs: sectionName or port must be specified when parentRefs includes 2 or more references to the same parent"
+			case seen[s]:
+				r.invalid = "spec.parentRefs: sectionName or port must be unique when parentRefs includes 2 or more references to the same parent"
+			}
+			seen[s] = true
+		}
+	}
+}
+
+// maxRouteMatches is the Gateway API's limit of matches across a route's rules.
+const maxRouteMatches = 128
+
+// checkMatchCount applies the Gateway API's limit on the matches of all the
+// route's rules (a CEL rule the API server may not have run).
+func (r *Route) checkMatchCount(n int) {
+	if n >= maxRouteMatches && r.invalid == "" {
+		r.invalid = fmt.Sprintf("spec.rules: the total number of matches across all rules must be less than %d, not %d", maxRouteMatches, n)
+	}
 }
 
 // attach attaches the route to the Gateway's listeners through one parentRef

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/scheme"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // StatusFile is the name of the statuses file in the output directory.
@@ -166,12 +169,34 @@ func isNamespaced(o runtime.Object) bool {
 }
 
 // Write writes each Gateway's files under dir/<namespace>_<name>/ at their
-// absolute paths, and the statuses to dir/status.yaml.
+// absolute paths, and the statuses to dir/status.yaml. Nothing is written
+// outside dir: a Gateway whose namespace or name is not a valid object name
+// (the API server refuses them, but a manifest may hold one), or a file
+// whose path leaves its Gateway's directory, is an error, found before
+// anything is written.
 func Write(res Result, dir string) error {
-	for k, files := range res.Files {
+	keys := make([]types.NamespacedName, 0, len(res.Files))
+	for k := range res.Files {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	paths := map[types.NamespacedName][]string{}
+	for _, k := range keys {
+		if err := validation.ObjectReference(k.Namespace, k.Name); err != nil {
+			return fmt.Errorf("gateway %s: %w; its files are not written", k, err)
+		}
 		root := filepath.Join(dir, k.Namespace+"_"+k.Name)
-		for _, f := range files {
-			p := filepath.Join(root, filepath.FromSlash(f.Path))
+		for _, f := range res.Files[k] {
+			p, err := within(root, f.Path)
+			if err != nil {
+				return fmt.Errorf("gateway %s: %w", k, err)
+			}
+			paths[k] = append(paths[k], p)
+		}
+	}
+	for _, k := range keys {
+		for i, f := range res.Files[k] {
+			p := paths[k][i]
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
@@ -188,6 +213,17 @@ func Write(res Result, dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, StatusFile), data, 0o644)
+}
+
+// within returns where a data-plane file is written under root, or an error
+// when its path would leave root.
+func within(root, path string) (string, error) {
+	p := filepath.Join(root, filepath.FromSlash(path))
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("file %q would be written outside its directory %s", path, root)
+	}
+	return p, nil
 }
 
 // MarshalStatuses writes objects as a YAML stream of apiVersion, kind,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
@@ -68,5 +70,65 @@ func TestRunRejectsUnreadableInput(t *testing.T) {
 	err := render.Run(render.Options{Paths: []string{dir}, OutputDir: t.TempDir(), ControllerName: manager.DefaultControllerName})
 	if err == nil || !strings.Contains(err.Error(), "listners") {
 		t.Fatalf("want a strict-decoding error naming the unknown field, got %v", err)
+	}
+}
+
+// TestWriteStaysInOutputDir: a Gateway name the API server would refuse, or
+// a file path leaving the Gateway's directory, is an error, and nothing is
+// written outside the output directory (nor anything at all).
+func TestWriteStaysInOutputDir(t *testing.T) {
+	file := []config.File{{Path: config.MainConfPath, Data: []byte("x"), Mode: 0o644}}
+	cases := map[string]render.Result{
+		"gateway name": {Files: map[types.NamespacedName][]config.File{{Namespace: "default", Name: "../../../escaped"}: file}},
+		"namespace":    {Files: map[types.NamespacedName][]config.File{{Namespace: "..", Name: "gw"}: file}},
+		"file path": {Files: map[types.NamespacedName][]config.File{{Namespace: "default", Name: "gw"}: {
+			{Path: config.IncludesDir + "../../../../../escaped.conf", Data: []byte("x"), Mode: 0o644}}}},
+	}
+	for name, res := range cases {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "a", "b", "out")
+			if err := render.Write(res, out); err == nil {
+				t.Fatal("written, want an error")
+			}
+			err := filepath.Walk(parent, func(p string, info os.FileInfo, err error) error {
+				if err == nil && !info.IsDir() {
+					t.Errorf("%s was written", p)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRunRefusesInvalidGatewayName: `gatewall render` on a Gateway named to
+// escape the output directory fails and writes nothing outside it.
+func TestRunRefusesInvalidGatewayName(t *testing.T) {
+	dir, parent := t.TempDir(), t.TempDir()
+	manifest := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: ` + manager.DefaultControllerName + `}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: "../../escaped", namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "gw.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(parent, "out")
+	err := render.Run(render.Options{Paths: []string{dir}, OutputDir: out, ControllerName: manager.DefaultControllerName})
+	if err == nil || !strings.Contains(err.Error(), "is not a valid object name") {
+		t.Fatalf("want an error naming the invalid Gateway name, got %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("written in the output directory's parent: %v", entries)
 	}
 }

@@ -38,10 +38,9 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		f.RequestHeaders = composeHeaders(f.RequestHeaders, e.rule.Backends[0].RequestHeaders)
 		ds = append(ds, b.requestHeaders(prefix, f)...)
 	case hasBackendHeaders(e.rule.Backends):
-		base := f
-		base.RequestHeaders = nil
-		headers, target := b.perBackendHeaders(prefix+"_set_header", e.rule, grpc)
-		ds = append(append(ds, b.requestHeaders(prefix, base)...), headers...)
+		defaults := defaultRequestHeaders(prefix, f.Rewrite)
+		headers, target := b.perBackendHeaders(prefix+"_set_header", defaults, e.rule, grpc)
+		ds = append(append(ds, withoutHeaders(defaults, headers)...), headers...)
 		perBackend = target
 	case f.RequestHeaders != nil || (f.Rewrite != nil && f.Rewrite.Hostname != ""):
 		ds = append(ds, b.requestHeaders(prefix, f)...)
@@ -51,7 +50,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	}
 	for _, m := range f.Mirrors {
 		if path := b.mirror(m, extra); path != "" {
-			ds = append(ds, d("mirror", path))
+			ds = append(ds, d("mirror", Quote(path)))
 		}
 	}
 	if t := e.rule.Timeouts; t.BackendRequest != "" || t.Request != "" {
@@ -209,32 +208,48 @@ func rewritePath(e entry, p *graph.PathModifier) Directive {
 
 // requestHeaders renders the proxied request's headers: Gatewall's defaults
 // (repeated, because a location's *_set_header replaces every inherited one)
-// and the filter's modifications.
+// and the filter's modifications. A modification of a header Gatewall sets
+// replaces its default (names are case-insensitive): NGINX would otherwise
+// send both values, and a removed header would still be sent.
 func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
 	set := prefix + "_set_header"
-	host := "$gw_host"
-	if f.Rewrite != nil && f.Rewrite.Hostname != "" {
-		host = Quote(f.Rewrite.Hostname)
+	ops, names, spelled := opsOf(f.RequestHeaders)
+	var user []Directive
+	for _, n := range names {
+		user = append(user, d(set, spelled[n], b.headerValue(spelled[n], ops[n])))
 	}
-	ds := []Directive{d(set, "Host", host)}
+	return append(withoutHeaders(defaultRequestHeaders(prefix, f.Rewrite), user), user...)
+}
+
+// defaultRequestHeaders are the headers Gatewall sets on every proxied
+// request: Host (the URLRewrite's hostname when it sets one) and, for
+// proxy_pass, the forwarding headers.
+func defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
+	host := "$gw_host"
+	if rewrite != nil && rewrite.Hostname != "" {
+		host = Quote(rewrite.Hostname)
+	}
+	ds := []Directive{d(prefix+"_set_header", "Host", host)}
 	if prefix == "proxy" {
 		ds = append(ds, defaultProxyHeaders()...)
 	}
-	m := f.RequestHeaders
-	if m == nil {
-		return ds
-	}
-	for _, h := range m.Set {
-		ds = append(ds, d(set, h.Name, Quote(h.Value)))
-	}
-	for _, h := range m.Add {
-		// Add appends to an existing value, comma-separated.
-		ds = append(ds, d(set, h.Name, b.addHeaderVar(h.Name, h.Value)))
-	}
-	for _, name := range m.Remove {
-		ds = append(ds, d(set, name, `""`))
-	}
 	return ds
+}
+
+// withoutHeaders returns the header directives of defaults whose header
+// (case-insensitive) none of overrides sets.
+func withoutHeaders(defaults, overrides []Directive) []Directive {
+	set := map[string]bool{}
+	for _, o := range overrides {
+		set[strings.ToLower(o.Args[0])] = true
+	}
+	var out []Directive
+	for _, dir := range defaults {
+		if !set[strings.ToLower(dir.Args[0])] {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // defaultProxyHeaders are the request headers every proxied request gets
@@ -288,10 +303,7 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 		s := &Split{Variable: "$gw_mirror_" + id(up, strconv.Itoa(m.Basis)), Buckets: []SplitBucket{
 			{Basis: m.Basis, Upstream: up}, {Basis: 10000 - m.Basis, Upstream: sink},
 		}}
-		if _, ok := b.splits[s.Variable]; !ok {
-			b.splits[s.Variable] = s
-		}
-		target, path = s.Variable, fmt.Sprintf("%s/%d", path, m.Basis)
+		target, path = b.addSplit(s), fmt.Sprintf("%s/%d", path, m.Basis)
 	}
 	var tlsDirectives []Directive
 	if be.TLS != nil {

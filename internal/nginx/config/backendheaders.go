@@ -99,7 +99,8 @@ func hasBackendHeaders(backends []*graph.Backend) bool {
 	return false
 }
 
-// headerValue is the value expression NGINX sends for an operation on a header.
+// headerValue is the value expression NGINX sends for an operation on a
+// header; "" for no operation.
 func (b *builder) headerValue(name string, op headerOp) string {
 	switch op.kind {
 	case "set":
@@ -109,7 +110,19 @@ func (b *builder) headerValue(name string, op headerOp) string {
 	case "remove":
 		return `""`
 	}
-	return headerVariable(name) // untouched: as the client sent it
+	return ""
+}
+
+// untouchedValue is what NGINX sends for a header a backend's modifier
+// leaves alone: Gatewall's default for the headers it sets, else the
+// client's value.
+func untouchedValue(name string, defaults []Directive) string {
+	for _, dir := range defaults {
+		if strings.EqualFold(dir.Args[0], name) {
+			return dir.Args[1]
+		}
+	}
+	return headerVariable(name)
 }
 
 // addHeaderVar is a variable holding the request's value of a header with
@@ -126,8 +139,9 @@ func (b *builder) addHeaderVar(name, value string) string {
 
 // perBackendHeaders renders a rule whose backends modify headers
 // differently: it returns the header directives (set_header prefix) and the
-// proxy target, a variable naming the drawn backend's upstream.
-func (b *builder) perBackendHeaders(set string, rule *graph.Rule, h2c bool) ([]Directive, string) {
+// proxy target, a variable naming the drawn backend's upstream. defaults are
+// the headers Gatewall sets, which backends that leave them alone get.
+func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *graph.Rule, h2c bool) ([]Directive, string) {
 	backends := rule.Backends
 	var total int64
 	for _, be := range backends {
@@ -175,20 +189,17 @@ func (b *builder) perBackendHeaders(set string, rule *graph.Rule, h2c bool) ([]D
 	}
 	key := id(parts...)
 	index.Variable = "$gw_bidx_" + key
-	if _, ok := b.splits[index.Variable]; !ok {
-		b.splits[index.Variable] = index
-	}
-	upstreams.Source, upstreams.Variable = index.Variable, "$gw_bsplit_"+key
+	upstreams.Source, upstreams.Variable = b.addSplit(index), "$gw_bsplit_"+key
 	target := b.addMap(upstreams)
 	var ds []Directive
 	for _, n := range names {
 		m := &Map{Source: index.Variable, Variable: "$gw_bh_" + id(key, n), Default: `""`}
 		for i := range backends {
-			op, ok := effective[i][n]
-			if !ok {
-				op = headerOp{}
+			value := untouchedValue(spelled[n], defaults)
+			if op, ok := effective[i][n]; ok {
+				value = b.headerValue(spelled[n], op)
 			}
-			m.Entries = append(m.Entries, MapEntry{Key: strconv.Itoa(i), Value: b.headerValue(spelled[n], op)})
+			m.Entries = append(m.Entries, MapEntry{Key: strconv.Itoa(i), Value: value})
 		}
 		ds = append(ds, d(set, spelled[n], b.addMap(m)))
 	}

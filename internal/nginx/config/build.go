@@ -1,9 +1,13 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
@@ -85,13 +89,56 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 	return m
 }
 
-// addMap registers a map, keyed by its variable; the same variable always
-// comes with the same content, because names are derived from content.
+// addMap registers a map, keyed by its variable, and returns the variable.
+// Variables are derived from content with id; equal content shares a map.
+// When a variable is taken by other content (a collision of the short hash,
+// which FNV does not make hard to craft), the map is named after its whole
+// content with longID instead, so that no location uses another's map.
 func (b *builder) addMap(m *Map) string {
-	if _, ok := b.maps[m.Variable]; !ok {
-		b.maps[m.Variable] = m
+	if have, ok := b.maps[m.Variable]; ok {
+		if sameMap(have, m) {
+			return m.Variable
+		}
+		m.Variable += "_" + longID(mapContent(m)...)
+		if _, ok := b.maps[m.Variable]; ok {
+			return m.Variable // the same content: SHA-256 names do not collide
+		}
 	}
+	b.maps[m.Variable] = m
 	return m.Variable
+}
+
+func sameMap(a, b *Map) bool {
+	return a.Source == b.Source && a.Hostnames == b.Hostnames && a.Default == b.Default && slices.Equal(a.Entries, b.Entries)
+}
+
+func mapContent(m *Map) []string {
+	parts := []string{m.Source, strconv.FormatBool(m.Hostnames), m.Default}
+	for _, e := range m.Entries {
+		parts = append(parts, e.Key, e.Value)
+	}
+	return parts
+}
+
+// addSplit registers a split_clients block, keyed by its variable, and
+// returns the variable; a variable taken by other buckets is lengthened as
+// in addMap.
+func (b *builder) addSplit(s *Split) string {
+	if have, ok := b.splits[s.Variable]; ok {
+		if slices.Equal(have.Buckets, s.Buckets) {
+			return s.Variable
+		}
+		var parts []string
+		for _, bk := range s.Buckets {
+			parts = append(parts, strconv.Itoa(bk.Basis), bk.Upstream)
+		}
+		s.Variable += "_" + longID(parts...)
+		if _, ok := b.splits[s.Variable]; ok {
+			return s.Variable
+		}
+	}
+	b.splits[s.Variable] = s
+	return s.Variable
 }
 
 // id is a short stable identifier derived from content, for generated names.
@@ -102,4 +149,15 @@ func id(parts ...string) string {
 		_, _ = h.Write([]byte{0})
 	}
 	return fmt.Sprintf("%016x", h.Sum64())[:12]
+}
+
+// longID is a collision-resistant identifier derived from content, for the
+// rare generated name whose short id other content took.
+func longID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }

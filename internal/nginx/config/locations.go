@@ -193,6 +193,10 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		return
 	}
 	lid := id(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
+	if _, taken := extra[InternalPrefix+lid+"/0"]; taken {
+		// Another location of the server has the same short id (see addMap).
+		lid = longID(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
+	}
 	var vars []string
 	index := map[string]int{}
 	condsOf := make([][]string, len(cands))
@@ -215,22 +219,22 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		path := InternalPrefix + lid + "/" + strconv.Itoa(i)
 		extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c.route)}
 		if !c.conditional() {
-			m.Default = path
+			m.Default = Quote(path)
 			break
 		}
 		digits := []byte(strings.Repeat(".", len(vars)))
 		for _, v := range condsOf[i] {
 			digits[index[v]] = '1'
 		}
-		m.Entries = append(m.Entries, MapEntry{Key: Quote("~^" + string(digits) + "$"), Value: path})
+		m.Entries = append(m.Entries, MapEntry{Key: Quote("~^" + string(digits) + "$"), Value: Quote(path)})
 	}
 	if m.Default == "" {
-		m.Default = InternalPrefix + "404"
-		extra[m.Default] = &Location{Modifier: "=", Path: m.Default, Internal: true, Directives: []Directive{d("return", "404")}}
+		notFound := InternalPrefix + "404"
+		m.Default = Quote(notFound)
+		extra[notFound] = &Location{Modifier: "=", Path: notFound, Internal: true, Directives: []Directive{d("return", "404")}}
 	}
-	b.addMap(m)
 	loc.Directives = []Directive{
 		d("set", "$gw_orig_uri", "$uri"),
-		d("rewrite", "^", m.Variable, "last"),
+		d("rewrite", "^", b.addMap(m), "last"),
 	}
 }

@@ -21,8 +21,10 @@ const (
 	RunDir            = "/var/run/nginx/"
 	CacheDir          = "/var/cache/nginx/"
 	// InternalPrefix starts the paths of internal locations; requests from
-	// clients never reach them (they are marked internal).
-	InternalPrefix = "/_gatewall/"
+	// clients never reach them (they are marked internal). The '|' is a
+	// character Exact and PathPrefix matches refuse (validation.MatchPath),
+	// so no route's location can have the path of an internal one.
+	InternalPrefix = "/_gatewall|/"
 )
 
 // Config is the NGINX configuration of one Gateway.

@@ -82,7 +82,7 @@ func (c *Config) httpConf() []byte {
 		w.line(append([]string{dir.Name}, dir.Args...)...)
 	}
 	for _, p := range c.HTTPIncludes {
-		w.line("include", p)
+		w.line("include", Quote(p))
 	}
 	w.blank()
 	// $gw_connection keeps upstream connections alive unless the client asks to upgrade.
@@ -118,10 +118,28 @@ func writeMap(w *writer, m *Map) {
 		w.line("hostnames")
 	}
 	for _, e := range m.Entries {
-		w.line(e.Key, e.Value)
+		w.line(mapKey(e.Key), e.Value)
 	}
 	w.line("default", m.Default)
 	w.close()
+}
+
+// mapKeywords are the words NGINX reads as parameters of a map block rather
+// than keys, quoted or not ("include" opens a file, "default" sets the
+// default); listener hostnames may be any of them.
+var mapKeywords = map[string]bool{"default": true, "hostnames": true, "include": true, "volatile": true}
+
+// mapKey escapes a map key, a word or a quoted string, that NGINX would read
+// as a keyword: NGINX drops a key's leading backslash (written "\\" in a
+// quoted string, which the configuration parser turns into one).
+func mapKey(k string) string {
+	switch {
+	case mapKeywords[k]:
+		return `\` + k
+	case len(k) > 2 && k[0] == '"' && k[len(k)-1] == '"' && mapKeywords[k[1:len(k)-1]]:
+		return `"\\` + k[1:]
+	}
+	return k
 }
 
 func (c *Config) upstreamsConf() []byte {
@@ -223,7 +241,7 @@ func (c *Config) writeServer(w *writer, s *Server) {
 		writeDirective(w, dir)
 	}
 	for _, inc := range s.Includes {
-		w.line("include", inc)
+		w.line("include", Quote(inc))
 	}
 	for _, l := range s.Locations {
 		writeLocation(w, l)
@@ -242,7 +260,7 @@ func writeLocation(w *writer, l *Location) {
 		w.line("internal")
 	}
 	for _, inc := range l.Includes {
-		w.line("include", inc)
+		w.line("include", Quote(inc))
 	}
 	for _, dir := range l.Directives {
 		writeDirective(w, dir)

@@ -76,8 +76,5 @@ func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}
 	s.Variable = "$gw_split_" + id(parts...)
-	if _, ok := b.splits[s.Variable]; !ok {
-		b.splits[s.Variable] = s
-	}
-	return s.Variable
+	return b.addSplit(s)
 }

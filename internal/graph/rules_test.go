@@ -1,0 +1,272 @@
+package graph
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+const testController = "gatewall.test/controller"
+
+// testInput is a Gateway ns/gw with an HTTP listener on port 80, a Service
+// ns/app with one endpoint, and objs.
+func testInput(objs ...any) *Input {
+	in := NewInput(testController)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: testController}})
+	in.Add(&gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "c", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+		}},
+	})
+	in.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}})
+	in.Add(&discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
+		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
+		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
+	})
+	for _, o := range objs {
+		in.Add(o)
+	}
+	return in
+}
+
+func buildTest(t *testing.T, in *Input) *Gateway {
+	t.Helper()
+	g := Build(in, key("ns", "gw"))
+	if g == nil {
+		t.Fatal("no graph")
+	}
+	return g
+}
+
+var appBackend = gatewayv1.BackendObjectReference{Name: "app", Port: ptr.To[gatewayv1.PortNumber](80)}
+
+func appRefs() []gatewayv1.HTTPBackendRef {
+	return []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: appBackend}}}
+}
+
+func testHTTPRoute(name string, rules ...gatewayv1.HTTPRouteRule) *gatewayv1.HTTPRoute {
+	return &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Rules:           rules,
+		},
+	}
+}
+
+func prefixMatch(v string) gatewayv1.HTTPRouteMatch {
+	return gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: &v}}
+}
+
+func headerFilter(name, value string) gatewayv1.HTTPRouteFilter {
+	return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: gatewayv1.HTTPHeaderName(name), Value: value}}}}
+}
+
+func redirectFilter(r gatewayv1.HTTPRequestRedirectFilter) gatewayv1.HTTPRouteFilter {
+	return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &r}
+}
+
+func rewriteFilter(r gatewayv1.HTTPURLRewriteFilter) gatewayv1.HTTPRouteFilter {
+	return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &r}
+}
+
+func prefixReplacement(v string) *gatewayv1.HTTPPathModifier {
+	return &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &v}
+}
+
+// TestHTTPRouteRuleChecks: the Gateway API's CEL rules on HTTPRoute rules
+// (which a bypass of the API server skips), and port ranges, are checked:
+// the rule is refused with the reason, the route's other rules stay.
+func TestHTTPRouteRuleChecks(t *testing.T) {
+	withMatches := func(r gatewayv1.HTTPRouteRule, ms ...gatewayv1.HTTPRouteMatch) gatewayv1.HTTPRouteRule {
+		r.Matches = ms
+		return r
+	}
+	cors := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}}}
+	cases := []struct {
+		name string
+		rule gatewayv1.HTTPRouteRule
+		want string // "" for a valid rule
+	}{
+		{"one filter of each type", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{headerFilter("X-A", "1"), cors}}, ""},
+		{"repeated RequestHeaderModifier", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			headerFilter("Host", "a.example.com"), headerFilter("X-B", "2")}}, "filters[1]: RequestHeaderModifier filter cannot be repeated"},
+		{"repeated ResponseHeaderModifier", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"A"}}},
+			{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"B"}}}}},
+			"ResponseHeaderModifier filter cannot be repeated"},
+		{"repeated CORS", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{cors, cors}}, "CORS filter cannot be repeated"},
+		{"repeated RequestRedirect", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https")}), redirectFilter(gatewayv1.HTTPRequestRedirectFilter{})}},
+			"RequestRedirect filter cannot be repeated"},
+		{"repeated URLRewrite", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			rewriteFilter(gatewayv1.HTTPURLRewriteFilter{}), rewriteFilter(gatewayv1.HTTPURLRewriteFilter{})}}, "URLRewrite filter cannot be repeated"},
+		{"configuration of another type", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{
+			Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{},
+			URLRewrite: &gatewayv1.HTTPURLRewriteFilter{}}}}, "filter.urlRewrite must be nil if the filter.type is not URLRewrite"},
+		{"redirect with backendRefs", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https")})}}, "RequestRedirect filter cannot be used together with backendRefs"},
+		{"redirect and rewrite", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{}), rewriteFilter(gatewayv1.HTTPURLRewriteFilter{Path: prefixReplacement("/b")})}},
+			"RequestRedirect and URLRewrite cannot be used together"},
+		{"replacePrefixMatch with one prefix match", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			rewriteFilter(gatewayv1.HTTPURLRewriteFilter{Path: prefixReplacement("/b")})}}, prefixMatch("/a")), ""},
+		{"replacePrefixMatch with two prefix matches", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			rewriteFilter(gatewayv1.HTTPURLRewriteFilter{Path: prefixReplacement("/b")})}}, prefixMatch("/a"), prefixMatch("/c")),
+			"replacePrefixMatch needs exactly one match"},
+		{"redirect replacePrefixMatch with two prefix matches", withMatches(gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Path: prefixReplacement("/b")})}}, prefixMatch("/a"), prefixMatch("/c")),
+			"replacePrefixMatch needs exactly one match"},
+		{"replaceFullPath with a prefix replacement", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{
+			rewriteFilter(gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier,
+				ReplaceFullPath: ptr.To("/a"), ReplacePrefixMatch: ptr.To("/b")}})}}, "type must be 'ReplacePrefixMatch' when replacePrefixMatch is set"},
+		{"redirect port 0", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Port: ptr.To[gatewayv1.PortNumber](0)})}}, "redirect port 0 is not between 1 and 65535"},
+		{"redirect port 70000", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
+			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Port: ptr.To[gatewayv1.PortNumber](70000)})}}, "redirect port 70000 is not between 1 and 65535"},
+		{"backendRequest longer than request", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Timeouts: &gatewayv1.HTTPRouteTimeouts{
+			Request: ptr.To[gatewayv1.Duration]("1s"), BackendRequest: ptr.To[gatewayv1.Duration]("2s")}}, "backendRequest cannot be longer than request"},
+		{"backendRequest with no request timeout", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Timeouts: &gatewayv1.HTTPRouteTimeouts{
+			Request: ptr.To[gatewayv1.Duration]("0s"), BackendRequest: ptr.To[gatewayv1.Duration]("2s")}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ok := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ok")}, BackendRefs: appRefs()}
+			g := buildTest(t, testInput(testHTTPRoute("r", ok, c.rule)))
+			r := g.Routes[0]
+			if !r.Parents[0].Attached() || !r.Rules[0].Valid {
+				t.Fatalf("the route's valid rule is not served: %+v", r.Parents[0].Conditions)
+			}
+			checkRule(t, r.Rules[1], c.want)
+		})
+	}
+}
+
+// checkRule checks that a rule is valid (want "") or refused with an error containing want.
+func checkRule(t *testing.T, rule *Rule, want string) {
+	t.Helper()
+	switch {
+	case want == "" && !rule.Valid:
+		t.Fatalf("refused: %s", rule.Err)
+	case want != "" && rule.Valid:
+		t.Fatalf("accepted, want %q", want)
+	case want != "" && !strings.Contains(rule.Err, want):
+		t.Fatalf("error %q does not contain %q", rule.Err, want)
+	}
+}
+
+// TestGRPCRouteRuleChecks: the same for GRPCRoute rules.
+func TestGRPCRouteRuleChecks(t *testing.T) {
+	modifier := func(name string) gatewayv1.GRPCRouteFilter {
+		return gatewayv1.GRPCRouteFilter{Type: gatewayv1.GRPCRouteFilterRequestHeaderModifier,
+			RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: gatewayv1.HTTPHeaderName(name), Value: "1"}}}}
+	}
+	method := func(m gatewayv1.GRPCMethodMatch) []gatewayv1.GRPCRouteMatch {
+		return []gatewayv1.GRPCRouteMatch{{Method: &m}}
+	}
+	cases := []struct {
+		name string
+		rule gatewayv1.GRPCRouteRule
+		want string
+	}{
+		{"one modifier", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("X-A")}}, ""},
+		{"repeated RequestHeaderModifier", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("Host"), modifier("X-B")}},
+			"filters[1]: RequestHeaderModifier filter cannot be repeated"},
+		{"configuration of another type", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{{
+			Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{},
+			RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{}}}}, "filter.requestHeaderModifier must be nil if the filter.type is not RequestHeaderModifier"},
+		{"method match without service or method", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To(gatewayv1.GRPCMethodMatchExact)})}, "one or both of service and method must be set"},
+		{"named group", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression), Service: ptr.To("(?P<uri>svc)")})}, "named groups are not allowed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.rule.BackendRefs = []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: appBackend}}}
+			g := buildTest(t, testInput(&gatewayv1.GRPCRoute{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"},
+				Spec: gatewayv1.GRPCRouteSpec{
+					CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+					Rules:           []gatewayv1.GRPCRouteRule{c.rule},
+				},
+			}))
+			checkRule(t, g.Routes[0].Rules[0], c.want)
+		})
+	}
+}
+
+// TestTooManyMatches: a route may have fewer than 128 matches in all.
+func TestTooManyMatches(t *testing.T) {
+	for _, n := range []int{127, 128} {
+		var rules []gatewayv1.HTTPRouteRule
+		for i := 0; i < n; i += 64 {
+			rule := gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}
+			for j := i; j < min(n, i+64); j++ {
+				rule.Matches = append(rule.Matches, prefixMatch("/m"+strings.Repeat("x", j)))
+			}
+			rules = append(rules, rule)
+		}
+		g := buildTest(t, testInput(testHTTPRoute("r", rules...)))
+		attached := g.Routes[0].Parents[0].Attached()
+		if attached != (n < maxRouteMatches) {
+			t.Errorf("%d matches: attached=%v, conditions %+v", n, attached, g.Routes[0].Parents[0].Conditions)
+		}
+	}
+}
+
+// TestMessagesAreDeterministic: when several values are invalid, the
+// message names the same one every time.
+func TestMessagesAreDeterministic(t *testing.T) {
+	grpc := gatewayv1.GRPCRouteMatch{Method: &gatewayv1.GRPCMethodMatch{Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression),
+		Service: ptr.To("(?P<a>x)"), Method: ptr.To("(?P<b>y)")}}
+	star := &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"*", "https://a.example.com"},
+		AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"*", "GET"}, AllowHeaders: []gatewayv1.HTTPHeaderName{"*", "X-A"}}
+	for range 50 {
+		if _, err := grpcMatch(grpc); err == nil || !strings.Contains(err.Error(), "gRPC service") {
+			t.Fatalf("gRPC match: %v, want the service named first", err)
+		}
+		if _, err := cors(star); err == nil || !strings.HasPrefix(err.Error(), "allowOrigins:") {
+			t.Fatalf("CORS: %v, want allowOrigins named first", err)
+		}
+	}
+}
+
+// TestParentRefsToTheSameParent: refs to one parent must each set a
+// sectionName or port, and differ in them.
+func TestParentRefsToTheSameParent(t *testing.T) {
+	section := func(s string) *gatewayv1.SectionName { return ptr.To(gatewayv1.SectionName(s)) }
+	cases := []struct {
+		name string
+		refs []gatewayv1.ParentReference
+		want string
+	}{
+		{"one ref", []gatewayv1.ParentReference{{Name: "gw"}}, ""},
+		{"distinct sections", []gatewayv1.ParentReference{{Name: "gw", SectionName: section("http")}, {Name: "gw", SectionName: section("other")}}, ""},
+		{"section and port", []gatewayv1.ParentReference{{Name: "gw", SectionName: section("http")}, {Name: "gw", Port: ptr.To[gatewayv1.PortNumber](80)}}, ""},
+		{"other parents", []gatewayv1.ParentReference{{Name: "gw"}, {Name: "gw2"}, {Name: "gw", Namespace: ptr.To[gatewayv1.Namespace]("ns2")}}, ""},
+		{"no section", []gatewayv1.ParentReference{{Name: "gw"}, {Name: "gw", SectionName: section("http")}}, "sectionName or port must be specified"},
+		{"same section", []gatewayv1.ParentReference{{Name: "gw", SectionName: section("http")}, {Name: "gw", SectionName: section("http")}}, "sectionName or port must be unique"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := testHTTPRoute("r", gatewayv1.HTTPRouteRule{BackendRefs: appRefs()})
+			r.Spec.ParentRefs = c.refs
+			p := buildTest(t, testInput(r)).Routes[0].Parents[0]
+			switch msg := p.Conditions[0].Message; {
+			case c.want == "" && !p.Attached():
+				t.Fatalf("not attached: %s", msg)
+			case c.want != "" && (p.Attached() || !strings.Contains(msg, c.want)):
+				t.Fatalf("attached=%v %q, want %q", p.Attached(), msg, c.want)
+			}
+		})
+	}
+}
