@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/plm"
@@ -18,17 +22,52 @@ type BundleFetcher interface {
 	Result(sha256 string) plm.Result
 }
 
+// bundlePruner is a fetcher with a cache to prune (NoStorage has none).
+type bundlePruner interface {
+	Prune(keep []string) (int, error)
+}
+
+// Cache pruning defaults. A bundle leaves the fetcher's cache once it has
+// not been wanted for pruneGrace, so a policy or APPolicy status that comes
+// back soon (a revert, a rollout) needs no new fetch.
+const (
+	pruneGrace = 15 * time.Minute
+	// pruneEvery bounds how often Sync scans the cache.
+	pruneEvery = time.Minute
+)
+
 // Bundles brings fetched WAF bundles into snapshots. Bundles are immutable
 // (named by sha256), so their bytes are read once and kept while wanted.
+//
+// It also prunes the fetcher's on-disk cache of bundles no longer wanted,
+// after pruneGrace. Protection in force survives a manager restart without
+// storage: a bundle in force is recorded in its policy's status, and
+// WantedBundles keeps every recorded bundle wanted, so it is never pruned;
+// and nothing is pruned during the first pruneGrace after the manager
+// starts, so the bundles the cache holds then stay while the reconcilers
+// catch up.
 type Bundles struct {
 	fetcher BundleFetcher
+	clock   clock.PassiveClock
+	grace   time.Duration
+	log     logr.Logger
+
 	mu      sync.Mutex
 	data    map[string][]byte
+	started time.Time
+	// lastWanted is when each sha256 was last wanted by a Sync.
+	lastWanted map[string]time.Time
+	lastPrune  time.Time
 }
 
 // NewBundles adapts a fetcher.
 func NewBundles(f BundleFetcher) *Bundles {
-	return &Bundles{fetcher: f, data: map[string][]byte{}}
+	return newBundles(f, clock.RealClock{}, pruneGrace, ctrl.Log.WithName("bundles"))
+}
+
+func newBundles(f BundleFetcher, c clock.PassiveClock, grace time.Duration, log logr.Logger) *Bundles {
+	return &Bundles{fetcher: f, clock: c, grace: grace, log: log, data: map[string][]byte{},
+		started: c.Now(), lastWanted: map[string]time.Time{}}
 }
 
 // Sync declares every bundle the snapshot's WAF policies need (the full set:
@@ -39,7 +78,7 @@ func (b *Bundles) Sync(in *graph.Input) {
 	refs := make([]plm.BundleRef, 0, len(wanted))
 	keep := map[string]bool{}
 	for _, r := range wanted {
-		refs = append(refs, plm.BundleRef{Location: r.Location, Sha256: r.Sha256})
+		refs = append(refs, plm.BundleRef{Location: r.Location, Sha256: r.Sha256, Revision: r.Revision})
 		keep[r.Sha256] = true
 	}
 	b.fetcher.Want(refs)
@@ -50,8 +89,37 @@ func (b *Bundles) Sync(in *graph.Input) {
 			delete(b.data, sha)
 		}
 	}
+	now := b.clock.Now()
 	for sha := range keep {
 		in.Bundles[sha] = b.lookupLocked(sha)
+		b.lastWanted[sha] = now
+	}
+	b.pruneLocked(now)
+}
+
+// pruneLocked removes from the fetcher's cache the bundles not wanted for
+// the grace period, at most every pruneEvery, never during the grace period
+// after start.
+func (b *Bundles) pruneLocked(now time.Time) {
+	p, ok := b.fetcher.(bundlePruner)
+	if !ok || now.Sub(b.started) < b.grace || now.Sub(b.lastPrune) < pruneEvery {
+		return
+	}
+	b.lastPrune = now
+	var recent []string
+	for sha, at := range b.lastWanted {
+		if now.Sub(at) < b.grace {
+			recent = append(recent, sha)
+		} else {
+			delete(b.lastWanted, sha)
+		}
+	}
+	n, err := p.Prune(recent)
+	if err != nil {
+		b.log.Error(err, "Pruning the WAF bundle cache")
+	}
+	if n > 0 {
+		b.log.Info("Pruned WAF bundles no longer wanted from the cache", "removed", n, "grace", b.grace)
 	}
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -140,19 +141,26 @@ func PLMStatusChanged() predicate.Predicate {
 			if a == nil || b == nil {
 				return true
 			}
-			return !equality.Semantic.DeepEqual(bundleKey(a), bundleKey(b))
+			ka, kb := bundleKeyOf(a), bundleKeyOf(b)
+			return ka.bundle != kb.bundle || ka.datetime != kb.datetime || !slices.Equal(ka.errors, kb.errors)
 		},
 	}
 }
 
 // bundleKey is the part of a PLM status Gatewall reacts to.
-func bundleKey(s *plm.Status) [6]any {
-	var k [6]any
+type bundleKey struct {
+	bundle   [3]string // state, location, sha256
+	datetime string
+	errors   []string
+}
+
+func bundleKeyOf(s *plm.Status) bundleKey {
+	var k bundleKey
 	if b := s.Bundle; b != nil {
-		k[0], k[1], k[2] = b.State, b.Location, b.Sha256
+		k.bundle = [3]string{b.State, b.Location, b.Sha256}
 	}
 	if p := s.Processing; p != nil {
-		k[3], k[4] = p.Datetime, fmt.Sprint(p.Errors)
+		k.datetime, k.errors = p.Datetime, p.Errors
 	}
 	return k
 }

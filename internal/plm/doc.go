@@ -15,7 +15,9 @@
 //   - Every bundle is verified against its sha256 before it is used. A
 //     mismatch is an IntegrityError and that (location, sha256) pair is not
 //     fetched again while it stays wanted; only a change of the wanted
-//     reference (PLM rewrote its status) starts a new fetch.
+//     reference or of its revision (PLM processed the object again, which
+//     changes status.processing.datetime even when the location and sha256
+//     stay the same) starts a new fetch.
 //   - Other failures (network, TLS, HTTP status, disk) are FetchErrors and are
 //     retried with capped exponential backoff and jitter until they succeed or
 //     the reference is no longer wanted. Changing credentials or TLS settings

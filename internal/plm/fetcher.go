@@ -40,14 +40,23 @@ type entry struct {
 	sha string
 	// locations are the valid wanted locations holding it, sorted.
 	locations []string
-	// bad maps locations whose object failed verification to the failure's
-	// message; they are not fetched again while wanted.
-	bad map[string]string
+	// bad maps locations whose object failed verification to the failure;
+	// they are not fetched again while wanted with the same revision.
+	bad map[string]badLocation
+	// revisions are the PLM status revisions each location is wanted with.
+	revisions map[string]revisions
 	// due is when the next attempt may start; zero when none is scheduled.
 	due time.Time
 	// failures counts consecutive FetchErrors and drives the backoff.
 	failures int
 	result   Result
+}
+
+// badLocation is an object that failed verification, and the revision of
+// the PLM status that reported it then.
+type badLocation struct {
+	msg      string
+	revision string
 }
 
 func (e *entry) goodLocations() []string {
@@ -153,20 +162,22 @@ func (f *Fetcher) Run(ctx context.Context) error {
 // Want declares the full set of bundles currently wanted. New sha256s are
 // Fetched at once when cached, else fetched in the background; sha256s no
 // longer wanted stop being retried and their failures are forgotten (their
-// cached bundles stay available). Invalid references are reported as Failed
-// with ReasonInvalidReference, keyed by the sha256 string as given.
+// cached bundles stay available). A location that failed verification is
+// tried again when its revision changes. Invalid references are reported as
+// Failed with ReasonInvalidReference, keyed by the sha256 string as given.
 func (f *Fetcher) Want(refs []BundleRef) {
-	locs := make(map[string]map[string]bool)
+	// locs maps each sha256's valid locations to their revisions.
+	locs := make(map[string]map[string]revisions)
 	problems := make(map[string][]string)
 	for _, r := range refs {
 		if locs[r.Sha256] == nil {
-			locs[r.Sha256] = make(map[string]bool)
+			locs[r.Sha256] = make(map[string]revisions)
 		}
 		if _, _, err := ParseLocation(r.Location); err != nil {
 			problems[r.Sha256] = append(problems[r.Sha256], err.Error())
 			continue
 		}
-		locs[r.Sha256][r.Location] = true
+		locs[r.Sha256][r.Location] = locs[r.Sha256][r.Location].with(r.Revision)
 	}
 
 	now := f.opts.Clock.Now()
@@ -180,7 +191,7 @@ func (f *Fetcher) Want(refs []BundleRef) {
 	for sha, l := range locs {
 		e := f.entries[sha]
 		if e == nil {
-			e = &entry{sha: sha, bad: make(map[string]string), result: Result{State: Pending, Message: "waiting for the first fetch"}}
+			e = &entry{sha: sha, bad: make(map[string]badLocation), result: Result{State: Pending, Message: "waiting for the first fetch"}}
 			f.entries[sha] = e
 		}
 		f.updateLocked(e, l, problems[sha], now)
@@ -193,16 +204,17 @@ func (f *Fetcher) Want(refs []BundleRef) {
 }
 
 // updateLocked applies a Want to one entry.
-func (f *Fetcher) updateLocked(e *entry, locs map[string]bool, problems []string, now time.Time) {
+func (f *Fetcher) updateLocked(e *entry, locs map[string]revisions, problems []string, now time.Time) {
 	if err := ValidateSha256(e.sha); err != nil {
 		e.locations, e.due = nil, time.Time{}
 		e.result = Result{State: Failed, Reason: ReasonInvalidReference, Message: err.Error()}
 		return
 	}
 	e.locations = slices.Sorted(maps.Keys(locs))
-	for l := range e.bad {
-		if !locs[l] {
-			delete(e.bad, l) // the reference changed: a new chance
+	e.revisions = locs
+	for l, b := range e.bad {
+		if rev, ok := locs[l]; !ok || rev.String() != b.revision {
+			delete(e.bad, l) // the reference or PLM's status changed: a new chance
 		}
 	}
 	if len(e.locations) == 0 {
@@ -221,7 +233,7 @@ func (f *Fetcher) updateLocked(e *entry, locs map[string]bool, problems []string
 	if len(e.goodLocations()) == 0 {
 		// Only locations already known to hold other bytes are left.
 		e.due = time.Time{}
-		e.result = Result{State: Failed, Reason: ReasonIntegrityError, Message: e.bad[e.locations[0]], Attempts: e.result.Attempts}
+		e.result = Result{State: Failed, Reason: ReasonIntegrityError, Message: e.bad[e.locations[0]].msg, Attempts: e.result.Attempts}
 		return
 	}
 	if e.result.Reason == ReasonInvalidReference {
@@ -229,6 +241,21 @@ func (f *Fetcher) updateLocked(e *entry, locs map[string]bool, problems []string
 	}
 	f.scheduleNowLocked(e, now)
 }
+
+// revisions are the distinct non-empty revisions a location is wanted with
+// (several PLM objects may report the same bundle), sorted.
+type revisions []string
+
+func (r revisions) with(rev string) revisions {
+	if rev == "" || slices.Contains(r, rev) {
+		return r
+	}
+	out := append(slices.Clone(r), rev)
+	slices.Sort(out)
+	return out
+}
+
+func (r revisions) String() string { return strings.Join(r, ",") }
 
 // scheduleNowLocked makes an idle entry due now if it has a location left to
 // try; entries backing off keep their schedule.
@@ -352,8 +379,8 @@ func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path str
 	e.result = Result{State: Failed, Message: err.Error(), Attempts: e.result.Attempts + 1}
 	if integrity != nil {
 		e.result.Reason = ReasonIntegrityError
-		if slices.Contains(e.locations, loc) {
-			e.bad[loc] = e.result.Message
+		if rev, ok := e.revisions[loc]; ok {
+			e.bad[loc] = badLocation{msg: e.result.Message, revision: rev.String()}
 		}
 		// Another location may hold the right bytes; this one is not retried.
 		f.scheduleNowLocked(e, now)

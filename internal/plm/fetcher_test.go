@@ -448,3 +448,53 @@ func TestOnlyBadLocationLeftIsNotRetried(t *testing.T) {
 		t.Errorf("attempts = %d; want 2", got)
 	}
 }
+
+// TestIntegrityErrorRetriedWhenPLMStatusChanges: PLM may process an object
+// again and report the same location and sha256 (it rewrote the object, or
+// storage healed); the new revision (status.processing.datetime) gives the
+// location a new chance, once per revision.
+func TestIntegrityErrorRetriedWhenPLMStatusChanges(t *testing.T) {
+	h := newHarness(t, nil)
+	good := bundle("good")
+	sha := shaOf(good)
+	const loc = "s3://bundles/policy.tgz"
+	h.src.put(loc, []byte("half-written by PLM"))
+	sentinel := bundle("sentinel")
+	h.src.put("s3://bundles/sentinel.tgz", sentinel)
+	h.run()
+	ref := func(rev string) BundleRef { return BundleRef{Location: loc, Sha256: sha, Revision: rev} }
+
+	h.f.Want([]BundleRef{ref("2026-01-01T00:00:00Z")})
+	if r := h.waitState(sha, Failed); r.Reason != ReasonIntegrityError {
+		t.Fatalf("Result = %+v; want IntegrityError", r)
+	}
+
+	// The same revision, from another object reporting no revision too, a
+	// day later: not fetched again.
+	h.clock.Step(24 * time.Hour)
+	h.f.Want([]BundleRef{ref("2026-01-01T00:00:00Z"), ref(""), {Location: "s3://bundles/sentinel.tgz", Sha256: shaOf(sentinel)}})
+	h.waitState(shaOf(sentinel), Fetched)
+	if got := h.f.Stats().Attempts[sha]; got != 1 {
+		t.Fatalf("attempts with an unchanged revision = %d; want 1", got)
+	}
+
+	// PLM processed it again, still mismatching: one more attempt, no more.
+	h.f.Want([]BundleRef{ref("2026-01-02T00:00:00Z")})
+	h.waitAttempts(sha, 2)
+	if r := h.waitState(sha, Failed); r.Reason != ReasonIntegrityError || !r.RetryAt.IsZero() {
+		t.Fatalf("Result = %+v; want IntegrityError, no retry scheduled", r)
+	}
+	h.clock.Step(24 * time.Hour)
+	h.f.Want([]BundleRef{ref("2026-01-02T00:00:00Z"), {Location: "s3://bundles/sentinel.tgz", Sha256: shaOf(sentinel)}})
+	h.waitState(shaOf(sentinel), Fetched)
+	if got := h.f.Stats().Attempts[sha]; got != 2 {
+		t.Fatalf("attempts after the second revision = %d; want 2", got)
+	}
+
+	// PLM wrote the right bytes and processed the object again.
+	h.src.put(loc, good)
+	h.f.Want([]BundleRef{ref("2026-01-03T00:00:00Z")})
+	if r := h.waitState(sha, Fetched); h.f.Stats().Attempts[sha] != 3 {
+		t.Errorf("Result = %+v, attempts %d; want Fetched on attempt 3", r, h.f.Stats().Attempts[sha])
+	}
+}

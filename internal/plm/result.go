@@ -27,7 +27,8 @@ const (
 	// the bundle could not be stored; retried with backoff.
 	ReasonFetchError Reason = "FetchError"
 	// ReasonIntegrityError: the object's sha256 differs from the one PLM
-	// reported; not retried until the wanted reference changes.
+	// reported; not retried until the wanted reference or its revision
+	// changes.
 	ReasonIntegrityError Reason = "IntegrityError"
 	// ReasonInvalidReference: the sha256 or every location for it is
 	// malformed; nothing is fetched until PLM reports something valid.

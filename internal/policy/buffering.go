@@ -191,6 +191,24 @@ func grpcDirectives(b Buffering) []string {
 	return []string{"grpc_buffer_size " + b.BufferSize.text + ";"}
 }
 
+// MaxGRPCBufferSize caps grpc_buffer_size, which NGINX allocates for every
+// request it passes with grpc_pass; NGINX itself sets no bound, so a huge
+// value passes `nginx -t` and then fails every request. The cap is the one
+// proxy_buffer_size has (proxy_max_temp_file_size's default, see
+// CheckProxy), so bufferSize has one bound whatever the route's backends
+// speak, and a Gateway's bufferSize, which sets both at http level, is valid
+// for every route.
+const MaxGRPCBufferSize = MaxTempFileSize
+
+// checkGRPC returns why the settings of a location proxied with grpc_pass
+// are refused; nil when they are not.
+func checkGRPC(b Buffering) error {
+	if b.BufferSize != nil && b.BufferSize.bytes > MaxGRPCBufferSize {
+		return fmt.Errorf("grpc_buffer_size %s (bufferSize) may not exceed %s: NGINX allocates it for every request, and bufferSize has the same limit under proxy_pass", b.BufferSize.text, human(MaxGRPCBufferSize))
+	}
+	return nil
+}
+
 // grpcIneffective lists the fields that do nothing under grpc_pass.
 func grpcIneffective(b Buffering) string {
 	var f []string

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,6 +63,23 @@ type pspState struct {
 // EvaluateProxySettings attaches the ProxySettingsPolicies to one Gateway.
 // all are every ProxySettingsPolicy that may matter (conflicts are decided
 // across all of them, so every Gateway agrees on them).
+//
+// A policy has one outcome per Gateway, but it may target the Gateway and
+// several of its routes. On each of those targets it is rendered, rendered
+// in part (some fields have no effect there), or refused (NGINX would reject
+// the effective settings there, so nothing of it is rendered there). A
+// refusal on one target never takes the policy off its other targets, and
+// the outcome says what happened on each (see verdict.outcome):
+//
+//   - refused on every target it has on this Gateway: Accepted=False,
+//     reason Invalid, with each target's reason; nothing of it is rendered;
+//   - otherwise Accepted=True (it is attached and in effect), and when some
+//     target refuses it or ignores some of its fields, Programmed=False with
+//     reason PartiallyInvalid, naming each such target and why.
+//
+// This matches GEP-713 (Accepted: the policy is attached and in effect) and
+// the proposal (PartiallyInvalid: not fully programmed), and a policy with
+// a single target reads as it always did.
 func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy) *ProxySettings {
 	res := &ProxySettings{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{}, Affected: map[TargetRef]bool{}}
 	states := pspStates(all)
@@ -79,37 +97,35 @@ func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy
 		}
 		return out
 	}
-	outcome := func(s *pspState) *Outcome {
-		k := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
-		o := res.Outcomes[k]
-		if o == nil {
-			o = &Outcome{Policy: k, Generation: s.policy.Generation,
-				Accepted: conditions.True(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonAccepted), "Policy is accepted")}
-			if s.rejected != nil {
-				o.Accepted = *s.rejected
-			}
-			res.Outcomes[k] = o
-		}
-		return o
-	}
-	refuse := func(ss []*pspState, msg string) {
+	verdicts := map[*pspState]*verdict{}
+	// attach records that the policies apply to one more target here.
+	attach := func(ss []*pspState) {
 		for _, s := range ss {
-			o := outcome(s)
-			if o.Accepted.Status == metav1.ConditionTrue {
-				o.Accepted = conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), msg)
+			if verdicts[s] == nil {
+				verdicts[s] = &verdict{}
 			}
+			if s.rejected == nil {
+				verdicts[s].targets++
+			}
+		}
+	}
+	report := func(ss []*pspState, i *targetIssue) {
+		if i == nil {
+			return
+		}
+		for _, s := range ss {
+			verdicts[s].issues = append(verdicts[s].issues, *i)
 		}
 	}
 
 	// The Gateway's policies render at http level; alone, under NGINX's defaults, NGINX must accept them.
+	attach(on(gwRef))
 	gwPolicies := accepted(on(gwRef))
-	for _, s := range on(gwRef) {
-		outcome(s)
-	}
 	gw := merged(gwPolicies)
 	if err := CheckProxy(gw, Buffering{}); err != nil {
-		refuse(gwPolicies, fmt.Sprintf("NGINX would reject the proxy settings of Gateway %s (ProxySettingsPolicy %s on the Gateway, and NGINX's defaults): %s",
-			g.Key, policyNames(gwPolicies), err))
+		report(gwPolicies, &targetIssue{target: gwRef, refused: true, msg: fmt.Sprintf(
+			"NGINX would reject the proxy settings of Gateway %s (ProxySettingsPolicy %s on the Gateway, and NGINX's defaults): %s",
+			g.Key, policyNames(gwPolicies), err)})
 		gw, gwPolicies = Buffering{}, nil
 	}
 	res.HTTP = append(proxyDirectives(gw), grpcDirectives(gw)...)
@@ -126,44 +142,109 @@ func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy
 		if len(gwPolicies) > 0 {
 			res.Affected[ref] = true // inherits the Gateway's settings
 		}
-		all := on(ref)
-		for _, s := range all {
-			outcome(s)
-		}
-		rp := accepted(all)
+		attach(on(ref))
+		rp := accepted(on(ref))
 		if len(rp) == 0 {
 			continue
 		}
-		local := merged(rp)
-		if ref.Kind == graph.KindGRPCRoute {
-			if moot := grpcIneffective(local); moot != "" {
-				for _, s := range rp {
-					outcome(s).Partial = fmt.Sprintf("%s cannot apply to GRPCRoute %s: it is proxied with grpc_pass, whose only buffering setting is grpc_buffer_size (bufferSize)", moot, ref.Key)
-				}
-			}
-			res.Routes[ref] = grpcDirectives(local)
+		dirs, issue := routeSettings(routeTarget{ref: ref, route: routes[ref], policies: rp}, gw, gwPolicies, g.Key)
+		report(rp, issue)
+		if len(dirs) > 0 {
+			res.Routes[ref] = dirs
 			res.Affected[ref] = true
-			continue
 		}
-		if gw.Disable != nil && *gw.Disable && local.Disable == nil && local.sizesSet() {
-			for _, s := range rp {
-				outcome(s).Partial = PartiallyInvalidDisabledMessage
-			}
-			res.Affected[ref] = true
-			continue // the sizes are moot: nothing of the route's policies is rendered
+	}
+
+	for s, v := range verdicts {
+		k := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
+		o := &Outcome{Policy: k, Generation: s.policy.Generation}
+		if s.rejected != nil {
+			o.Accepted = *s.rejected
+		} else {
+			o.Accepted, o.Partial = v.outcome()
 		}
-		if err := CheckProxy(local, gw); err != nil {
-			from := "ProxySettingsPolicy " + policyNames(rp) + " on the route"
-			if len(gwPolicies) > 0 {
-				from += ", " + policyNames(gwPolicies) + " on Gateway " + g.Key.String()
-			}
-			refuse(rp, fmt.Sprintf("NGINX would reject the effective proxy settings of %s (%s, and NGINX's defaults): %s", ref, from, err))
-			continue
-		}
-		res.Routes[ref] = proxyDirectives(local)
-		res.Affected[ref] = true
+		res.Outcomes[k] = o
 	}
 	return res
+}
+
+// routeTarget is a route with the accepted policies that target it.
+type routeTarget struct {
+	ref      TargetRef
+	route    *graph.Route
+	policies []*pspState
+}
+
+// routeSettings returns the directives of a route's own policies for every
+// location of the route, and what keeps them from applying in full. How a
+// rule is proxied decides what has an effect: rules whose backends speak
+// h2c (every GRPCRoute rule, and HTTPRoute rules with kubernetes.io/h2c
+// backends) use grpc_pass, whose only buffering setting is
+// grpc_buffer_size; the others use proxy_pass.
+func routeSettings(rt routeTarget, gw Buffering, gwPolicies []*pspState, gwKey types.NamespacedName) ([]string, *targetIssue) {
+	local := merged(rt.policies)
+	grpcRules, proxyRules := rulesByPass(rt.route)
+	if rt.ref.Kind == graph.KindGRPCRoute || (len(grpcRules) > 0 && len(proxyRules) == 0) {
+		if err := checkGRPC(local); err != nil {
+			return nil, &targetIssue{target: rt.ref, refused: true, msg: fmt.Sprintf("the proxy settings of %s (ProxySettingsPolicy %s on the route) cannot be configured: %s",
+				rt.ref, policyNames(rt.policies), err)}
+		}
+		var issue *targetIssue
+		if moot := grpcIneffective(local); moot != "" {
+			msg := fmt.Sprintf("%s cannot apply to %s: it is proxied with grpc_pass, whose only buffering setting is grpc_buffer_size (bufferSize)", moot, rt.ref)
+			if rt.ref.Kind != graph.KindGRPCRoute {
+				msg = fmt.Sprintf("%s cannot apply to %s: its backends speak h2c, so it is proxied with grpc_pass, whose only buffering setting is grpc_buffer_size (bufferSize)", moot, rt.ref)
+			}
+			issue = &targetIssue{target: rt.ref, msg: msg}
+		}
+		return grpcDirectives(local), issue
+	}
+	if gw.Disable != nil && *gw.Disable && local.Disable == nil && local.sizesSet() {
+		// The sizes are moot: nothing of the route's policies is rendered.
+		return nil, &targetIssue{target: rt.ref, disabled: true, msg: PartiallyInvalidDisabledMessage}
+	}
+	if err := CheckProxy(local, gw); err != nil {
+		from := "ProxySettingsPolicy " + policyNames(rt.policies) + " on the route"
+		if len(gwPolicies) > 0 {
+			from += ", " + policyNames(gwPolicies) + " on Gateway " + gwKey.String()
+		}
+		return nil, &targetIssue{target: rt.ref, refused: true,
+			msg: fmt.Sprintf("NGINX would reject the effective proxy settings of %s (%s, and NGINX's defaults): %s", rt.ref, from, err)}
+	}
+	dirs := proxyDirectives(local)
+	if len(grpcRules) == 0 {
+		return dirs, nil
+	}
+	// Each directive is ignored where its pass is not used, so the route's
+	// locations can share one include file.
+	dirs = append(dirs, grpcDirectives(local)...)
+	if moot := grpcIneffective(local); moot != "" {
+		return dirs, &targetIssue{target: rt.ref, msg: fmt.Sprintf(
+			"%s cannot apply to %s of %s: their backends speak h2c, so they are proxied with grpc_pass, whose only buffering setting is grpc_buffer_size (bufferSize); its other rules get every field",
+			moot, ruleList(grpcRules), rt.ref)}
+	}
+	return dirs, nil
+}
+
+// rulesByPass splits a route's configured rules (by index) into those
+// proxied with grpc_pass and those proxied with proxy_pass.
+func rulesByPass(r *graph.Route) (grpc, proxy []int) {
+	for _, rule := range r.ValidRules() {
+		if rule.H2C {
+			grpc = append(grpc, rule.Index)
+		} else {
+			proxy = append(proxy, rule.Index)
+		}
+	}
+	return grpc, proxy
+}
+
+func ruleList(idx []int) string {
+	s := make([]string, 0, len(idx))
+	for _, i := range idx {
+		s = append(s, fmt.Sprintf("rules[%d]", i))
+	}
+	return strings.Join(s, ", ")
 }
 
 // pspStates validates every policy and decides conflicts: on each target, a

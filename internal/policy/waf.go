@@ -62,32 +62,42 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 	states := wafStates(in.WAFPolicies)
 	gwRef := gatewayRef(g)
 	routes := attachedRoutes(g)
-	refs := []TargetRef{gwRef}
+	// The Gateway first: what a route policy that renders nothing leaves its
+	// routes with is the Gateway's protection, inherited from http level.
+	var gwPolicy *wafState
+	for _, s := range states {
+		if s.hasTarget(gwRef) {
+			if dirs := res.evaluate(g, in, s, fmt.Sprintf("Gateway %s has no WAF protection", g.Key)); dirs != nil {
+				res.HTTP, gwPolicy = dirs, s
+				res.Affected[gwRef] = true
+			}
+		}
+	}
+	// A route policy that cannot render leaves its routes with the
+	// Gateway's protection, if any: failing to fetch a route's own, stricter
+	// bundle must not also drop the protection every route has.
+	unrendered := "the routes it targets have no WAF protection"
+	if gwPolicy != nil {
+		unrendered = fmt.Sprintf("the routes it targets keep the protection of WAFGatewayBindingPolicy %s/%s on Gateway %s",
+			gwPolicy.policy.Namespace, gwPolicy.policy.Name, g.Key)
+	}
+	refs := make([]TargetRef, 0, len(routes))
 	for r := range routes {
 		refs = append(refs, r)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
-	gatewayProtected := false
 	for _, ref := range refs {
 		for _, s := range states {
 			if !s.hasTarget(ref) {
 				continue
 			}
-			dirs := res.evaluate(g, in, s)
-			if dirs == nil {
-				continue
-			}
-			if ref == gwRef {
-				res.HTTP, gatewayProtected = dirs, true
-			} else {
+			if dirs := res.evaluate(g, in, s, unrendered); dirs != nil {
 				res.Routes[ref] = dirs
+				res.Affected[ref] = true
 			}
-			res.Affected[ref] = true
 		}
-	}
-	if gatewayProtected {
-		for r := range routes {
-			res.Affected[r] = true
+		if gwPolicy != nil {
+			res.Affected[ref] = true
 		}
 	}
 	return res
@@ -103,8 +113,9 @@ func (s *wafState) hasTarget(ref TargetRef) bool {
 }
 
 // evaluate decides one policy's outcome for this Gateway and returns its
-// directives, or nil when nothing of it is rendered.
-func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState) []string {
+// directives, or nil when nothing of it is rendered; unrendered says what its
+// targets are left with then, for status.
+func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState, unrendered string) []string {
 	p := s.policy
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	o := res.Outcomes[key]
@@ -122,7 +133,7 @@ func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState) []strin
 			fmt.Sprintf("WAF is not enabled for Gateway %s: set waf: enabled in its effective NginxProxy (the GatewayClass's, overlaid by the Gateway's)", g.Key))
 		return nil
 	}
-	plan := planBundles(in, p)
+	plan := planBundles(in, p, unrendered)
 	o.ResolvedRefs = plan.resolved
 	o.Blocked = plan.blocked
 	if plan.policy == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -40,8 +41,9 @@ var problemRank = map[string]int{v1alpha1.PolicyReasonPending: 1, "Invalid": 2, 
 // planBundles picks the bundles of a policy: the ones PLM reports when
 // fetched and verified; else, the ones in force (in the policy's status) when
 // they still are available — a failed or pending update never drops the
-// protection in force; else none (that scope gets no WAF configuration).
-func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy) bundlePlan {
+// protection in force; else none (that scope gets no WAF configuration of
+// its own: unrendered says what it has instead, for status).
+func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendered string) bundlePlan {
 	plan := bundlePlan{data: map[string][]byte{}, fetchedAt: map[string]metav1.Time{}}
 	var refErrs []*refError
 	var problems []problem
@@ -66,14 +68,15 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy) bundlePla
 			}
 			prob = bundleProblem(cur, b)
 		}
-		if inForce != nil && inForce.Bundle.Sha256 != "" && inForce.Bundle.Sha256 != cur.Sha256 {
-			if b := in.Bundles[inForce.Bundle.Sha256]; b.State == graph.BundleFetched {
-				old := BundleRef{Kind: kind, Object: cur.Object, Location: inForce.Bundle.Location, Sha256: inForce.Bundle.Sha256}
-				plan.use(old, b)
+		if old := keptInForce(in, p, kind, cur, inForce); old != nil {
+			plan.use(*old, in.Bundles[old.Sha256])
+			if old.Object == cur.Object {
 				prob.msg += fmt.Sprintf("; bundle %s stays in force", short(old.Sha256))
-				problems = append(problems, *prob)
-				return &old
+			} else {
+				prob.msg += fmt.Sprintf("; bundle %s of %s %s, which the policy referred to before, stays in force", short(old.Sha256), kind, old.Object)
 			}
+			problems = append(problems, *prob)
+			return old
 		}
 		problems = append(problems, *prob)
 		return nil
@@ -93,8 +96,34 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy) bundlePla
 		}
 	}
 	plan.resolved = resolvedCondition(refErrs)
-	plan.blocked = blockedCondition(plan.policy != nil, refErrs, problems)
+	plan.blocked = blockedCondition(plan.policy != nil, refErrs, problems, unrendered)
 	return plan
+}
+
+// keptInForce returns the bundle in force (recorded in the policy's status)
+// that stays while the wanted one cur is not available; nil when none can.
+// The bundle must still be fetched. It keeps the name of the object it came
+// from: when the reference changed to another object, the bundle of the one
+// referred to before stays in force, named as such, as long as that object
+// still exists and may still be referred to (a deleted or no longer
+// permitted object leaves nothing in force, like the current reference).
+func keptInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
+	if inForce == nil || inForce.Bundle.Sha256 == "" || inForce.Bundle.Sha256 == cur.Sha256 || in.Bundles[inForce.Bundle.Sha256].State != graph.BundleFetched {
+		return nil
+	}
+	old := BundleRef{Kind: kind, Object: types.NamespacedName{Namespace: inForce.Namespace, Name: inForce.Name},
+		Location: inForce.Bundle.Location, Sha256: inForce.Bundle.Sha256}
+	if old.Object.Namespace == "" {
+		old.Object.Namespace = p.Namespace
+	}
+	if old.Object != cur.Object {
+		ns := old.Object.Namespace
+		if _, rerr := resolvePLM(in, p, kind, v1alpha1.PLMObjectReference{Name: old.Object.Name, Namespace: &ns}); rerr != nil &&
+			(rerr.reason == v1alpha1.WAFReasonRefNotPermitted || strings.HasSuffix(rerr.msg, "not found")) {
+			return nil
+		}
+	}
+	return &old
 }
 
 func (plan *bundlePlan) use(r BundleRef, b graph.Bundle) {
@@ -132,12 +161,12 @@ func resolvedCondition(errs []*refError) *metav1.Condition {
 
 // blockedCondition is Programmed=False for reasons before the data plane:
 // the most severe bundle problem, or references that leave nothing to render.
-func blockedCondition(rendered bool, refErrs []*refError, problems []problem) *metav1.Condition {
+func blockedCondition(rendered bool, refErrs []*refError, problems []problem, unrendered string) *metav1.Condition {
 	if len(problems) == 0 {
 		if rendered {
 			return nil
 		}
-		c := conditions.False(v1alpha1.PolicyConditionProgrammed, "Invalid", "the policy's references do not resolve, so nothing of it is configured")
+		c := conditions.False(v1alpha1.PolicyConditionProgrammed, "Invalid", "the policy's references do not resolve, so nothing of it is configured: "+unrendered)
 		return &c
 	}
 	worst := problems[0]
@@ -150,7 +179,7 @@ func blockedCondition(rendered bool, refErrs []*refError, problems []problem) *m
 	}
 	msg := strings.Join(msgs, "; ")
 	if !rendered {
-		msg += "; this scope has no WAF configuration until it is available"
+		msg += "; until it is available, " + unrendered
 	}
 	c := conditions.False(v1alpha1.PolicyConditionProgrammed, worst.reason, msg)
 	return &c

@@ -24,6 +24,11 @@ type BundleRef struct {
 	Object   types.NamespacedName
 	Location string
 	Sha256   string
+	// Revision is the status.processing.datetime of the PLM status that
+	// reports the bundle ("" when it has none, or for a bundle known from a
+	// policy's own status): PLM processing the object again lets the fetcher
+	// retry a bundle that failed verification at the same location.
+	Revision string
 }
 
 // refError is why a reference does not resolve, with its ResolvedRefs reason.
@@ -76,20 +81,26 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s is ready but its status has no bundle location or sha256", kind, key)}
 	}
 	out.Location, out.Sha256 = b.Location, strings.ToLower(b.Sha256)
+	if st.Processing != nil {
+		out.Revision = st.Processing.Datetime
+	}
 	return out, nil
 }
 
 // WantedBundles returns every bundle the WAF policies need: the bundles PLM
 // currently reports for their references, and the bundles in force (in the
-// policies' own status), which stay needed until replaced.
+// policies' own status), which stay needed until replaced. in must hold every
+// ReferenceGrant: without them the bundles of objects in other namespaces
+// look unwanted, and a fetcher told so forgets their failures.
 func WantedBundles(in *graph.Input) []BundleRef {
 	seen := map[string]bool{}
 	var out []BundleRef
 	add := func(r BundleRef) {
-		if r.Sha256 == "" || seen[r.Sha256+r.Location] {
+		k := r.Sha256 + " " + r.Location + " " + r.Revision
+		if r.Sha256 == "" || seen[k] {
 			return
 		}
-		seen[r.Sha256+r.Location] = true
+		seen[k] = true
 		out = append(out, r)
 	}
 	for _, p := range in.WAFPolicies {

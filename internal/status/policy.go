@@ -2,6 +2,7 @@ package status
 
 import (
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,7 +62,8 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			}
 		}
 		prog := policyProgrammed(a)
-		if c, ok := keepProgrammed(a.DataPlane, have, a.Outcome.Generation); ok && a.Outcome.Accepted.Status == metav1.ConditionTrue && a.Outcome.Blocked == nil && a.Outcome.Partial == "" {
+		if c, ok := keepProgrammed(a.DataPlane, have, a.Outcome.Generation); ok && a.Outcome.Accepted.Status == metav1.ConditionTrue &&
+			a.Outcome.Blocked == nil && a.Outcome.Partial == "" && fromDataPlane(c, a.Outcome) {
 			prog = c
 		}
 		want := []metav1.Condition{a.Outcome.Accepted, prog}
@@ -98,13 +100,33 @@ func policyProgrammed(a Ancestor) metav1.Condition {
 		if reason == "" {
 			reason = string(gatewayv1.PolicyReasonInvalid)
 		}
-		return conditions.False(t, reason, "the data plane rejected the configuration and keeps its last good one: "+a.DataPlane.Message)
+		return conditions.False(t, reason, dataPlaneRejected+a.DataPlane.Message)
 	}
 	msg := a.DataPlane.Message
 	if msg == "" {
 		msg = "waiting for the data plane to apply the configuration with this policy"
 	}
 	return conditions.False(t, v1alpha1.PolicyReasonPending, msg)
+}
+
+// dataPlaneRejected starts the Programmed message of a configuration the
+// data plane did not apply; the data plane's message says, per pod, why and
+// what NGINX runs instead (as the Gateway's Programmed condition does).
+const dataPlaneRejected = "the data plane did not apply the configuration with this policy: "
+
+// fromDataPlane says whether an old Programmed condition is the data plane's
+// answer (applied, or rejected), the only kind worth keeping while the data
+// plane's state is Unknown: one that said the policy was not accepted, not
+// fully programmed or blocked described the policy's outcome then, which
+// is computed anew.
+func fromDataPlane(c metav1.Condition, o *policy.Outcome) bool {
+	switch {
+	case c.Status == metav1.ConditionTrue:
+		return c.Reason == v1alpha1.PolicyReasonProgrammed
+	case o.DeploymentReason != "" && c.Reason == o.DeploymentReason:
+		return true
+	}
+	return c.Reason == string(gatewayv1.PolicyReasonInvalid) && strings.HasPrefix(c.Message, dataPlaneRejected)
 }
 
 func refString(r gatewayv1.ParentReference) string {

@@ -12,9 +12,12 @@ import (
 
 // WAFStatus returns a WAFGatewayBindingPolicy's status: its ancestors, and
 // apPolicyStatus/apLogConfStatus describing the bundles in force (with
-// lastFetched). While nothing is in force they mirror what PLM reports,
-// without lastFetched. A bundle recorded as in force stays recorded until
-// another replaces it, so it survives restarts and failed updates.
+// lastFetched). apLogConfStatus lists each referenced APLogConf once, in the
+// order of spec.securityLogs. While nothing of an object is in force it
+// mirrors what PLM reports, without lastFetched. A bundle recorded as in
+// force stays recorded until another replaces it, so it survives restarts
+// and failed updates; a record of an object the policy no longer refers to
+// goes as soon as nothing of the policy is in force.
 func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations []*Translation, in *graph.Input,
 	old v1alpha1.WAFGatewayBindingPolicyStatus, now metav1.Time) v1alpha1.WAFGatewayBindingPolicyStatus {
 	st := v1alpha1.WAFGatewayBindingPolicyStatus{
@@ -23,22 +26,64 @@ func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations
 		APLogConfStatus: old.APLogConfStatus,
 	}
 	p := in.WAFPolicies[k]
+	if p == nil {
+		return st
+	}
 	for _, t := range translations {
 		f, ok := t.WAF.InForce[k]
 		if !ok {
 			continue
 		}
 		st.APPolicyStatus = inForce(in, f.Policy, f.FetchedAt, now)
-		st.APLogConfStatus = nil
+		logs := map[types.NamespacedName]*v1alpha1.BundleReferenceStatus{}
 		for _, l := range f.Logs {
-			st.APLogConfStatus = append(st.APLogConfStatus, *inForce(in, l, f.FetchedAt, now))
+			logs[l.Object] = inForce(in, l, f.FetchedAt, now)
 		}
+		st.APLogConfStatus = logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus { return logs[o] })
 		return st
 	}
-	if p != nil && st.APPolicyStatus == nil {
-		st.APPolicyStatus = reported(in, p, policy.KindAPPolicy, p.Spec.APPolicySource)
+	// Nothing is in force: keep the records of what the policy refers to.
+	apPolicy := plmRef(p, p.Spec.APPolicySource)
+	if r := old.APPolicyStatus; r == nil || r.Name != apPolicy.Name || r.Namespace != apPolicy.Namespace {
+		st.APPolicyStatus = reported(in, policy.KindAPPolicy, apPolicy)
 	}
+	st.APLogConfStatus = logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
+		for i := range old.APLogConfStatus {
+			if r := &old.APLogConfStatus[i]; r.Name == o.Name && r.Namespace == o.Namespace {
+				return r
+			}
+		}
+		return nil
+	})
 	return st
+}
+
+// logStatuses lists each APLogConf the policy refers to once, in the order
+// of spec.securityLogs: the record known gives, else what PLM reports.
+func logStatuses(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, known func(types.NamespacedName) *v1alpha1.BundleReferenceStatus) []v1alpha1.BundleReferenceStatus {
+	var out []v1alpha1.BundleReferenceStatus
+	seen := map[types.NamespacedName]bool{}
+	for _, l := range p.Spec.SecurityLogs {
+		o := plmRef(p, l.APLogConfSource)
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		r := known(o)
+		if r == nil {
+			r = reported(in, policy.KindAPLogConf, o)
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
+func plmRef(p *v1alpha1.WAFGatewayBindingPolicy, ref v1alpha1.PLMObjectReference) types.NamespacedName {
+	ns := p.Namespace
+	if ref.Namespace != nil {
+		ns = *ref.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: ref.Name}
 }
 
 func inForce(in *graph.Input, r policy.BundleRef, fetched map[string]metav1.Time, now metav1.Time) *v1alpha1.BundleReferenceStatus {
@@ -53,15 +98,14 @@ func inForce(in *graph.Input, r policy.BundleRef, fetched map[string]metav1.Time
 	}
 }
 
-// reported mirrors what PLM says of a reference, nothing being in force.
-func reported(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, ref v1alpha1.PLMObjectReference) *v1alpha1.BundleReferenceStatus {
-	ns := p.Namespace
-	if ref.Namespace != nil {
-		ns = *ref.Namespace
+// reported mirrors what PLM says of an object, nothing of it being in force.
+func reported(in *graph.Input, kind string, o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
+	objects := in.APPolicies
+	if kind == policy.KindAPLogConf {
+		objects = in.APLogConfs
 	}
-	r := policy.BundleRef{Kind: kind, Object: types.NamespacedName{Namespace: ns, Name: ref.Name}}
-	out := &v1alpha1.BundleReferenceStatus{Name: ref.Name, Namespace: ns}
-	if st := in.APPolicies[r.Object]; st != nil && st.Bundle != nil {
+	out := &v1alpha1.BundleReferenceStatus{Name: o.Name, Namespace: o.Namespace}
+	if st := objects[o]; st != nil && st.Bundle != nil {
 		out.Bundle = v1alpha1.BundleSummary{State: st.Bundle.State, Location: st.Bundle.Location, Sha256: st.Bundle.Sha256}
 	}
 	return out

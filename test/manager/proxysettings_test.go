@@ -176,3 +176,46 @@ func TestProxySettingsPolicyStatuses(t *testing.T) {
 		})
 	})
 }
+
+// TestProxySettingsPolicyOnSeveralRoutes: a policy refused on one of its
+// routes (NGINX would reject the effective settings there) still renders on
+// the others; its status says so instead of claiming nothing is configured.
+func TestProxySettingsPolicyOnSeveralRoutes(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	if err := env.Client.Create(ctx, gatewayClass()); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	create(t, service(ns, "app"), endpointSlice(ns, "app", "10.1.4.1"), gateway(ns, "gw"),
+		httpRoute(ns, "r1", "gw", "app"), httpRoute(ns, "r2", "gw", "app"))
+	gwKey := types.NamespacedName{Namespace: ns, Name: "gw"}
+	include := func(route string) string {
+		return config.RouteIncludePath("proxy-settings", config.RouteKey{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: ns, Name: route}})
+	}
+	both := psp(ns, "both", "HTTPRoute", "r1", v1alpha1.ProxyBuffering{BufferSize: ptr.To(v1alpha1.Size("8k"))})
+	both.Spec.TargetRefs = append(both.Spec.TargetRefs, gatewayv1.LocalPolicyTargetReference{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "r2"})
+	create(t, both)
+	// With 4 x 4k buffers, the busy size defaults to twice 8k, more than 3 x 4k: refused on r1.
+	small := psp(ns, "small-buffers", "HTTPRoute", "r1", v1alpha1.ProxyBuffering{Buffers: &v1alpha1.ProxyBuffers{Number: 4, Size: "4k"}})
+	create(t, small)
+
+	eventually(t, 15*time.Second, func() error {
+		got, msg, err := ancestorConditions(client.ObjectKeyFromObject(both), "gw")
+		if err != nil {
+			return err
+		}
+		if got != "Accepted=True/Accepted Programmed=False/PartiallyInvalid" || !strings.Contains(msg, "HTTPRoute "+ns+"/r1") {
+			return fmt.Errorf("policy on both routes: %s (%s)", got, msg)
+		}
+		if got, msg, err = ancestorConditions(client.ObjectKeyFromObject(small), "gw"); err != nil || got != "Accepted=False/Invalid Programmed=False/Invalid" {
+			return fmt.Errorf("policy on r1 only: %s (%s), %v", got, msg, err)
+		}
+		if f := heldFile(gwKey, include("r2")); !strings.Contains(f, "proxy_buffer_size 8k;") {
+			return fmt.Errorf("r2's include file is %q", f)
+		}
+		if f := heldFile(gwKey, include("r1")); f != "" {
+			return fmt.Errorf("r1's include file is %q; want none: both policies are refused there", f)
+		}
+		return nil
+	})
+}

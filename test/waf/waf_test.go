@@ -263,6 +263,24 @@ func TestBundlesFromPLMStorage(t *testing.T) {
 		}
 	})
 
+	t.Run("PLM processing the object again retries it, same location and sha256", func(t *testing.T) {
+		v4 := []byte("what PLM compiled")
+		srv.Put(nil, bucket, "base-v4.tgz", v4)
+		compiled(t, ns, "base-v4.tgz", sum(v4)) // a new processing.datetime
+		eventually(t, 30*time.Second, func() error {
+			if data, ok := heldBundle(held, gw, sum(v4)); !ok || string(data) != string(v4) {
+				return fmt.Errorf("bundle v4 not delivered (found %v)", ok)
+			}
+			if c := heldConf(held, gw); !strings.Contains(c, policy.BundlePath(sum(v4))) {
+				return fmt.Errorf("waf.conf: %s", c)
+			}
+			return nil
+		})
+		if n := srv.GetObjectRequests("base-v4.tgz"); n != 2 {
+			t.Errorf("base-v4.tgz was fetched %d times; want 2: once tampered, once after PLM processed it again", n)
+		}
+	})
+
 	for _, key := range []string{"base-v1.tgz", "base-v2.tgz"} {
 		if n := srv.GetObjectRequests(key); n != 1 {
 			t.Errorf("%s was fetched %d times, want 1", key, n)
@@ -303,7 +321,11 @@ func TestCrossNamespaceBundle(t *testing.T) {
 	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
 
 	srv.Put(nil, bucket, "xns-tampered.tgz", []byte("tampered"))
-	compiled(t, security, "xns-tampered.tgz", sum([]byte("what PLM compiled")))
+	// Not the sha256 of TestBundlesFromPLMStorage's APPolicy, which stays in
+	// the API server: the fetcher would merge both (one sha256, one fetch),
+	// and that object's location, missing from this test's storage, would
+	// turn the IntegrityError into a FetchError.
+	compiled(t, security, "xns-tampered.tgz", sum([]byte("what PLM compiled in the security namespace")))
 	eventually(t, 30*time.Second, func() error {
 		if _, got := wafStatus(t, ns); !strings.Contains(got, "Programmed=False/IntegrityError") {
 			return fmt.Errorf("status %s", got)
