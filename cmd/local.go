@@ -46,17 +46,41 @@ func runLocal(args []string) error {
 		return err
 	}
 	kubeconfig := filepath.Join(stateDir, "kubeconfig")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := interrupts(func() {
+		fmt.Println("\nStopping: press Ctrl-C again to quit at once (the next run cleans up what is left behind).")
+	})
 
 	start := time.Now()
 	fmt.Println("Starting the local cluster (API server, controller-manager, scheduler) and node...")
 	// The runtime gets its own context: on Ctrl-C it is stopped in order
-	// (manager, node, cluster), not torn down by the signal.
-	rt, err := localrun.Start(context.Background(), localrun.Options{
-		Root: root, StateDir: stateDir, KubeconfigPath: kubeconfig,
-		Prefix: "gwl", CIDR: "10.244.0.0/16", NodeName: "gatewall-node", Log: ctrl.Log.WithName("local"),
-	})
+	// (manager, node, cluster), not torn down by the signal. A Ctrl-C while
+	// it starts stops it as soon as it is up.
+	type started struct {
+		rt  *localrun.Runtime
+		err error
+	}
+	up := make(chan started, 1)
+	go func() {
+		rt, err := localrun.Start(context.Background(), localrun.Options{
+			Root: root, StateDir: stateDir, KubeconfigPath: kubeconfig,
+			Prefix: "gwl", CIDR: "10.244.0.0/16", NodeName: "gatewall-node", Log: ctrl.Log.WithName("local"),
+		})
+		up <- started{rt, err}
+	}()
+	var rt *localrun.Runtime
+	select {
+	case s := <-up:
+		rt, err = s.rt, s.err
+	case <-ctx.Done():
+		s := <-up
+		if s.err == nil {
+			fmt.Println("Stopping the node and the cluster...")
+			if err := s.rt.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "local: stopping:", err)
+			}
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -76,11 +100,11 @@ func runLocal(args []string) error {
 			return err
 		}
 		if err := manifest.Apply(ctx, rt.Client, "gatewall-local", objs); err != nil {
-			return err
+			return interrupted(ctx, err)
 		}
 		addr, err := sampleAddress(ctx, rt, types.NamespacedName{Namespace: "default", Name: "gateway"})
 		if err != nil {
-			return err
+			return interrupted(ctx, err)
 		}
 		fmt.Printf("\nThe sample is served through NGINX at http://%s/ (route hostname echo.example.com):\n\n", addr)
 		fmt.Printf("    curl -H 'Host: echo.example.com' http://%s/\n\n", addr)
@@ -110,4 +134,28 @@ func sampleAddress(ctx context.Context, rt *localrun.Runtime, key types.Namespac
 		}
 	}
 	return "", fmt.Errorf("the sample Gateway %s was not programmed within 3 minutes: see `kubectl describe gateway` and the logs in the state directory", key)
+}
+
+// interrupts returns a context cancelled by the first SIGINT or SIGTERM,
+// after which onFirst runs. From then on these signals have their default
+// effect again: a second Ctrl-C quits at once, whatever is still stopping.
+func interrupts(onFirst func()) context.Context {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-sigs
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		cancel()
+		onFirst()
+	}()
+	return ctx
+}
+
+// interrupted is err, or nil when it is only that of a Ctrl-C.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }

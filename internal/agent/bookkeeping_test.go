@@ -207,7 +207,7 @@ func TestAnswers(t *testing.T) {
 	s.finish(pod.Pod, answer(p, mpi.CommandResponse_COMMAND_STATUS_FAILURE, nginxSays))
 	got := podStatus(t, s, pod)
 	want := PodStatus{Pod: pod.Pod, Connected: true, AppliedVersion: good, State: Failed,
-		Message: `nginx: [emerg] unknown directive "x" in /etc/nginx/nginx.conf:1`}
+		Message: `nginx: [emerg] unknown directive "x" in /etc/nginx/nginx.conf:1`, Failure: FailureRejected}
 	if got != want {
 		t.Fatalf("status %+v, want %+v", got, want)
 	}
@@ -294,6 +294,13 @@ func TestSessions(t *testing.T) {
 	if got := podStatus(t, s, pod); got.AppliedVersion != v2 {
 		t.Fatalf("status %+v: NGINX is the same, it runs %s", got, v2)
 	}
+	// The dead agent's stream is detached: the new agent subscribes anew.
+	select {
+	case <-st2.replaced:
+	default:
+		t.Fatal("the dead agent's stream was not told to end")
+	}
+	st2, _ = s.attach(pod)
 	if req, _ := s.takePush(st2); req != nil {
 		t.Fatal("pushed to a new agent before it reported its files")
 	}

@@ -40,6 +40,7 @@ type pod struct {
 	settled       string
 	failedVersion string // version of the last FAILURE, cleared when pushed again
 	failMessage   string
+	failure       Failure
 	// A failure that is not NGINX's verdict (e.g. the agent could not fetch a
 	// file while the control plane was away) is retried with backoff.
 	retries    int
@@ -47,6 +48,9 @@ type pod struct {
 	retryTimer *time.Timer
 
 	inflight *push
+	// stale are pushes given up on (unanswered within PushTimeout, or whose
+	// Send failed) whose files the agent may still be fetching.
+	stale []*push
 
 	ttlTimer *time.Timer // forgets the pod when it stays disconnected
 }
@@ -102,29 +106,36 @@ func (p *pod) identify(res *mpi.Resource, now time.Time, grace time.Duration) (n
 	return newAgent, newNginx
 }
 
+// clearFailure forgets the last failure.
+func (p *pod) clearFailure() {
+	p.failedVersion, p.failMessage, p.failure = "", "", ""
+}
+
 // state is the pod's ApplyState for the desired version.
-func (p *pod) state(desired string) (ApplyState, string) {
+func (p *pod) state(desired string) ApplyState {
 	switch {
 	case desired == "":
-		return Pending, ""
+		return Pending
 	case p.inflight == nil && p.applied == desired:
-		return Applied, ""
+		return Applied
 	case p.inflight == nil && p.failedVersion == desired:
-		return Failed, p.failMessage
+		return Failed
 	}
-	return Pending, ""
+	return Pending
 }
 
 // status is the pod's PodStatus for the desired version.
 func (p *pod) status(desired string) PodStatus {
-	st, msg := p.state(desired)
-	return PodStatus{
+	st := PodStatus{
 		Pod:            p.name,
 		Connected:      p.stream != nil,
 		AppliedVersion: p.applied,
-		State:          st,
-		Message:        msg,
+		State:          p.state(desired),
 	}
+	if st.State == Failed {
+		st.Message, st.Failure = p.failMessage, p.failure
+	}
+	return st
 }
 
 // kick wakes the pod's stream so that it sends what is due.

@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (s *Server) takePush(st *stream) (*mpi.ManagementPlaneRequest, *push) {
 	psh := &push{version: s.ref(p.key, v), correlationID: corr}
 	psh.timer = time.AfterFunc(s.pushTimeout, func() { s.expirePush(p, corr) })
 	p.inflight = psh
-	p.failedVersion, p.failMessage = "", ""
+	p.clearFailure()
 	s.changed(p, before)
 	req := &mpi.ManagementPlaneRequest{
 		MessageMeta: &mpi.MessageMeta{MessageId: id.GenerateMessageID(), CorrelationId: corr, Timestamp: timestamppb.Now()},
@@ -52,13 +53,14 @@ func (s *Server) takePush(st *stream) (*mpi.ManagementPlaneRequest, *push) {
 	return req, psh
 }
 
-// unsent takes back a push whose sending failed: the agent may not have it.
+// unsent takes back a push whose sending failed: the agent may not have it,
+// or may have it and be fetching its files, which therefore stay.
 func (s *Server) unsent(p *pod, psh *push) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p.inflight == psh {
 		before := p.status(s.desiredID(p.key))
-		s.dropInflight(p)
+		s.abandonInflight(p)
 		s.changed(p, before)
 	}
 }
@@ -73,7 +75,7 @@ func (s *Server) expirePush(p *pod, corr string) {
 	}
 	s.log.Info("No answer to a push; sending it again", "pod", p.name, "gateway", p.key,
 		"version", p.inflight.version.id, "timeout", s.pushTimeout)
-	s.dropInflight(p)
+	s.abandonInflight(p)
 	p.kick()
 }
 
@@ -87,32 +89,93 @@ func (s *Server) dropInflight(p *pod) {
 	p.inflight = nil
 }
 
+// maxStale bounds the abandoned pushes kept per pod: an agent that never
+// answers would otherwise pin one version per PushTimeout while the
+// configuration keeps changing.
+const maxStale = 4
+
+// abandonInflight stops waiting for p's in-flight push, so that the next
+// one can be sent, but keeps its files: the agent may have received it and
+// still be fetching them. They are released when a later push is answered,
+// when this one's own answer arrives, or when the agent process goes.
+// s.mu held.
+func (s *Server) abandonInflight(p *pod) {
+	if p.inflight == nil {
+		return
+	}
+	p.inflight.timer.Stop()
+	p.stale = append(p.stale, p.inflight)
+	p.inflight = nil
+	if len(p.stale) > maxStale {
+		s.unref(p.key, p.stale[0].version)
+		p.stale = p.stale[1:]
+	}
+}
+
+// releaseStale releases the files of every push p's agent was abandoned
+// with. s.mu held.
+func (s *Server) releaseStale(p *pod) {
+	for _, psh := range p.stale {
+		s.unref(p.key, psh.version)
+	}
+	p.stale = nil
+}
+
+// finishStale releases an abandoned push whose final answer arrived late;
+// it reports whether corr was one. s.mu held.
+func (s *Server) finishStale(p *pod, corr string) bool {
+	for i, psh := range p.stale {
+		if psh.correlationID == corr {
+			s.unref(p.key, psh.version)
+			p.stale = slices.Delete(p.stale, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
 // finish records an agent's answer to a push; it returns the event to report
 // when the answer is final.
 func (s *Server) finish(name types.NamespacedName, r *mpi.DataPlaneResponse) *Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pods[name]
-	if p == nil || p.inflight == nil || p.inflight.correlationID != r.GetMessageMeta().GetCorrelationId() {
+	cr := r.GetCommandResponse()
+	corr := r.GetMessageMeta().GetCorrelationId()
+	if p == nil || p.inflight == nil || p.inflight.correlationID != corr {
+		if p != nil && isFinal(cr.GetStatus()) && s.finishStale(p, corr) {
+			s.log.V(1).Info("Late answer to an abandoned push; its files are released", "pod", name,
+				"correlationID", corr, "status", cr.GetStatus())
+			return nil
+		}
 		s.log.V(1).Info("Ignoring an answer to no in-flight push", "pod", name,
-			"correlationID", r.GetMessageMeta().GetCorrelationId(), "status", r.GetCommandResponse().GetStatus())
+			"correlationID", corr, "status", cr.GetStatus())
 		return nil
 	}
-	cr := r.GetCommandResponse()
 	v := p.inflight.version.id
 	before := p.status(s.desiredID(p.key))
 	ev := &Event{Type: EventApplyResult, Key: p.key, Pod: name, Version: v}
 	switch cr.GetStatus() {
 	case mpi.CommandResponse_COMMAND_STATUS_OK:
 		p.applied, p.settled = v, v
-		p.failedVersion, p.failMessage = "", ""
+		p.clearFailure()
 		p.retries, p.retryAt = 0, time.Time{}
 		ev.Message = "OK"
 		s.log.Info("Configuration applied", "pod", name, "gateway", p.key, "version", v, "agent", cr.GetMessage())
 	case mpi.CommandResponse_COMMAND_STATUS_FAILURE:
 		p.failedVersion, p.failMessage = v, nginxMessage(cr)
 		ev.Message = p.failMessage
-		if isNGINXVerdict(p.failMessage) {
+		verdict := isNGINXVerdict(p.failMessage)
+		switch {
+		case rollbackFailed(cr):
+			// NGINX may run neither this version nor the last good one.
+			p.failure, p.applied = FailureRollbackFailed, ""
+		case verdict:
+			p.failure = FailureRejected
+		default:
+			p.failure = FailureRetrying
+		}
+		if verdict {
 			p.settled = v // pushing it again would fail again
 		} else {
 			delay := min(retryBase<<min(p.retries, 10), retryMax)
@@ -130,9 +193,16 @@ func (s *Server) finish(name types.NamespacedName, r *mpi.DataPlaneResponse) *Ev
 		return nil
 	}
 	s.dropInflight(p)
+	// The agent answered a newer push: it is done with the abandoned ones.
+	s.releaseStale(p)
 	s.changed(p, before)
 	p.kick()
 	return ev
+}
+
+// isFinal says whether an agent's answer ends its handling of a push.
+func isFinal(st mpi.CommandResponse_CommandStatus) bool {
+	return st == mpi.CommandResponse_COMMAND_STATUS_OK || st == mpi.CommandResponse_COMMAND_STATUS_FAILURE
 }
 
 // nginxMessage is NGINX's own error text from a failure: its [emerg], [alert]
@@ -151,6 +221,12 @@ func nginxMessage(cr *mpi.CommandResponse) string {
 		return strings.TrimSpace(text)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// rollbackFailed says whether the agent reported that restoring the
+// previous configuration failed too ("Config apply failed, rollback failed").
+func rollbackFailed(cr *mpi.CommandResponse) bool {
+	return strings.Contains(strings.ToLower(cr.GetMessage()), "rollback failed")
 }
 
 // isNGINXVerdict reports whether text holds NGINX's own error lines, i.e. the

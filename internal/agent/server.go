@@ -23,8 +23,9 @@ const (
 type Options struct {
 	// Authenticator checks the agents' tokens. Required.
 	Authenticator Authenticator
-	// TLS is the server's TLS configuration; build it with
-	// NewReloadingTLSConfig. Required; TLS 1.3 is enforced whatever it says.
+	// TLS is the server's TLS configuration: NewReloadingTLSConfig, or one
+	// whose GetCertificate serves a rotated certificate without a restart.
+	// Required; TLS 1.3 is enforced whatever it says.
 	TLS *tls.Config
 	// OnChange is called when anything Status(key) returns changes. It is
 	// called from a goroutine of its own, never under a lock, and never twice

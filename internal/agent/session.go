@@ -25,17 +25,29 @@ func (s *Server) connect(id Identity, res *mpi.Resource) {
 		// The pod serves another Gateway now: nothing known about it holds.
 		s.log.Info("Pod moved to another Gateway", "pod", p.name, "from", p.key, "to", id.Gateway)
 		s.dropInflight(p)
+		s.releaseStale(p)
 		s.notifier.add(p.key)
 		p.key = id.Gateway
 		p.agentSession, p.nginxSession = "", ""
-		p.failedVersion, p.failMessage = "", ""
+		p.clearFailure()
 	}
 	newAgent, newNginx := p.identify(res, s.now(), s.overviewGrace)
 	if newAgent {
-		// The agent process is new: a push sent to the old one is lost.
+		// The agent process is new: a push sent to the old one is lost, and
+		// so are the files it might still have fetched.
 		s.dropInflight(p)
+		s.releaseStale(p)
 		p.retries, p.retryAt = 0, time.Time{}
 		s.after(&p.graceTimer, s.overviewGrace, p)
+		if p.stream != nil {
+			// The old process's stream may not have ended yet (its TCP
+			// connection not seen closed): nothing more may be sent on it, or
+			// the next push would go to a dead agent while the new one's
+			// Subscribe finds a push in flight and is sent nothing.
+			close(p.stream.replaced)
+			p.stream = nil
+			s.armTTL(p)
+		}
 	}
 	if newAgent || newNginx {
 		s.log.Info("Agent identified", "pod", p.name, "gateway", p.key, "resource", p.resourceID,
@@ -134,6 +146,7 @@ func (s *Server) armTTL(p *pod) {
 		if s.pods[p.name] == p && p.stream == nil {
 			s.log.V(1).Info("Forgetting disconnected pod", "pod", p.name, "gateway", p.key)
 			s.dropInflight(p)
+			s.releaseStale(p)
 			p.stopTimers()
 			delete(s.pods, p.name)
 			s.notifier.add(p.key)

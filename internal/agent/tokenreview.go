@@ -34,22 +34,44 @@ const (
 // ServiceAccount token, which must be bound to their pod and issued for
 // audience: a TokenReview must find it authenticated for audience, the pod it
 // is bound to must exist with the bound UID, run as that ServiceAccount, be
-// Running, and carry the Gateway's name in its label
+// Running and not terminating, and carry the Gateway's name in its label
 // gateway.networking.k8s.io/gateway-name; the Gateway is in the pod's
-// namespace. Successful results are cached for 30 s, keyed by the token's
-// hash.
+// namespace. With RequireServiceAccount, the ServiceAccount must also be the
+// one the Gateway's data plane runs as. Successful results are cached for
+// 30 s, keyed by the token's hash.
 //
 // c needs permission to create TokenReviews and get Pods; it should read
 // Pods from the API server (a manager's APIReader-backed client), not from
 // a cache watching every Pod of the cluster.
-func NewTokenReviewAuthenticator(c client.Client, audience string) Authenticator {
-	return &tokenReviewAuthenticator{c: c, audience: audience, now: time.Now, cache: make(map[[32]byte]cachedIdentity)}
+func NewTokenReviewAuthenticator(c client.Client, audience string, opts ...TokenReviewOption) Authenticator {
+	a := &tokenReviewAuthenticator{c: c, audience: audience, now: time.Now, cache: make(map[[32]byte]cachedIdentity)}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// TokenReviewOption configures NewTokenReviewAuthenticator.
+type TokenReviewOption func(*tokenReviewAuthenticator)
+
+// ServiceAccountFunc returns the ServiceAccount (in the Gateway's namespace)
+// the pods of a Gateway's data plane run as, or an error when the Gateway
+// has none (e.g. it does not exist).
+type ServiceAccountFunc func(ctx context.Context, gw Key) (string, error)
+
+// RequireServiceAccount refuses pods that do not run as the ServiceAccount
+// sa returns for the Gateway their label names: a pod that merely carries
+// the label, created by anyone who may create pods in the namespace, does
+// not get that Gateway's files (which can hold certificate keys).
+func RequireServiceAccount(sa ServiceAccountFunc) TokenReviewOption {
+	return func(a *tokenReviewAuthenticator) { a.serviceAccount = sa }
 }
 
 type tokenReviewAuthenticator struct {
-	c        client.Client
-	audience string
-	now      func() time.Time
+	c              client.Client
+	audience       string
+	serviceAccount ServiceAccountFunc
+	now            func() time.Time
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedIdentity
@@ -108,10 +130,22 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Id
 		return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, the token is of %q", key, pod.Spec.ServiceAccountName, sa)
 	case pod.Status.Phase != corev1.PodRunning:
 		return Identity{}, fmt.Errorf("pod %s is %s, not Running", key, pod.Status.Phase)
+	case pod.DeletionTimestamp != nil:
+		return Identity{}, fmt.Errorf("pod %s is terminating", key)
 	case gw == "":
 		return Identity{}, fmt.Errorf("pod %s has no label %s naming its Gateway", key, PodLabelGatewayName)
 	}
-	return Identity{Pod: key, Gateway: Key{Namespace: ns, Name: gw}}, nil
+	id := Identity{Pod: key, Gateway: Key{Namespace: ns, Name: gw}}
+	if a.serviceAccount != nil {
+		want, err := a.serviceAccount(ctx, id.Gateway)
+		if err != nil {
+			return Identity{}, fmt.Errorf("pod %s: the ServiceAccount of Gateway %s: %w", key, id.Gateway, err)
+		}
+		if sa != want {
+			return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, not %q, which the data plane of Gateway %s runs as", key, sa, want, id.Gateway)
+		}
+	}
+	return id, nil
 }
 
 // serviceAccount splits system:serviceaccount:<namespace>:<name>.

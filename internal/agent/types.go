@@ -31,8 +31,9 @@ const (
 	Pending ApplyState = "Pending"
 	// Applied: NGINX on the pod runs the desired version.
 	Applied ApplyState = "Applied"
-	// Failed: the agent rejected the desired version (NGINX refused it, or the
-	// files could not be written); NGINX keeps running its last good version.
+	// Failed: the agent did not apply the desired version (NGINX refused it,
+	// or the files could not be fetched or written); PodStatus.Failure says
+	// what NGINX runs instead.
 	Failed ApplyState = "Failed"
 )
 
@@ -57,7 +58,27 @@ type PodStatus struct {
 	State ApplyState
 	// Message is NGINX's own error text when State is Failed.
 	Message string
+	// Failure says, when State is Failed, what the pod runs now.
+	Failure Failure
 }
+
+// Failure says what a failed apply left NGINX running.
+type Failure string
+
+const (
+	// FailureRejected: NGINX refused the version (its verdict is in
+	// Message); the agent restored the previous files and NGINX keeps
+	// running its last good configuration. The version is not pushed again.
+	FailureRejected Failure = "Rejected"
+	// FailureRetrying: the apply failed for a reason that is not NGINX's
+	// verdict (e.g. a file could not be fetched); NGINX keeps its last good
+	// configuration and the version is pushed again after a backoff.
+	FailureRetrying Failure = "Retrying"
+	// FailureRollbackFailed: the apply failed and the agent could not
+	// restore the previous configuration either: what NGINX runs is not
+	// known (AppliedVersion is cleared).
+	FailureRollbackFailed Failure = "RollbackFailed"
+)
 
 // EventType names a protocol event reported to Options.Observe.
 type EventType string

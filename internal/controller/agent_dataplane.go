@@ -92,7 +92,7 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 		case p.State == agent.Applied:
 			applied++
 		case p.State == agent.Failed:
-			failed = append(failed, fmt.Sprintf("pod %s: %s", p.Pod.Name, p.Message))
+			failed = append(failed, failureMessage(p))
 		case restarting && p.AppliedVersion == "":
 			// Reconnected after this manager started and not yet answered:
 			// what it runs is not known yet.
@@ -113,4 +113,16 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 		return status.DataPlane{State: status.Applied}
 	}
 	return status.DataPlane{State: status.Pending, Message: fmt.Sprintf("%d of %d data plane pods applied the configuration", applied, connected)}
+}
+
+// failureMessage says why a pod did not apply the configuration and what its
+// NGINX runs instead, for the Programmed condition.
+func failureMessage(p agent.PodStatus) string {
+	switch p.Failure {
+	case agent.FailureRollbackFailed:
+		return fmt.Sprintf("pod %s: %s (the agent could not restore the previous configuration either: what NGINX runs is not known)", p.Pod.Name, p.Message)
+	case agent.FailureRetrying:
+		return fmt.Sprintf("pod %s could not apply it and will try again; NGINX keeps its last good configuration: %s", p.Pod.Name, p.Message)
+	}
+	return fmt.Sprintf("pod %s rejected it and keeps its last good configuration: %s", p.Pod.Name, p.Message)
 }

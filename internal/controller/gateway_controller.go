@@ -55,19 +55,27 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	t := translate.Gateway(in, req.NamespacedName)
 	if t == nil {
-		// Not (or no longer) a Gatewall Gateway: leave no state behind.
+		// Not (or no longer) a Gatewall Gateway: leave no state behind,
+		// and no data plane serving it.
 		r.DataPlane.Forget(req.NamespacedName)
+		if r.Provisioning != nil {
+			if err := r.deprovision(ctx, gw); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	g := t.Graph
-	addresses := gw.Status.Addresses
-	var addressProblem *metav1.Condition
-	if r.Provisioning != nil {
-		if g.Valid {
-			if addresses, addressProblem, err = r.provision(ctx, g); err != nil {
-				return ctrl.Result{}, err
-			}
-		} else if err := r.deprovision(ctx, gw); err != nil {
+	// A Gateway that is not valid (a bad NginxProxy edit, a broken
+	// parametersRef, no valid listener) keeps its data plane and the last
+	// good configuration published, so that it keeps serving, and pods that
+	// start meanwhile get that configuration, until it is fixed (then
+	// provisioned and published again) or deleted (its objects are then
+	// garbage collected through their owner references; a Gateway being
+	// deleted is not provisioned again meanwhile).
+	prov := provisioned{addresses: gw.Status.Addresses}
+	if r.Provisioning != nil && g.Valid && gw.DeletionTimestamp == nil {
+		if prov, err = r.provision(ctx, g); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -76,11 +84,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		version := r.DataPlane.Publish(req.NamespacedName, t.Files)
 		dp = r.DataPlane.State(req.NamespacedName, version)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes))
-	} else {
-		r.DataPlane.Forget(req.NamespacedName)
 	}
 	now := metav1.Now()
-	if err := r.writeGatewayStatus(ctx, g, dp, addresses, addressProblem, t.Extra(t.GatewayRef()), now); err != nil {
+	if err := r.writeGatewayStatus(ctx, g, dp, prov.addresses, prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: req.NamespacedName, sets: map[types.NamespacedName]bool{}}
@@ -98,7 +104,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, clearRouteParents(ctx, r.Client, owner, current, routeQueries(owner)...)
+	return ctrl.Result{RequeueAfter: prov.retryAfter}, clearRouteParents(ctx, r.Client, owner, current, routeQueries(owner)...)
 }
 
 // clearRouteStatuses removes the parent statuses Gatewall wrote for a
@@ -136,7 +142,8 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).For(&gatewayv1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if r.Provisioning != nil {
 		// Drift in a data plane's objects, and its Service's address, reconcile the Gateway.
-		b = b.Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).Owns(&corev1.ConfigMap{})
+		b = b.Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).Owns(&corev1.ConfigMap{}).
+			Owns(&corev1.Secret{}) // the agents' CA
 	}
 	return r.watches(b).
 		Named("gateway").

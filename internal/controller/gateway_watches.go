@@ -49,7 +49,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(PLMStatusChanged()))
 	}
 	if r.Config.Notifier != nil {
-		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allGateways))
+		// A data plane's report concerns its Gateway only; fetched bundles
+		// (Notify) may concern any.
+		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, justGateway))
 	}
 	return b
 }
@@ -65,6 +67,10 @@ func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gw)})
 	}
 	return reqs
+}
+
+func justGateway(_ context.Context, gw types.NamespacedName) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: gw}}
 }
 
 func (r *GatewayReconciler) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {

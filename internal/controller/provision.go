@@ -2,24 +2,27 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
+// Owner references block the Gateway's deletion (blockOwnerDeletion), which
+// clusters enforcing OwnerReferencesPermissionEnforcement allow only to
+// those who may update the Gateway's finalizers.
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/finalizers,verbs=update
 
 // Provisioning says how Gatewall provisions each Gateway's data plane and
 // how its agents reach Gatewall.
@@ -29,23 +32,43 @@ type Provisioning struct {
 	AgentPort int
 	// ServerName is the name the agents verify in Gatewall's certificate.
 	ServerName string
-	// CAFile is the CA bundle the agents verify Gatewall with; re-read on
+	// CA returns the CA bundle the agents verify Gatewall with; called on
 	// every reconcile, so a rotated CA reaches the data planes.
-	CAFile string
+	CA     func() ([]byte, error)
 	Images provisioner.Images
 	// ReloadMonitoringPeriod is how long an agent watches NGINX after a
 	// reload before reporting success (0: the agent's default).
 	ReloadMonitoringPeriod time.Duration
+	// APIReader, if set, confirms with the API server that a data-plane
+	// object the cache does not have yet does not exist, before it is
+	// created (an existing one Gatewall does not own is never taken over).
+	APIReader client.Reader
 }
 
-// provision applies the Gateway's data plane and returns its addresses, and
-// a Programmed=False condition while the addresses it requests are not
-// assigned.
-func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]gatewayv1.GatewayStatusAddress, *metav1.Condition, error) {
+// notOwnedRetry is how often a Gateway whose data-plane names are taken by
+// objects Gatewall does not own is tried again: deleting such an object
+// triggers nothing Gatewall watches.
+const notOwnedRetry = time.Minute
+
+// provisioned is the outcome of provisioning a Gateway's data plane.
+type provisioned struct {
+	addresses []gatewayv1.GatewayStatusAddress
+	// problem is a Programmed=False condition: requested addresses not
+	// assigned yet, or a data plane that cannot be provisioned.
+	problem *metav1.Condition
+	// retryAfter, when set, is when to provision again.
+	retryAfter time.Duration
+}
+
+// provision applies the Gateway's data plane and removes what it left of
+// its data plane under another class. When a data-plane object's name is
+// taken by an object Gatewall does not own, nothing is applied and the
+// problem says so.
+func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (provisioned, error) {
 	p := r.Provisioning
-	ca, err := os.ReadFile(p.CAFile)
+	ca, err := p.CA()
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the agents' CA bundle: %w", err)
+		return provisioned{}, fmt.Errorf("reading the agents' CA bundle: %w", err)
 	}
 	level := "info"
 	if l := g.NginxProxy.Logging; l != nil && l.AgentLevel != nil {
@@ -58,7 +81,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]
 		Gateway:   g.Key, LogLevel: level, ReloadMonitoringPeriod: p.ReloadMonitoringPeriod,
 	})
 	if err != nil {
-		return nil, nil, err
+		return provisioned{}, err
 	}
 	var ports []int32
 	for _, l := range g.ValidListeners() {
@@ -67,30 +90,30 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) ([]
 	objs := provisioner.Objects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, AgentConfig: conf, AgentCA: ca, Images: p.Images,
 	})
-	if err := provisioner.Apply(ctx, r.Client, objs); err != nil {
-		return nil, nil, err
+	if err := provisioner.Apply(ctx, r.Client, p.APIReader, g.Source, objs); err != nil {
+		var notOwned *provisioner.NotOwnedError
+		if !errors.As(err, &notOwned) {
+			return provisioned{}, err
+		}
+		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonNoResources),
+			"the data plane cannot be provisioned: "+notOwned.Error())
+		return provisioned{problem: &c, retryAfter: notOwnedRetry}, nil
+	}
+	if err := provisioner.Remove(ctx, r.Client, g.Source, objs); err != nil {
+		return provisioned{}, err
 	}
 	svc := &corev1.Service{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: g.Key.Namespace, Name: provisioner.Name(g.Source)}, svc); err != nil {
-		return nil, nil, client.IgnoreNotFound(err)
+		return provisioned{}, client.IgnoreNotFound(err)
 	}
-	return serviceAddresses(svc), addressCondition(graph.RequestedAddresses(g.Source), svc), nil
+	return provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}, nil
 }
 
-// deprovision removes the data plane of a Gateway that is not accepted.
+// deprovision removes the data plane of a Gateway that is no longer
+// Gatewall's (its class changed, was deleted or is another controller's):
+// only the objects Gatewall created for this Gateway.
 func (r *GatewayReconciler) deprovision(ctx context.Context, gw *gatewayv1.Gateway) error {
-	name := provisioner.Name(gw)
-	meta := func(n string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: gw.Namespace, Name: n} }
-	for _, o := range []client.Object{
-		&appsv1.Deployment{ObjectMeta: meta(name)}, &corev1.Service{ObjectMeta: meta(name)},
-		&corev1.ServiceAccount{ObjectMeta: meta(name)}, &corev1.ConfigMap{ObjectMeta: meta(name + "-agent")},
-		&corev1.Secret{ObjectMeta: meta(name + "-agent-ca")},
-	} {
-		if err := r.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %T %s: %w", o, o.GetName(), err)
-		}
-	}
-	return nil
+	return provisioner.Remove(ctx, r.Client, gw, nil)
 }
 
 // serviceAddresses are the addresses clients reach a Gateway's Service at:

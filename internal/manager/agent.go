@@ -1,20 +1,18 @@
 package manager
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/internal/controller"
@@ -34,10 +32,17 @@ type AgentOptions struct {
 	// TLSSecret holds the server certificate and the CA the agents trust
 	// ([namespace/]name); created with a new CA when missing.
 	TLSSecret string
-	// Images of the data-plane containers.
+	// TLSDir is where TLSSecret is mounted (tls.crt, tls.key, ca.crt), if
+	// it is: the files are read again when the kubelet updates them. ""
+	// reads the Secret from the API server, every 30 s. Either way nothing
+	// is written to disk.
+	TLSDir string
+	// Images of the data-plane containers (provisioner.DefaultImages for
+	// those left empty).
 	Images provisioner.Images
-	// ReloadMonitoringPeriod is how long agents watch NGINX after a reload
-	// before reporting success (0: the agent's default).
+	// ReloadMonitoringPeriod is how long agents watch NGINX's error log
+	// after a reload before reporting success (0: the agent's default, 10 s).
+	// Every successful push takes at least this long.
 	ReloadMonitoringPeriod time.Duration
 	// Observe, if set, receives the agent server's protocol events (for
 	// metrics and tests); it must return quickly.
@@ -70,28 +75,24 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	secret, err := ensureAgentTLS(ctx, uncached, secretKey, []string{serverName, "localhost", "127.0.0.1"})
+	names := []string{serverName, "localhost", "127.0.0.1"}
+	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "gatewall-agent-tls-")
+	certs, err := newAgentTLS(a.TLSDir, secret)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writeAgentTLS(secret, dir); err != nil {
-		return nil, nil, err
-	}
-	tlsConfig, err := agent.NewReloadingTLSConfig(filepath.Join(dir, agentTLSCert), filepath.Join(dir, agentTLSKey))
-	if err != nil {
-		return nil, nil, err
-	}
+	log := ctrl.Log.WithName("agent")
 	server, err := agent.NewServer(agent.Options{
 		// Pods are read uncached: a cache would watch every pod in the cluster.
-		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience),
-		TLS:           tlsConfig,
-		OnChange:      func(agent.Key) { notifier.Notify() },
-		Observe:       a.Observe,
-		Log:           ctrl.Log.WithName("agent"),
+		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience,
+			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached))),
+		TLS:      certs.TLSConfig(),
+		OnChange: notifier.NotifyGateway,
+		Observe:  a.Observe,
+		Log:      log,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -102,7 +103,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		if err != nil {
 			return fmt.Errorf("agent server: %w", err)
 		}
-		go syncAgentTLS(ctx, uncached, secretKey, dir)
+		go certs.poll(ctx, uncached, secretKey, names, log)
 		return server.Serve(ctx, l)
 	})
 	if err := mgr.Add(serve); err != nil {
@@ -110,36 +111,25 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	}
 	return controller.NewAgentDataPlane(server), &controller.Provisioning{
 		AgentHost: host, AgentPort: port, ServerName: serverName,
-		CAFile: filepath.Join(dir, agentTLSCA), Images: a.Images, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
+		CA: certs.CA, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
+		Images: provisioner.Images{
+			NGINX:        cmp.Or(a.Images.NGINX, provisioner.DefaultImages.NGINX),
+			WAFEnforcer:  cmp.Or(a.Images.WAFEnforcer, provisioner.DefaultImages.WAFEnforcer),
+			WAFConfigMgr: cmp.Or(a.Images.WAFConfigMgr, provisioner.DefaultImages.WAFConfigMgr),
+		},
+		APIReader: mgr.GetAPIReader(),
 	}, nil
 }
 
-// syncAgentTLS rewrites the certificate files when the Secret changes, so
-// the server serves a rotated certificate and provisioning hands out a
-// rotated CA without a restart.
-func syncAgentTLS(ctx context.Context, c client.Client, key types.NamespacedName, dir string) {
-	tick := time.NewTicker(30 * time.Second)
-	defer tick.Stop()
-	var last []byte
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+// dataPlaneServiceAccount returns the ServiceAccount the provisioner gives
+// a Gateway's data plane, read from the API server (agents authenticate
+// rarely: their reviews are cached).
+func dataPlaneServiceAccount(c client.Client) agent.ServiceAccountFunc {
+	return func(ctx context.Context, key agent.Key) (string, error) {
+		gw := &gatewayv1.Gateway{}
+		if err := c.Get(ctx, key, gw); err != nil {
+			return "", err
 		}
-		s, err := ensureAgentTLS(ctx, c, key, nil)
-		if err != nil {
-			ctrl.Log.WithName("agent").Error(err, "reading the agent TLS Secret")
-			continue
-		}
-		cur := bytes.Join([][]byte{s.Data[agentTLSCert], s.Data[agentTLSKey], s.Data[agentTLSCA]}, nil)
-		if bytes.Equal(cur, last) {
-			continue
-		}
-		if err := writeAgentTLS(s, dir); err != nil {
-			ctrl.Log.WithName("agent").Error(err, "writing the agent TLS files")
-			continue
-		}
-		last = cur
+		return provisioner.Name(gw), nil
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,23 +56,6 @@ func ensureAgentTLS(ctx context.Context, c client.Client, key types.NamespacedNa
 		return nil, fmt.Errorf("creating agent TLS Secret %s: %w", key, err)
 	}
 	return s, nil
-}
-
-// writeAgentTLS writes the Secret's files into dir (atomically per file).
-func writeAgentTLS(s *corev1.Secret, dir string) error {
-	for _, k := range []string{agentTLSCert, agentTLSKey, agentTLSCA} {
-		if len(s.Data[k]) == 0 {
-			return fmt.Errorf("agent TLS Secret %s/%s has no %s", s.Namespace, s.Name, k)
-		}
-		tmp := filepath.Join(dir, "."+k+".tmp")
-		if err := os.WriteFile(tmp, s.Data[k], 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, k)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // newServingCertificate makes a CA (10 years) and a serving certificate it

@@ -2,12 +2,17 @@ package provisioner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // FieldOwner is Gatewall's server-side apply field manager.
@@ -15,9 +20,42 @@ const FieldOwner = "gatewall"
 
 func intstrFromInt(p int32) intstr.IntOrString { return intstr.FromInt32(p) }
 
-// Apply writes the objects with server-side apply, taking ownership of every
-// field Gatewall sets, so changes made by others (drift) are reverted.
-func Apply(ctx context.Context, c client.Client, objs []client.Object) error {
+// NotOwnedError is an object that stands where a Gateway's data plane
+// would go and that Gatewall did not create for that Gateway.
+type NotOwnedError struct {
+	Kind, Namespace, Name string
+	// Controller describes the object's controller ("no controller" when none).
+	Controller string
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("%s %s/%s exists and is not this Gateway's data plane (its controller: %s); Gatewall neither takes it over nor deletes it: delete or rename it",
+		e.Kind, e.Namespace, e.Name, e.Controller)
+}
+
+// Owns says whether obj is controlled by gw: its controller owner reference
+// is the Gateway, with gw's UID (not a deleted Gateway of the same name).
+func Owns(gw *gatewayv1.Gateway, obj metav1.Object) bool {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "Gateway" || ref.UID != gw.UID {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == gatewayv1.GroupName
+}
+
+// Apply writes a Gateway's data-plane objects with server-side apply,
+// taking ownership of every field Gatewall sets, so changes made by others
+// (drift) are reverted. It first reads each object: when one exists that gw
+// does not control, nothing is applied and a *NotOwnedError says which.
+// c reads from the cache; confirm, if set, reads from the API server, so
+// that an object a cache has not seen yet is not overwritten.
+func Apply(ctx context.Context, c client.Client, confirm client.Reader, gw *gatewayv1.Gateway, objs []client.Object) error {
+	for _, o := range objs {
+		if err := checkOwner(ctx, c, confirm, gw, o); err != nil {
+			return err
+		}
+	}
 	for _, o := range objs {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
@@ -28,8 +66,43 @@ func Apply(ctx context.Context, c client.Client, objs []client.Object) error {
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s/%s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetNamespace(), o.GetName(), err)
+			return fmt.Errorf("applying %s %s/%s: %w", kind(o), o.GetNamespace(), o.GetName(), err)
 		}
 	}
 	return nil
 }
+
+// checkOwner returns a *NotOwnedError when o's name is taken by an object gw
+// does not control.
+func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, gw *gatewayv1.Gateway, o client.Object) error {
+	have, ok := o.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("%T is not an object", o)
+	}
+	key := client.ObjectKeyFromObject(o)
+	err := c.Get(ctx, key, have)
+	if apierrors.IsNotFound(err) && confirm != nil {
+		err = confirm.Get(ctx, key, have)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %s %s: %w", kind(o), key, err)
+	case Owns(gw, have):
+		return nil
+	}
+	controller := "no controller"
+	if ref := metav1.GetControllerOf(have); ref != nil {
+		controller = fmt.Sprintf("%s %s (UID %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	return &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: controller}
+}
+
+// IsNotOwned says whether err is (or wraps) a *NotOwnedError.
+func IsNotOwned(err error) bool {
+	var e *NotOwnedError
+	return errors.As(err, &e)
+}
+
+func kind(o client.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }

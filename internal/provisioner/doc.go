@@ -6,5 +6,6 @@
 //
 // Objects builds the objects from the effective NginxProxy and is pure;
 // Apply writes them with server-side apply, so drift is corrected on every
-// reconcile.
+// reconcile, but never over an object the Gateway does not control; Remove
+// deletes only objects the Gateway controls.
 package provisioner

@@ -26,7 +26,8 @@ type Images struct {
 
 // DefaultImages are used when the NginxProxy names none.
 var DefaultImages = Images{
-	NGINX:        "ghcr.io/gatewall/nginx:edge",
+	// The image build/dataplane/Dockerfile builds.
+	NGINX:        "ghcr.io/gatewall/dataplane:edge",
 	WAFEnforcer:  "private-registry.nginx.com/nap/waf-enforcer:5.9.0",
 	WAFConfigMgr: "private-registry.nginx.com/nap/waf-config-mgr:5.9.0",
 }
@@ -49,6 +50,8 @@ const (
 	TokenAudience = "gatewall"
 	// nginxUID is the user NGINX and the agent run as.
 	nginxUID = 101
+	// unprivilegedPortSysctl is the lowest port any user may bind.
+	unprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
 )
 
 // Params are what a Gateway's data plane is built from.
@@ -126,7 +129,11 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		ImagePullPolicy: pullPolicy(main),
 		Ports:           containerPorts(p.Ports),
 		Resources:       resources(main),
-		SecurityContext: containerSecurity(corev1.Capability("NET_BIND_SERVICE")),
+		ReadinessProbe:  readinessProbe(p.Ports),
+		// No capability is added: NET_BIND_SERVICE would be lost at execve
+		// for uid 101 without privilege escalation. Ports below 1024 are
+		// allowed by the pod's sysctl instead.
+		SecurityContext: containerSecurity(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "nginx-conf", MountPath: "/etc/nginx"},
 			{Name: "nginx-run", MountPath: "/var/run/nginx"},
@@ -198,6 +205,10 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(nginxUID)), RunAsGroup: ptr.To(int64(nginxUID)),
 						FSGroup: ptr.To(int64(nginxUID)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						// NGINX, not root, binds the listeners' ports, :80 and :443
+						// included. A safe sysctl (Kubernetes 1.22+): it applies to
+						// the pod's network namespace only.
+						Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 					},
 					TerminationGracePeriodSeconds: ptr.To(int64(30)),
 					Containers:                    containers,

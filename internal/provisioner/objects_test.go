@@ -99,7 +99,7 @@ func TestObjectsFromNginxProxy(t *testing.T) {
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		names[c.Name] = c
 	}
-	if names["nginx"].Image != "ghcr.io/gatewall/nginx:1.2.3" {
+	if names["nginx"].Image != "ghcr.io/gatewall/dataplane:1.2.3" {
 		t.Errorf("nginx image %s", names["nginx"].Image)
 	}
 	if names["waf-enforcer"].Image != "registry.example.com:5000/waf/enforcer:5.9.0" || names["waf-config-mgr"].Image != DefaultImages.WAFConfigMgr {

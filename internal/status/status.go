@@ -21,7 +21,8 @@ const (
 	Pending DataPlaneState = iota
 	// Applied: every connected pod runs the current configuration.
 	Applied
-	// Failed: a pod rejected the configuration; it keeps its last good one.
+	// Failed: a pod did not apply the configuration (its message says
+	// whether NGINX kept its last good one).
 	Failed
 	// Unknown: no pod has reported since this manager started (a restart):
 	// the previous Programmed condition stands if it is about the current
@@ -61,7 +62,9 @@ func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 	case dp.State == Applied:
 		return conditions.True(t, string(gatewayv1.GatewayReasonProgrammed), "the data plane applied the configuration")
 	case dp.State == Failed:
-		return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), "the data plane rejected the configuration and keeps its last good one: "+dp.Message)
+		// dp.Message says, per pod, why and what NGINX runs now: its last
+		// good configuration, or, when the rollback failed too, not known.
+		return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), "the data plane did not apply the configuration: "+dp.Message)
 	}
 	msg := dp.Message
 	if msg == "" {

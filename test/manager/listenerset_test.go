@@ -160,4 +160,3 @@ func TestListenerSetStatuses(t *testing.T) {
 		})
 	})
 }
-

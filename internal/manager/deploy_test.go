@@ -1,0 +1,108 @@
+package manager
+
+import (
+	"flag"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gatewall/gatewall/internal/manifest"
+)
+
+// deployedManager returns the manager Deployment `make deploy` applies.
+func deployedManager(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	objs, err := manifest.Kustomize(filepath.Join(filepath.Dir(file), "..", "..", "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		d := &appsv1.Deployment{}
+		if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	t.Fatal("config/default has no Deployment")
+	return nil
+}
+
+// TestDeployedManagerWritesOnlyToVolumes: the deployed manager's root
+// filesystem is read-only, so every directory its options make it write in
+// is a writable volume, and the agent TLS Secret it serves is mounted where
+// --agent-tls-dir says (the manager writes no copy of it).
+func TestDeployedManagerWritesOnlyToVolumes(t *testing.T) {
+	d := deployedManager(t)
+	pod := d.Spec.Template.Spec
+	var c *corev1.Container
+	for i := range pod.Containers {
+		if pod.Containers[i].Name == "manager" {
+			c = &pod.Containers[i]
+		}
+	}
+	if c == nil {
+		t.Fatal("no manager container")
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("the manager's root filesystem is not read-only: this test's premise")
+	}
+	var opts Options
+	fs := flag.NewFlagSet("gatewall", flag.ContinueOnError)
+	BindFlags(fs, &opts)
+	if err := fs.Parse(append(append([]string(nil), c.Command...), c.Args...)); err != nil {
+		t.Fatalf("the manager's arguments: %v", err)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		volumes[v.Name] = v
+	}
+	// mountOf returns the volume mounted at dir or above it.
+	mountOf := func(dir string) (corev1.VolumeMount, corev1.Volume, bool) {
+		for _, m := range c.VolumeMounts {
+			if dir == m.MountPath || strings.HasPrefix(dir, strings.TrimSuffix(m.MountPath, "/")+"/") {
+				return m, volumes[m.Name], true
+			}
+		}
+		return corev1.VolumeMount{}, corev1.Volume{}, false
+	}
+	for _, dir := range opts.WritesTo() {
+		m, v, ok := mountOf(dir)
+		switch {
+		case !ok:
+			t.Errorf("the manager writes in %s, which no volume mounts: it would be the read-only root filesystem", dir)
+		case m.ReadOnly || (v.EmptyDir == nil && v.PersistentVolumeClaim == nil && v.Ephemeral == nil):
+			t.Errorf("the manager writes in %s, mounted from volume %s, which is not writable", dir, m.Name)
+		}
+	}
+	if opts.Agent.ListenAddress == "" {
+		t.Fatal("the deployed manager serves no agents: the agent TLS checks below would be moot")
+	}
+	if opts.Agent.TLSDir == "" {
+		t.Fatal("the deployed manager does not read the agent TLS Secret from a mounted volume (--agent-tls-dir)")
+	}
+	secret, err := SecretName(opts.Agent.TLSSecret, d.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, v, ok := mountOf(opts.Agent.TLSDir)
+	switch {
+	case !ok || m.MountPath != opts.Agent.TLSDir:
+		t.Errorf("--agent-tls-dir %s is not a volume mount", opts.Agent.TLSDir)
+	case v.Secret == nil || v.Secret.SecretName != secret.Name || secret.Namespace != d.Namespace:
+		t.Errorf("--agent-tls-dir %s mounts volume %+v, not Secret %s", opts.Agent.TLSDir, v.VolumeSource, secret)
+	case v.Secret.Optional == nil || !*v.Secret.Optional:
+		t.Errorf("the agent TLS Secret volume is not optional: the manager creates the Secret, so its first pod would never start")
+	}
+	if opts.Agent.ReloadMonitoringPeriod <= 0 {
+		t.Errorf("--agent-reload-monitoring-period %s: agents would wait their 10 s default after every reload", opts.Agent.ReloadMonitoringPeriod)
+	}
+}

@@ -1,0 +1,90 @@
+package manager
+
+import (
+	"flag"
+	"os"
+	"time"
+
+	"github.com/gatewall/gatewall/internal/provisioner"
+)
+
+// DefaultReloadMonitoringPeriod is how long agents watch NGINX's error log
+// after a reload. The agent's own default, 10 s, is added to every push (a
+// successful reload waits for the whole period), and a pod serves the newest
+// configuration only after the pushes before it. What the period catches is
+// what `nginx -t`, run on the same files just before, cannot: errors of the
+// running master applying the reload (ports it cannot bind, for example),
+// which NGINX logs as soon as it has parsed the configuration: 0.1 s for 100
+// routes and 0.7 s for 1,000 as measured here (docs/DESIGN: reload times).
+// 2 s covers that with room to spare; raise it for Gateways with several
+// thousand routes.
+const DefaultReloadMonitoringPeriod = 2 * time.Second
+
+// BindFlags registers the manager's flags on fs, filling opts when fs is
+// parsed. The defaults are for a manager in a cluster, in the namespace in
+// $POD_NAMESPACE.
+func BindFlags(fs *flag.FlagSet, opts *Options) {
+	namespace := envOr("POD_NAMESPACE", DefaultNamespace)
+	fs.StringVar(&opts.ControllerName, "gateway-ctlr-name", DefaultControllerName,
+		"The controllerName of the GatewayClasses Gatewall serves.")
+	fs.StringVar(&opts.GatewayClassName, "gatewayclass", DefaultGatewayClassName,
+		"The name of the GatewayClass Gatewall serves.")
+	fs.StringVar(&opts.Namespace, "namespace", namespace,
+		"The namespace Gatewall runs in (default from $POD_NAMESPACE).")
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080",
+		"The address the metrics endpoint binds to; 0 turns it off.")
+	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081",
+		"The address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", true,
+		"Elect a leader so only one replica reconciles at a time.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "gatewall-leader",
+		"The name of the leader election Lease.")
+	fs.StringVar(&opts.PLM.StorageURL, "plm-storage-url", "",
+		"PLM storage (S3-compatible) URL, http:// or https://; required for WAF.")
+	fs.StringVar(&opts.PLM.CredentialsSecret, "plm-storage-credentials-secret", "",
+		"Secret ([namespace/]name) whose seaweedfs_admin_secret is the S3 secret key (access key id admin).")
+	fs.StringVar(&opts.PLM.CASecret, "plm-storage-ca-secret", "",
+		"Secret ([namespace/]name) whose ca.crt verifies the PLM storage server.")
+	fs.StringVar(&opts.PLM.ClientSSLSecret, "plm-storage-client-ssl-secret", "",
+		"Secret ([namespace/]name) with tls.crt and tls.key for mutual TLS to PLM storage.")
+	fs.BoolVar(&opts.PLM.SkipVerify, "plm-storage-skip-verify", false,
+		"Skip verification of the PLM storage server's certificate (development only).")
+	fs.StringVar(&opts.PLM.CacheDir, "plm-cache-dir", "/var/cache/gatewall/plm",
+		"Directory for fetched WAF bundles (verified, by sha256); a persistent volume keeps them across restarts.")
+	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
+		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
+	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",
+		"Address the nginx-agent server listens on (e.g. :8443); empty runs no agent server and provisions no data plane.")
+	fs.StringVar(&opts.Agent.ServerAddress, "agent-server-address", "gatewall-agent."+namespace+".svc:8443",
+		"host:port the data planes' agents connect to.")
+	fs.StringVar(&opts.Agent.ServerName, "agent-server-name", "",
+		"Name agents verify in Gatewall's certificate (default: the host of --agent-server-address).")
+	fs.StringVar(&opts.Agent.TLSSecret, "agent-tls-secret", "gatewall-agent-tls",
+		"Secret ([namespace/]name) with the agent server's certificate and CA; created when missing.")
+	fs.StringVar(&opts.Agent.TLSDir, "agent-tls-dir", "",
+		"Directory where --agent-tls-secret is mounted (an optional Secret volume); its files are read again when they change. "+
+			"Empty reads the Secret from the API server every 30 s.")
+	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
+		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
+	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
+	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
+	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
+}
+
+// WritesTo lists the directories the manager may write in: a deployment
+// must mount them writable, its root filesystem being read-only. Nothing
+// else is written (no temporary files either).
+func (o Options) WritesTo() []string {
+	var dirs []string
+	if o.PLM.CacheDir != "" { // used once --plm-storage-url is set
+		dirs = append(dirs, o.PLM.CacheDir)
+	}
+	return dirs
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

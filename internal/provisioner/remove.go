@@ -1,0 +1,56 @@
+package provisioner
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Remove deletes the data-plane objects gw controls in its namespace,
+// except those in keep (by kind and name): the data plane of a Gateway that
+// is no longer Gatewall's (keep nothing), or the objects of its former
+// class after its class changed (keep the current ones). It finds them by
+// the gateway-name label and deletes only those whose controller is gw,
+// with gw's UID, each with a precondition on its own UID: an object
+// Gatewall did not create for this Gateway is never deleted.
+func Remove(ctx context.Context, c client.Client, gw *gatewayv1.Gateway, keep []client.Object) error {
+	kept := map[string]bool{}
+	for _, o := range keep {
+		kept[kind(o)+"/"+o.GetName()] = true
+	}
+	for _, k := range []struct {
+		kind string
+		list client.ObjectList
+	}{
+		{"Deployment", &appsv1.DeploymentList{}}, {"Service", &corev1.ServiceList{}},
+		{"ServiceAccount", &corev1.ServiceAccountList{}}, {"ConfigMap", &corev1.ConfigMapList{}},
+		{"Secret", &corev1.SecretList{}},
+	} {
+		if err := c.List(ctx, k.list, client.InNamespace(gw.Namespace), client.MatchingLabels{GatewayNameLabel: gw.Name}); err != nil {
+			return fmt.Errorf("listing %ss of Gateway %s/%s: %w", k.kind, gw.Namespace, gw.Name, err)
+		}
+		items, err := meta.ExtractList(k.list)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			o, ok := item.(client.Object)
+			if !ok || kept[k.kind+"/"+o.GetName()] || !Owns(gw, o) {
+				continue
+			}
+			uid := o.GetUID()
+			err := c.Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return fmt.Errorf("deleting %s %s/%s: %w", k.kind, o.GetNamespace(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package provisioner
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+)
+
+// TestDataPlaneRunsUnprivilegedOnLowPorts: NGINX runs as uid 101 without
+// privilege escalation and any capability, in a read-only root filesystem;
+// the pod lets unprivileged processes bind ports below 1024 (a safe,
+// per-network-namespace sysctl), so listeners on :80 and :443 work.
+func TestDataPlaneRunsUnprivilegedOnLowPorts(t *testing.T) {
+	for _, waf := range []v1alpha2.WAFState{v1alpha2.WAFDisabled, v1alpha2.WAFEnabled} {
+		pod := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{WAF: waf})).Spec.Template.Spec
+		ps := pod.SecurityContext
+		if ps == nil || !ptr.Deref(ps.RunAsNonRoot, false) || ptr.Deref(ps.RunAsUser, 0) != nginxUID ||
+			ps.SeccompProfile == nil || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("WAF %s: pod security context %+v", waf, ps)
+			continue
+		}
+		if len(ps.Sysctls) != 1 || ps.Sysctls[0] != (corev1.Sysctl{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}) {
+			t.Errorf("WAF %s: sysctls %+v: uid 101 cannot bind ports below 1024", waf, ps.Sysctls)
+		}
+		if pod.HostNetwork {
+			t.Errorf("WAF %s: host network (the sysctl would be the node's)", waf)
+		}
+		for _, c := range pod.Containers {
+			sc := c.SecurityContext
+			if sc == nil || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) ||
+				ptr.Deref(sc.Privileged, false) || sc.Capabilities == nil || len(sc.Capabilities.Add) != 0 ||
+				len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+				t.Errorf("WAF %s: container %s is not locked down: %+v", waf, c.Name, sc)
+			}
+		}
+	}
+}
+
+// TestReadinessWaitsForTheGatewaysListeners: the NGINX container is Ready
+// only once NGINX listens on every listener port, which the bootstrap
+// configuration never does.
+func TestReadinessWaitsForTheGatewaysListeners(t *testing.T) {
+	nginx := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{})).Spec.Template.Spec.Containers[0]
+	p := nginx.ReadinessProbe
+	if p == nil || p.Exec == nil || len(p.Exec.Command) != 3 {
+		t.Fatalf("readiness probe %+v", p)
+	}
+	script := p.Exec.Command[2]
+	// Ports 80 and 443 (params has 443, 80, 80) in /proc/net's hex.
+	if !strings.Contains(script, "for port in 0050 01BB;") || !strings.Contains(script, "/proc/net/tcp /proc/net/tcp6") {
+		t.Errorf("probe script %q does not check ports 80 and 443", script)
+	}
+	if p.PeriodSeconds == 0 || p.PeriodSeconds > 5 {
+		t.Errorf("probe period %ds: a pod becomes Ready that long after its configuration is applied", p.PeriodSeconds)
+	}
+
+	// The bootstrap configuration listens on no port: never Ready on it.
+	_, file, _, _ := runtime.Caller(0)
+	bootstrap, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "build", "dataplane", "nginx-bootstrap.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(bootstrap), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "listen" || f[0] == "server") {
+			t.Errorf("the bootstrap configuration has %q: the readiness probe assumes it listens on nothing", strings.TrimSpace(line))
+		}
+	}
+
+	noPorts := params(&v1alpha2.NginxProxySpec{})
+	noPorts.Ports = nil
+	if p := find[*appsv1.Deployment](t, noPorts).Spec.Template.Spec.Containers[0].ReadinessProbe; p != nil {
+		t.Errorf("a Gateway without valid listeners has a readiness probe %+v: there is no port to wait for", p)
+	}
+}
+
+func TestOwns(t *testing.T) {
+	gw := params(&v1alpha2.NginxProxySpec{}).Gateway
+	ours := Objects(params(&v1alpha2.NginxProxySpec{}))[0]
+	if !Owns(gw, ours) {
+		t.Fatal("an object provisioned for the Gateway is not owned by it")
+	}
+	for name, refs := range map[string][]metav1.OwnerReference{
+		"no owner":            nil,
+		"not as controller":   {{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: "gw", UID: gw.UID}},
+		"a deleted namesake":  {{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: "gw", UID: "uid-0", Controller: ptr.To(true)}},
+		"another kind":        {{APIVersion: "apps/v1", Kind: "Deployment", Name: "gw", UID: gw.UID, Controller: ptr.To(true)}},
+		"another API's group": {{APIVersion: "example.com/v1", Kind: "Gateway", Name: "gw", UID: gw.UID, Controller: ptr.To(true)}},
+	} {
+		o := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gw-nginx", OwnerReferences: refs}}
+		if Owns(gw, o) {
+			t.Errorf("%s: owned", name)
+		}
+	}
+}
