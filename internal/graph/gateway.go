@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Gateway is one Gateway of a class Gatewall serves, with everything attached to it.
@@ -92,6 +93,11 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 	}
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
+	}
+	// The name reaches file names and labels of the data plane; only an API
+	// server bypass or an offline manifest can make it invalid.
+	if err := validation.ObjectReference(gw.Namespace, gw.Name); err != nil {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", err)
 	}
 	var gwNP *v1alpha2.NginxProxy
 	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {

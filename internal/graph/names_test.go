@@ -116,3 +116,19 @@ func TestBackendWeightRange(t *testing.T) {
 		t.Errorf("weight 1000000: %s", b.Err)
 	}
 }
+
+// TestInvalidGatewayNamesAreRefused: a Gateway's name reaches the data
+// plane's object names and the offline renderer's paths.
+func TestInvalidGatewayNamesAreRefused(t *testing.T) {
+	for _, name := range []string{"gw;evil", "../gw", "GW"} {
+		in := testInput()
+		gw := in.Gateways[key("ns", "gw")]
+		delete(in.Gateways, key("ns", "gw"))
+		gw.Name = name
+		in.Gateways[key("ns", name)] = gw
+		g := Build(in, key("ns", name))
+		if g == nil || g.Valid || !strings.Contains(g.Conditions[0].Message, "is not a valid object name") {
+			t.Fatalf("Gateway %q: %+v", name, g)
+		}
+	}
+}

@@ -183,8 +183,10 @@ type SyslogDestination struct {
 type WAFGatewayBindingPolicyStatus struct {
 	gatewayv1.PolicyStatus `json:",inline"`
 
-	// APPolicyStatus mirrors the bundle of the referenced APPolicy and when
-	// Gatewall last fetched it.
+	// APPolicyStatus mirrors the APPolicy bundle in force and when Gatewall
+	// last fetched it: the referenced APPolicy's, or, while that one is not
+	// available after apPolicySource changed, the bundle of the APPolicy
+	// referenced before, which stays in force (its name is given).
 	// +optional
 	APPolicyStatus *BundleReferenceStatus `json:"apPolicyStatus,omitempty"`
 

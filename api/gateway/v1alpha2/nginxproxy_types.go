@@ -169,7 +169,7 @@ type ContainerSpec struct {
 
 // Image is a container image reference.
 type Image struct {
-	// Repository is the image repository, e.g. ghcr.io/gatewall/nginx.
+	// Repository is the image repository, e.g. ghcr.io/gatewall/dataplane.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
