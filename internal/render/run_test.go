@@ -104,8 +104,9 @@ func TestWriteStaysInOutputDir(t *testing.T) {
 	}
 }
 
-// TestRunRefusesInvalidGatewayName: `gatewall render` on a Gateway named to
-// escape the output directory fails and writes nothing outside it.
+// TestRunRefusesInvalidGatewayName: a Gateway named to escape the output
+// directory is not accepted (status.yaml says why) and nothing is written
+// outside the output directory; Write refuses such a name too.
 func TestRunRefusesInvalidGatewayName(t *testing.T) {
 	dir, parent := t.TempDir(), t.TempDir()
 	manifest := `apiVersion: gateway.networking.k8s.io/v1
@@ -124,11 +125,22 @@ spec:
 		t.Fatal(err)
 	}
 	out := filepath.Join(parent, "out")
-	err := render.Run(render.Options{Paths: []string{dir}, OutputDir: out, ControllerName: manager.DefaultControllerName})
-	if err == nil || !strings.Contains(err.Error(), "is not a valid object name") {
-		t.Fatalf("want an error naming the invalid Gateway name, got %v", err)
+	if err := render.Run(render.Options{Paths: []string{dir}, OutputDir: out, ControllerName: manager.DefaultControllerName}); err != nil {
+		t.Fatalf("readable input must not fail the render: %v", err)
 	}
-	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 1 || entries[0].Name() != "out" {
 		t.Errorf("written in the output directory's parent: %v", entries)
+	}
+	st, err := os.ReadFile(filepath.Join(out, render.StatusFile))
+	if err != nil || !strings.Contains(string(st), "is not a valid object name") {
+		t.Errorf("status.yaml does not say why the Gateway is refused (%v):\n%s", err, st)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Errorf("files written for the refused Gateway: %v", entries)
+	}
+	res := render.Result{Files: map[types.NamespacedName][]config.File{{Namespace: "default", Name: "../../escaped"}: {{Path: "/etc/nginx/nginx.conf"}}}}
+	if err := render.Write(res, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a valid object name") {
+		t.Errorf("Write must refuse the name: %v", err)
 	}
 }
