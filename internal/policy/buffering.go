@@ -182,6 +182,53 @@ func proxyDirectives(b Buffering) []string {
 	return out
 }
 
+// pinnedDefaults are the http-level directives that write out NGINX's
+// page-dependent defaults (proxy_buffer_size one page, proxy_buffers 8
+// pages) as CheckProxy assumes them, 4 KiB pages, for what the Gateway's
+// settings leave unset — once any proxy buffer size is rendered for the
+// Gateway. A data plane with larger pages (arm64 kernels with 16 or 64 KiB
+// pages) then applies exactly what was checked: under its own defaults, a
+// route's "buffers: 4 4k" would make NGINX's default busy size (twice a
+// 64k buffer_size) exceed the buffers, and NGINX would reject the
+// configuration. Without a rendered size, NGINX's defaults are consistent
+// on every platform and stay untouched.
+func pinnedDefaults(gw Buffering, res *ProxySettings) []string {
+	if !rendersSizes(res) {
+		return nil
+	}
+	var out []string
+	if gw.BufferSize == nil {
+		out = append(out, "proxy_buffer_size "+defaultBufferSizeS+";")
+	}
+	if gw.Buffers == nil {
+		out = append(out, fmt.Sprintf("proxy_buffers %d %s;", DefaultBuffers, defaultBufferSizeS))
+	}
+	return out
+}
+
+// rendersSizes says whether any proxy buffer size is rendered.
+func rendersSizes(res *ProxySettings) bool {
+	sizes := func(dirs []string) bool {
+		for _, d := range dirs {
+			for _, p := range []string{"proxy_buffer_size ", "proxy_buffers ", "proxy_busy_buffers_size "} {
+				if strings.HasPrefix(d, p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if sizes(res.HTTP) {
+		return true
+	}
+	for _, dirs := range res.Routes {
+		if sizes(dirs) {
+			return true
+		}
+	}
+	return false
+}
+
 // grpcDirectives renders what has an effect under grpc_pass: the buffer for
 // the first part of the response.
 func grpcDirectives(b Buffering) []string {

@@ -46,6 +46,9 @@ type ProxySettings struct {
 	Outcomes map[types.NamespacedName]*Outcome
 	// HTTP are the directives at http level (the Gateway's policies).
 	HTTP []string
+	// Pinned are NGINX's page-dependent defaults written out at http level
+	// (see pinnedDefaults); no policy sets them.
+	Pinned []string
 	// Routes are the directives for every location of a route (its own policies).
 	Routes map[TargetRef][]string
 	// Affected are the Gateway and routes the rendered settings change.
@@ -154,6 +157,8 @@ func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy
 			res.Affected[ref] = true
 		}
 	}
+
+	res.Pinned = pinnedDefaults(gw, res)
 
 	for s, v := range verdicts {
 		k := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
@@ -327,7 +332,7 @@ const IncludeKind = "proxy-settings"
 
 // AddIncludes adds the rendered settings to a Gateway's configuration.
 func (p *ProxySettings) AddIncludes(inc *config.Includes) {
-	inc.AddHTTP(config.IncludesDir+IncludeKind+".conf", p.HTTP)
+	inc.AddHTTP(config.IncludesDir+IncludeKind+".conf", append(append([]string(nil), p.HTTP...), p.Pinned...))
 	for ref, dirs := range p.Routes {
 		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
 		inc.AddRoute(rk, config.RouteIncludePath(IncludeKind, rk), dirs)

@@ -91,3 +91,45 @@ func inOrder(t *testing.T, what, s string, parts []string) {
 		rest = rest[i+len(p):]
 	}
 }
+
+// TestPinnedDefaults: once any proxy buffer size is rendered for a Gateway,
+// the page-dependent defaults CheckProxy assumed (4 KiB pages) are written
+// out for what the Gateway leaves unset, so larger-page data planes apply
+// exactly what was checked; without a size, nothing is pinned.
+func TestPinnedDefaults(t *testing.T) {
+	size := func(s string) *sized {
+		z, err := parseSized(v1alpha1.Size(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z
+	}
+	route := TargetRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "r"}}
+	off := true
+	cases := []struct {
+		name string
+		gw   Buffering
+		res  ProxySettings
+		want []string
+	}{
+		{name: "no policy", want: nil},
+		{name: "only buffering off", gw: Buffering{Disable: &off}, res: ProxySettings{HTTP: []string{"proxy_buffering off;"}}, want: nil},
+		{name: "a route's buffers under NGINX's defaults",
+			res:  ProxySettings{Routes: map[TargetRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
+			want: []string{"proxy_buffer_size 4k;", "proxy_buffers 8 4k;"}},
+		{name: "the Gateway sets bufferSize: only proxy_buffers is pinned",
+			gw:   Buffering{BufferSize: size("8k")},
+			res:  ProxySettings{HTTP: proxyDirectives(Buffering{BufferSize: size("8k")})},
+			want: []string{"proxy_buffers 8 4k;"}},
+		{name: "the Gateway sets both: nothing to pin",
+			gw:   Buffering{BufferSize: size("8k"), Buffers: &buffers{number: 4, size: *size("8k")}},
+			res:  ProxySettings{HTTP: proxyDirectives(Buffering{BufferSize: size("8k"), Buffers: &buffers{number: 4, size: *size("8k")}})},
+			want: nil},
+	}
+	for _, c := range cases {
+		got := pinnedDefaults(c.gw, &c.res)
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: pinned %q, want %q", c.name, got, c.want)
+		}
+	}
+}
