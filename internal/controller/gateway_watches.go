@@ -219,14 +219,7 @@ func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string
 
 // gatewaysOfPolicy finds the Gateways a policy's targets are or attach to.
 func (r *GatewayReconciler) gatewaysOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
-	var refs []gatewayv1.LocalPolicyTargetReference
-	switch p := o.(type) {
-	case *v1alpha1.ProxySettingsPolicy:
-		refs = p.Spec.TargetRefs
-	case *v1alpha1.WAFGatewayBindingPolicy:
-		refs = p.Spec.TargetRefs
-	}
-	gws, err := ancestorGateways(ctx, r.Client, r.Config, policy.TargetsOf(o, refs))
+	gws, err := ancestorGateways(ctx, r.Client, r.Config, policy.TargetsOf(o, targetRefsOf(o)))
 	if err != nil {
 		log.FromContext(ctx).Error(err, "finding the Gateways of a policy")
 	}

@@ -69,12 +69,6 @@ func (s *subscriber) take() (all bool, gateways []types.NamespacedName) {
 	return all, gateways
 }
 
-// Source returns a source for one controller that maps each wake-up with
-// fn, whatever was notified.
-func (n *Notifier) Source(fn handler.MapFunc) source.Source {
-	return n.GatewaySource(fn, nil)
-}
-
 // GatewaySource returns a source for one controller that maps a Notify with
 // all and each Gateway notified with ofGateway; a nil ofGateway maps those
 // with all too.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -82,4 +84,46 @@ func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList
 		return nil
 	})
 	return reqs
+}
+
+// targetRefsOf returns a policy's targetRefs.
+func targetRefsOf(o client.Object) []gatewayv1.LocalPolicyTargetReference {
+	switch p := o.(type) {
+	case *v1alpha1.ProxySettingsPolicy:
+		return p.Spec.TargetRefs
+	case *v1alpha1.WAFGatewayBindingPolicy:
+		return p.Spec.TargetRefs
+	}
+	return nil
+}
+
+// policiesOfGateway maps a Gateway whose data plane changed to the policies
+// of one kind (list is its empty list) that have the Gateway as an
+// ancestor: their Programmed follows that data plane, and no other
+// policy's does.
+func policiesOfGateway(c client.Reader, cfg Config, list func() client.ObjectList) func(context.Context, types.NamespacedName) []reconcile.Request {
+	return func(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
+		l := list()
+		if err := c.List(ctx, l); err != nil {
+			log.FromContext(ctx).Error(err, "listing policies of a Gateway", "list", fmt.Sprintf("%T", l))
+			return nil
+		}
+		var reqs []reconcile.Request
+		_ = meta.EachListItem(l, func(o runtime.Object) error {
+			obj, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			gws, err := ancestorGateways(ctx, c, cfg, policy.TargetsOf(obj, targetRefsOf(obj)))
+			if err != nil {
+				log.FromContext(ctx).Error(err, "finding the Gateways of a policy", "policy", client.ObjectKeyFromObject(obj))
+				return nil
+			}
+			if slices.Contains(gws, gw) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+			return nil
+		})
+		return reqs
+	}
 }

@@ -85,7 +85,8 @@ func (r *ProxySettingsPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error
 		Watches(&gatewayv1.HTTPRoute{}, all, spec).
 		Watches(&gatewayv1.GRPCRoute{}, all, spec)
 	if r.Config.Notifier != nil {
-		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allPolicies))
+		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
+			policiesOfGateway(r.Client, r.Config, func() client.ObjectList { return &v1alpha1.ProxySettingsPolicyList{} })))
 	}
 	return b.Named("proxysettingspolicy").Complete(r)
 }

@@ -96,7 +96,8 @@ func (r *WAFGatewayBindingPolicyReconciler) SetupWithManager(mgr ctrl.Manager) e
 		b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
 	}
 	if r.Config.Notifier != nil {
-		b = b.WatchesRawSource(r.Config.Notifier.Source(r.allPolicies))
+		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
+			policiesOfGateway(r.Client, r.Config, func() client.ObjectList { return &v1alpha1.WAFGatewayBindingPolicyList{} })))
 	}
 	return b.Named("wafgatewaybindingpolicy").Complete(r)
 }

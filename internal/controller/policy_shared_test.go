@@ -1,0 +1,47 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/scheme"
+)
+
+// TestPoliciesOfGateway: a data-plane change of one Gateway wakes the
+// policies that have it as an ancestor (through a Gateway or a route
+// target), not the others.
+func TestPoliciesOfGateway(t *testing.T) {
+	psp := func(name, kind, target string) *v1alpha1.ProxySettingsPolicy {
+		return &v1alpha1.ProxySettingsPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec: v1alpha1.ProxySettingsPolicySpec{TargetRefs: []gatewayv1.LocalPolicyTargetReference{
+				{Group: gatewayv1.GroupName, Kind: gatewayv1.Kind(kind), Name: gatewayv1.ObjectName(target)},
+			}},
+		}
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r1"},
+		Spec:       gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw1"}}}},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		route, psp("on-route", "HTTPRoute", "r1"), psp("on-gw1", "Gateway", "gw1"), psp("on-gw2", "Gateway", "gw2"),
+	).Build()
+	of := policiesOfGateway(c, Config{}, func() client.ObjectList { return &v1alpha1.ProxySettingsPolicyList{} })
+	got := of(context.Background(), types.NamespacedName{Namespace: "ns", Name: "gw1"})
+	want := []reconcile.Request{
+		{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "on-gw1"}},
+		{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "on-route"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("policies of gw1: %v, want %v", got, want)
+	}
+}
