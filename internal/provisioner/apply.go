@@ -2,7 +2,6 @@ package provisioner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,12 +96,6 @@ func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, gw 
 		controller = fmt.Sprintf("%s %s (UID %s)", ref.Kind, ref.Name, ref.UID)
 	}
 	return &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: controller}
-}
-
-// IsNotOwned says whether err is (or wraps) a *NotOwnedError.
-func IsNotOwned(err error) bool {
-	var e *NotOwnedError
-	return errors.As(err, &e)
 }
 
 func kind(o client.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }
