@@ -79,14 +79,19 @@ func (s *Server) expirePush(p *pod, corr string) {
 	p.kick()
 }
 
-// dropInflight forgets p's in-flight push and releases its files. s.mu held.
-func (s *Server) dropInflight(p *pod) {
-	if p.inflight == nil {
-		return
+// dropPushes forgets p's in-flight push and the abandoned ones, and
+// releases their files: the agent answered a newer push, or the agent
+// process (or the pod's Gateway) is not the one they were sent to. s.mu held.
+func (s *Server) dropPushes(p *pod) {
+	if p.inflight != nil {
+		p.inflight.timer.Stop()
+		s.unref(p.key, p.inflight.version)
+		p.inflight = nil
 	}
-	p.inflight.timer.Stop()
-	s.unref(p.key, p.inflight.version)
-	p.inflight = nil
+	for _, psh := range p.stale {
+		s.unref(p.key, psh.version)
+	}
+	p.stale = nil
 }
 
 // maxStale bounds the abandoned pushes kept per pod: an agent that never
@@ -110,15 +115,6 @@ func (s *Server) abandonInflight(p *pod) {
 		s.unref(p.key, p.stale[0].version)
 		p.stale = p.stale[1:]
 	}
-}
-
-// releaseStale releases the files of every push p's agent was abandoned
-// with. s.mu held.
-func (s *Server) releaseStale(p *pod) {
-	for _, psh := range p.stale {
-		s.unref(p.key, psh.version)
-	}
-	p.stale = nil
 }
 
 // finishStale releases an abandoned push whose final answer arrived late;
@@ -192,9 +188,8 @@ func (s *Server) finish(name types.NamespacedName, r *mpi.DataPlaneResponse) *Ev
 			"error", cr.GetError())
 		return nil
 	}
-	s.dropInflight(p)
-	// The agent answered a newer push: it is done with the abandoned ones.
-	s.releaseStale(p)
+	// The agent answered: it is done with this push and the abandoned ones.
+	s.dropPushes(p)
 	s.changed(p, before)
 	p.kick()
 	return ev

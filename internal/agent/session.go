@@ -24,8 +24,7 @@ func (s *Server) connect(id Identity, res *mpi.Resource) {
 	if p.key != id.Gateway {
 		// The pod serves another Gateway now: nothing known about it holds.
 		s.log.Info("Pod moved to another Gateway", "pod", p.name, "from", p.key, "to", id.Gateway)
-		s.dropInflight(p)
-		s.releaseStale(p)
+		s.dropPushes(p)
 		s.notifier.add(p.key)
 		p.key = id.Gateway
 		p.agentSession, p.nginxSession = "", ""
@@ -35,8 +34,7 @@ func (s *Server) connect(id Identity, res *mpi.Resource) {
 	if newAgent {
 		// The agent process is new: a push sent to the old one is lost, and
 		// so are the files it might still have fetched.
-		s.dropInflight(p)
-		s.releaseStale(p)
+		s.dropPushes(p)
 		p.retries, p.retryAt = 0, time.Time{}
 		s.after(&p.graceTimer, s.overviewGrace, p)
 		if p.stream != nil {
@@ -145,8 +143,7 @@ func (s *Server) armTTL(p *pod) {
 		defer s.mu.Unlock()
 		if s.pods[p.name] == p && p.stream == nil {
 			s.log.V(1).Info("Forgetting disconnected pod", "pod", p.name, "gateway", p.key)
-			s.dropInflight(p)
-			s.releaseStale(p)
+			s.dropPushes(p)
 			p.stopTimers()
 			delete(s.pods, p.name)
 			s.notifier.add(p.key)
