@@ -91,20 +91,8 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 
 // addMap registers a map, keyed by its variable, and returns the variable.
 // Variables are derived from content with id; equal content shares a map.
-// When a variable is taken by other content (a collision of the short hash,
-// which FNV does not make hard to craft), the map is named after its whole
-// content with longID instead, so that no location uses another's map.
 func (b *builder) addMap(m *Map) string {
-	if have, ok := b.maps[m.Variable]; ok {
-		if sameMap(have, m) {
-			return m.Variable
-		}
-		m.Variable += "_" + longID(mapContent(m)...)
-		if _, ok := b.maps[m.Variable]; ok {
-			return m.Variable // the same content: SHA-256 names do not collide
-		}
-	}
-	b.maps[m.Variable] = m
+	m.Variable = claim(b.maps, m.Variable, m, sameMap, func() []string { return mapContent(m) })
 	return m.Variable
 }
 
@@ -121,24 +109,32 @@ func mapContent(m *Map) []string {
 }
 
 // addSplit registers a split_clients block, keyed by its variable, and
-// returns the variable; a variable taken by other buckets is lengthened as
-// in addMap.
+// returns the variable, as addMap does.
 func (b *builder) addSplit(s *Split) string {
-	if have, ok := b.splits[s.Variable]; ok {
-		if slices.Equal(have.Buckets, s.Buckets) {
-			return s.Variable
-		}
+	s.Variable = claim(b.splits, s.Variable, s, func(a, b *Split) bool { return slices.Equal(a.Buckets, b.Buckets) }, func() []string {
 		var parts []string
 		for _, bk := range s.Buckets {
 			parts = append(parts, strconv.Itoa(bk.Basis), bk.Upstream)
 		}
-		s.Variable += "_" + longID(parts...)
-		if _, ok := b.splits[s.Variable]; ok {
-			return s.Variable
-		}
-	}
-	b.splits[s.Variable] = s
+		return parts
+	})
 	return s.Variable
+}
+
+// claim registers v in reg under name, derived from v's content with id,
+// and returns the name it is registered under. Equal content shares an
+// entry. When name is taken by other content (a collision of the short
+// hash, which FNV does not make hard to craft), v is registered under name
+// lengthened with longID of its whole content, so that no location uses
+// another's map or split.
+func claim[T any](reg map[string]T, name string, v T, same func(a, b T) bool, content func() []string) string {
+	if have, ok := reg[name]; ok && !same(have, v) {
+		name += "_" + longID(content()...)
+	}
+	if _, ok := reg[name]; !ok {
+		reg[name] = v
+	}
+	return name
 }
 
 // id is a short stable identifier derived from content, for generated names.

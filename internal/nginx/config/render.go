@@ -79,7 +79,7 @@ func (c *Config) httpConf() []byte {
 	}
 	w.line("grpc_set_header", "Host", "$gw_host")
 	for _, dir := range c.hashSizeDirectives() {
-		w.line(append([]string{dir.Name}, dir.Args...)...)
+		writeDirective(w, dir)
 	}
 	for _, p := range c.HTTPIncludes {
 		w.line("include", Quote(p))
