@@ -130,18 +130,9 @@ func routeListenerSets(ns string, refs []gatewayv1.ParentReference, parents []ga
 func routeParentKeys(kind, ns string, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus, controllerName string) []string {
 	seen := map[string]bool{}
 	add := func(ref gatewayv1.ParentReference) {
-		refKind := "Gateway"
-		if ref.Kind != nil {
-			refKind = string(*ref.Kind)
+		if p := graph.ParentOf(ref, ns); p.Is(kind) {
+			seen[p.Key.String()] = true
 		}
-		if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName || refKind != kind {
-			return
-		}
-		gwNS := ns
-		if ref.Namespace != nil {
-			gwNS = string(*ref.Namespace)
-		}
-		seen[nsName(gwNS, string(ref.Name))] = true
 	}
 	for _, r := range refs {
 		add(r)

@@ -29,18 +29,13 @@ func (o parentOwner) owns(p gatewayv1.RouteParentStatus, ns string) bool {
 	if string(p.ControllerName) != o.controllerName {
 		return false
 	}
-	ref := p.ParentRef
-	if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName {
-		return false
+	switch parent := graph.ParentOf(p.ParentRef, ns); {
+	case parent.Is(graph.KindListenerSet):
+		return o.sets[parent.Key]
+	case parent.Is("Gateway"):
+		return parent.Key == o.gateway
 	}
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
-	k := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-	if ref.Kind != nil && *ref.Kind == graph.KindListenerSet {
-		return o.sets[k]
-	}
-	return (ref.Kind == nil || *ref.Kind == "Gateway") && k == o.gateway
+	return false
 }
 
 // routeParents returns a route's current parent statuses.

@@ -96,32 +96,42 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	return routes
 }
 
+// Parent is what a route's parentRef names, with the Gateway API's defaults
+// filled in: group gateway.networking.k8s.io, kind Gateway, the route's
+// namespace.
+type Parent struct {
+	Group, Kind string
+	Key         types.NamespacedName
+}
+
+// ParentOf resolves a parentRef of a route in routeNamespace.
+func ParentOf(ref gatewayv1.ParentReference, routeNamespace string) Parent {
+	p := Parent{Group: gatewayGroup, Kind: "Gateway", Key: key(routeNamespace, string(ref.Name))}
+	if ref.Group != nil {
+		p.Group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		p.Kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		p.Key.Namespace = string(*ref.Namespace)
+	}
+	return p
+}
+
+// Is says whether the parent is a Gateway API object of the kind.
+func (p Parent) Is(kind string) bool { return p.Group == gatewayGroup && p.Kind == kind }
+
 // parentRefsTo returns the parentRefs that name the Gateway or one of its ListenerSets.
 func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Gateway) []*ParentRef {
 	var out []*ParentRef
 	for i, ref := range refs {
-		group, kind, ns := gatewayGroup, "Gateway", routeNamespace
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		if group != gatewayGroup {
-			continue
-		}
-		k := key(ns, string(ref.Name))
-		switch kind {
-		case "Gateway":
-			if k == g.Key {
-				out = append(out, &ParentRef{Index: i, Ref: ref})
-			}
-		case KindListenerSet:
+		switch p := ParentOf(ref, routeNamespace); {
+		case p.Is("Gateway") && p.Key == g.Key:
+			out = append(out, &ParentRef{Index: i, Ref: ref})
+		case p.Is(KindListenerSet):
 			for _, s := range g.ListenerSets {
-				if s.Key == k {
+				if s.Key == p.Key {
 					out = append(out, &ParentRef{Index: i, Ref: ref, Set: s})
 				}
 			}
@@ -153,24 +163,16 @@ func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames 
 // each set a sectionName or port, and no two the same ones; otherwise the
 // route would attach, and report status, twice through one parent.
 func (r *Route) checkParentRefs(refs []gatewayv1.ParentReference) {
-	type parent struct{ group, kind, namespace, name string }
 	type section struct {
 		name string
 		port gatewayv1.PortNumber
 	}
-	byParent := map[parent][]section{}
-	var order []parent
+	byParent := map[Parent][]section{}
+	var order []Parent
 	for _, ref := range refs {
-		p := parent{gatewayGroup, "Gateway", "", string(ref.Name)}
-		if ref.Group != nil {
-			p.group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			p.kind = string(*ref.Kind)
-		}
-		if ref.Namespace != nil {
-			p.namespace = string(*ref.Namespace)
-		}
+		// As the Gateway API's rule does, an unset namespace differs from
+		// the route's own written out: no route the API server accepts is refused.
+		p := ParentOf(ref, "")
 		var s section
 		if ref.SectionName != nil {
 			s.name = string(*ref.SectionName)

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -61,14 +62,13 @@ func Exists(in *graph.Input, t policy.TargetRef) bool {
 // directly or through their ListenerSets (which must be in the snapshot).
 func TargetGateways(in *graph.Input, targets []policy.TargetRef) []types.NamespacedName {
 	seen := map[types.NamespacedName]bool{}
-	add := func(ns string, refs []graphParentRef) {
-		for _, r := range refs {
-			k := types.NamespacedName{Namespace: r.namespace(ns), Name: r.name}
-			switch {
-			case r.isGateway:
-				seen[k] = true
-			case r.isListenerSet && in.ListenerSets[k] != nil:
-				if gw := graph.ListenerSetParent(in.ListenerSets[k]); gw.Name != "" {
+	add := func(ns string, refs []gatewayv1.ParentReference) {
+		for _, ref := range refs {
+			switch p := graph.ParentOf(ref, ns); {
+			case p.Is("Gateway"):
+				seen[p.Key] = true
+			case p.Is(graph.KindListenerSet) && in.ListenerSets[p.Key] != nil:
+				if gw := graph.ListenerSetParent(in.ListenerSets[p.Key]); gw.Name != "" {
 					seen[gw] = true
 				}
 			}
@@ -80,11 +80,11 @@ func TargetGateways(in *graph.Input, targets []policy.TargetRef) []types.Namespa
 			seen[t.Key] = true
 		case graph.KindHTTPRoute:
 			if r := in.HTTPRoutes[t.Key]; r != nil {
-				add(r.Namespace, parentRefs(r.Spec.ParentRefs))
+				add(r.Namespace, r.Spec.ParentRefs)
 			}
 		case graph.KindGRPCRoute:
 			if r := in.GRPCRoutes[t.Key]; r != nil {
-				add(r.Namespace, parentRefs(r.Spec.ParentRefs))
+				add(r.Namespace, r.Spec.ParentRefs)
 			}
 		}
 	}
