@@ -15,13 +15,13 @@ import (
 )
 
 // writeGatewayStatus writes the Gateway's status when it changed.
-func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, g *graph.Gateway, dp status.DataPlane, addresses []gatewayv1.GatewayStatusAddress, address *metav1.Condition, extra []metav1.Condition, now metav1.Time) error {
+func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, g *graph.Gateway, dp status.DataPlane, addresses []gatewayv1.GatewayStatusAddress, problem *metav1.Condition, extra []metav1.Condition, now metav1.Time) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		gw := &gatewayv1.Gateway{}
 		if err := r.Get(ctx, g.Key, gw); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		want := status.Gateway(g, dp, addresses, address, extra, gw.Status, now)
+		want := status.Gateway(g, dp, addresses, problem, extra, gw.Status, now)
 		if equality.Semantic.DeepEqual(gw.Status, want) {
 			return nil
 		}

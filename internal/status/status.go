@@ -73,18 +73,20 @@ func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 	return conditions.False(t, string(gatewayv1.GatewayReasonPending), msg)
 }
 
-// Gateway returns the Gateway's status; address, when set, is the
-// Programmed=False condition of a Gateway whose requested addresses are not
-// assigned; extra are conditions policies add (<Kind>Affected).
-func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, address *metav1.Condition, extra []metav1.Condition, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
+// Gateway returns the Gateway's status; problem, when set, is the
+// Programmed=False condition of a valid Gateway whose data plane has a
+// problem the data plane's answer does not show (requested addresses not
+// assigned, objects that cannot be provisioned); extra are conditions
+// policies add (<Kind>Affected).
+func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatusAddress, problem *metav1.Condition, extra []metav1.Condition, old gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
 	gen := g.Source.Generation
 	want := append(append([]metav1.Condition(nil), g.Conditions...), extra...)
 	prog := programmed(g.Valid, dp, "the Gateway is not accepted")
 	if c, ok := keepProgrammed(dp, old.Conditions, gen); ok && g.Valid {
 		prog = c
 	}
-	if address != nil && g.Valid {
-		prog = *address
+	if problem != nil && g.Valid {
+		prog = *problem
 	}
 	want = append(want, prog)
 	st := gatewayv1.GatewayStatus{
