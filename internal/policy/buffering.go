@@ -10,11 +10,12 @@ import (
 
 // NGINX's proxy buffering defaults on the data plane's platform (x86-64,
 // 4 KiB pages): proxy_buffer_size one page, proxy_buffers 8 pages, and
-// proxy_max_temp_file_size 1024m, which caps the larger of the buffer sizes.
+// proxy_max_temp_file_size 1024m, which caps the larger of the buffer sizes
+// (the same bound the API puts on buffers.size).
 const (
 	PageSize           = 4096
 	DefaultBuffers     = 8
-	MaxTempFileSize    = 1024 * 1024 * 1024
+	MaxTempFileSize    = validation.MaxBuffersSize
 	defaultBufferSizeS = "4k"
 )
 
