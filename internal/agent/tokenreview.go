@@ -128,8 +128,11 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Id
 		return Identity{}, fmt.Errorf("pod %s is not the one the token is bound to (UID %s, bound %s)", key, pod.UID, podUID)
 	case pod.Spec.ServiceAccountName != sa:
 		return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, the token is of %q", key, pod.Spec.ServiceAccountName, sa)
-	case pod.Status.Phase != corev1.PodRunning:
-		return Identity{}, fmt.Errorf("pod %s is %s, not Running", key, pod.Status.Phase)
+	// A pod's agent starts with its container, often before the kubelet
+	// reports the pod Running (it waits for every container): Pending is
+	// accepted, a finished pod is not.
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return Identity{}, fmt.Errorf("pod %s has finished (%s)", key, pod.Status.Phase)
 	case pod.DeletionTimestamp != nil:
 		return Identity{}, fmt.Errorf("pod %s is terminating", key)
 	case gw == "":

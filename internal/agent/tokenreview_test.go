@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -50,12 +51,12 @@ func reviewingClient(t *testing.T, sa string, pods ...*corev1.Pod) client.Client
 	})
 }
 
-func dataPlanePod(name, sa string, deleting bool) *corev1.Pod {
+func dataPlanePod(name, sa string, deleting bool, phase corev1.PodPhase) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
 			Labels: map[string]string{PodLabelGatewayName: "gw"}},
 		Spec:   corev1.PodSpec{ServiceAccountName: sa},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		Status: corev1.PodStatus{Phase: cmp.Or(phase, corev1.PodRunning)},
 	}
 	if deleting {
 		now := metav1.Now()
@@ -74,19 +75,25 @@ func TestTokenReviewBindsPodsToTheirDataPlane(t *testing.T) {
 	for name, tc := range map[string]struct {
 		sa       string
 		deleting bool
+		phase    corev1.PodPhase
 		opts     []TokenReviewOption
 		refusal  string
 	}{
-		"the Gateway's data plane":                 {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
-		"another ServiceAccount":                   {sa: "intruder", opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: `runs as ServiceAccount "intruder", not "gw-nginx"`},
-		"a terminating pod":                        {sa: "gw-nginx", deleting: true, opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: "is terminating"},
-		"a terminating pod, no ServiceAccount set": {sa: "gw-nginx", deleting: true, refusal: "is terminating"},
+		"the Gateway's data plane": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
+		// The agent starts with its container; the kubelet reports the pod
+		// Running only once every container has started.
+		"a pod the kubelet has not reported Running yet": {sa: "gw-nginx", phase: corev1.PodPending, opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
+		"a pod that has failed":                          {sa: "gw-nginx", phase: corev1.PodFailed, refusal: "has finished (Failed)"},
+		"a pod that has succeeded":                       {sa: "gw-nginx", phase: corev1.PodSucceeded, refusal: "has finished (Succeeded)"},
+		"another ServiceAccount":                         {sa: "intruder", opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: `runs as ServiceAccount "intruder", not "gw-nginx"`},
+		"a terminating pod":                              {sa: "gw-nginx", deleting: true, opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: "is terminating"},
+		"a terminating pod, no ServiceAccount set":       {sa: "gw-nginx", deleting: true, refusal: "is terminating"},
 		"no Gateway to ask about": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(func(context.Context, Key) (string, error) {
 			return "", errors.New("Gateway ns/gw not found")
 		})}, refusal: "Gateway ns/gw not found"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := reviewingClient(t, tc.sa, dataPlanePod("gw-nginx-0", tc.sa, tc.deleting))
+			c := reviewingClient(t, tc.sa, dataPlanePod("gw-nginx-0", tc.sa, tc.deleting, tc.phase))
 			id, err := NewTokenReviewAuthenticator(c, "gatewall", tc.opts...).Authenticate(context.Background(), "token-gw-nginx-0")
 			switch {
 			case tc.refusal == "" && err != nil:

@@ -89,9 +89,17 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 	t.Run("refuses garbage", func(t *testing.T) {
 		refused(t, auth, "not-a-token", "not authenticated")
 	})
-	t.Run("refuses a pod that is not running", func(t *testing.T) {
+	// The agent starts with its container; the kubelet reports the pod
+	// Running only once all its containers have started.
+	t.Run("accepts a pod the kubelet has not reported Running yet", func(t *testing.T) {
 		p := newPod(t, c, ns, "gw-nginx-pending", map[string]string{agent.PodLabelGatewayName: "gw"}, corev1.PodPending)
-		refused(t, auth, requestToken(t, c, p, audience), "is Pending, not Running")
+		if _, err := auth.Authenticate(ctx, requestToken(t, c, p, audience)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("refuses a pod that has finished", func(t *testing.T) {
+		p := newPod(t, c, ns, "gw-nginx-failed", map[string]string{agent.PodLabelGatewayName: "gw"}, corev1.PodFailed)
+		refused(t, auth, requestToken(t, c, p, audience), "has finished (Failed)")
 	})
 	t.Run("refuses a pod without the Gateway label", func(t *testing.T) {
 		p := newPod(t, c, ns, "unlabelled", nil, corev1.PodRunning)
