@@ -213,8 +213,12 @@ func (f *Fetcher) updateLocked(e *entry, locs map[string]revisions, problems []s
 	e.locations = slices.Sorted(maps.Keys(locs))
 	e.revisions = locs
 	for l, b := range e.bad {
-		if rev, ok := locs[l]; !ok || rev.String() != b.revision {
-			delete(e.bad, l) // the reference or PLM's status changed: a new chance
+		// No longer wanted, or PLM processed the object again (a new
+		// revision): a new chance. A location wanted without a revision (only
+		// a policy's recorded status names it, the PLM object being stale or
+		// unreadable in that snapshot) says nothing about a change.
+		if rev, ok := locs[l]; !ok || len(rev) > 0 && rev.String() != b.revision {
+			delete(e.bad, l)
 		}
 	}
 	if len(e.locations) == 0 {

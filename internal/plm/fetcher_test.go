@@ -478,6 +478,20 @@ func TestIntegrityErrorRetriedWhenPLMStatusChanges(t *testing.T) {
 		t.Fatalf("attempts with an unchanged revision = %d; want 1", got)
 	}
 
+	// Only a reference without a revision (a policy's recorded status, in a
+	// snapshot whose PLM object is stale or unreadable): nothing says PLM
+	// processed the object again, so not fetched again, then or after.
+	other := bundle("another sentinel")
+	h.src.put("s3://bundles/other.tgz", other)
+	h.f.Want([]BundleRef{ref(""), {Location: "s3://bundles/other.tgz", Sha256: shaOf(other)}})
+	h.waitState(shaOf(other), Fetched)
+	h.f.Want([]BundleRef{ref("2026-01-01T00:00:00Z")})
+	h.clock.Step(24 * time.Hour)
+	h.f.Want([]BundleRef{ref("2026-01-01T00:00:00Z"), {Location: "s3://bundles/other.tgz", Sha256: shaOf(other)}})
+	if got := h.f.Stats().Attempts[sha]; got != 1 {
+		t.Fatalf("attempts after a reference without a revision = %d; want 1", got)
+	}
+
 	// PLM processed it again, still mismatching: one more attempt, no more.
 	h.f.Want([]BundleRef{ref("2026-01-02T00:00:00Z")})
 	h.waitAttempts(sha, 2)
