@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds Kubernetes control-plane binaries from the Go module proxy:
-#   hack/kube.sh kube-apiserver [kube-controller-manager kube-scheduler]
+# Builds Kubernetes binaries from the Go module proxy:
+#   hack/kube.sh kube-apiserver [kube-controller-manager kube-scheduler kubelet kube-proxy kubectl]
 # `go install k8s.io/kubernetes/cmd/...` is refused (replace directives), so a
 # scratch module requires k8s.io/kubernetes and replaces each staging module
 # with its published version. The k8s.io/kubernetes v1.37.2 zip is refused by
@@ -30,11 +30,16 @@ build() {
         while read -r m; do echo "  ${m} => ${m} ${STAGING_VERSION}"; done
       echo ")"
     } >>"${work}/go.mod"
-    (cd "${work}" && quiet go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBE_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-controller-manager@${KUBE_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-scheduler@${KUBE_VERSION}")
     touch "${work}/.ready"
   fi
+  # Each command's dependencies enter go.sum once (`go get`); .commands lists
+  # those done, so adding a tool to an existing scratch module gets only its own.
+  local t
+  for t in "${tools[@]}"; do
+    grep -qx "${t}" "${work}/.commands" 2>/dev/null && continue
+    (cd "${work}" && quiet go get "k8s.io/kubernetes/cmd/${t}@${KUBE_VERSION}")
+    echo "${t}" >>"${work}/.commands"
+  done
   local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
   local ld=""
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -42,7 +47,6 @@ build() {
     ld+=" -X ${pkg}.gitTreeState=clean"
   done
   mkdir -p "${dir}"
-  local t
   for t in "${tools[@]}"; do
     [ -x "${dir}/${t}" ] && continue
     (cd "${work}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w${ld}" \

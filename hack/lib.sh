@@ -128,3 +128,17 @@ scratch_module() {
   mkdir -p "$1"
   (cd "$1" && quiet go mod init "$2")
 }
+
+# apt_install PACKAGE... installs Debian packages with apt-get (as root, else
+# with sudo) and stops the services they start: tests run their own. Callers
+# hold a lock (two concurrent apt-get runs fail on dpkg's lock).
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  ${sudo} apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  local s
+  for s in nginx containerd; do
+    ${sudo} service "${s}" stop >/dev/null 2>&1 || true
+  done
+}

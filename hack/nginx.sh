@@ -10,16 +10,10 @@ installed() {
 }
 installed && exit 0
 # Two concurrent apt-get runs fail on dpkg's lock: take ours, then look again.
-lock nginx-apt
+lock apt
 installed && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
 install() {
-  ${sudo} apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq --no-install-recommends \
-    nginx nginx-dev libnginx-mod-stream libnginx-mod-stream-js >/dev/null
-  # Debian starts the packaged service; tests run their own NGINX processes.
-  ${sudo} service nginx stop >/dev/null 2>&1 || true
+  apt_install nginx nginx-dev libnginx-mod-stream libnginx-mod-stream-js
 }
 timed "nginx (apt)" install
 nginx -v
