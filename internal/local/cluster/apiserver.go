@@ -64,9 +64,17 @@ func (c *Cluster) startAPIServer() error {
 	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	if api.SecureServing.CA, err = writeServingCerts(api.CertDir, o); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
 	args := api.Configure()
 	args.Disable("disable-admission-plugins")
 	args.Set("service-cluster-ip-range", o.ServiceCIDR)
+	args.Set("advertise-address", o.AdvertiseAddress)
+	// Kubelets are authorized as nodes, and may change only their own Node
+	// and its pods, as on any cluster.
+	args.Set("authorization-mode", "Node,RBAC")
+	args.Set("enable-admission-plugins", "NodeRestriction")
 	args.Set("kubelet-certificate-authority", caPath)
 	args.Set("kubelet-client-certificate", clientCert)
 	args.Set("kubelet-client-key", clientKey)

@@ -44,8 +44,20 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts, done: make(chan struct{})}
 	if err := c.startAPIServer(); err != nil {
-		c.Stop()
-		return nil, err
+		// kube-apiserver v1.37 sometimes dies at start, while CRDs are
+		// installed (a nil pointer in kube-openapi's cached spec merger,
+		// an upstream race); a second start from scratch succeeds.
+		if c.env != nil {
+			_ = c.env.Stop()
+		}
+		c.env = nil
+		if perr := errors.Join(prepareWorkDir(opts.WorkDir), os.MkdirAll(opts.LogDir, 0o700)); perr != nil {
+			return nil, fmt.Errorf("cluster: %w (after: %w)", perr, err)
+		}
+		if err2 := c.startAPIServer(); err2 != nil {
+			c.Stop()
+			return nil, fmt.Errorf("%w (a first start failed too: %w)", err2, err)
+		}
 	}
 	pids, err := processesOf(opts.WorkDir)
 	if err == nil {
@@ -107,4 +119,14 @@ func (c *Cluster) logFile(name string) (*os.File, error) {
 		return nil, fmt.Errorf("cluster: creating log for %s: %w", name, err)
 	}
 	return f, nil
+}
+
+// AddUser provisions a user authenticated by a client certificate (name is
+// the user name, groups its groups) and returns its client configuration.
+func (c *Cluster) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: provisioning user %s: %w", name, err)
+	}
+	return u.Config(), nil
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,6 +40,11 @@ type Options struct {
 	CRDDirs []string
 	// ServiceCIDR is the Service cluster IP range. Defaults to 10.96.0.0/16.
 	ServiceCIDR string
+	// AdvertiseAddress is the address the API server publishes as the
+	// `kubernetes` Service's endpoint: where pods reach it (a node forwards it
+	// to the API server's loopback address). It is also in the serving
+	// certificate. Defaults to 127.0.0.1 (no pod reaches it).
+	AdvertiseAddress string
 	// StartTimeout bounds the start of each component. Defaults to 60s.
 	StartTimeout time.Duration
 }
@@ -59,6 +65,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ServiceCIDR == "" {
 		o.ServiceCIDR = "10.96.0.0/16"
+	}
+	if o.AdvertiseAddress == "" {
+		o.AdvertiseAddress = "127.0.0.1"
+	}
+	if net.ParseIP(o.AdvertiseAddress) == nil {
+		return o, fmt.Errorf("cluster: advertise address %q is not an IP address", o.AdvertiseAddress)
 	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 60 * time.Second
