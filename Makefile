@@ -15,6 +15,7 @@ export PATH := $(BIN):$(PATH)
 CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.2
 IMG ?= ghcr.io/gatewall/gatewall:latest
+DATAPLANE_IMG ?= ghcr.io/gatewall/dataplane:edge
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 GO_TEST_FLAGS ?= -count=1
@@ -46,9 +47,13 @@ envtest-tools: ## kube-apiserver and etcd for envtest.
 	@hack/etcd.sh
 
 .PHONY: local-tools
-local-tools: ## The local runtime: kube-controller-manager, kube-scheduler, the echo backend.
-	@hack/kube.sh kube-apiserver kube-controller-manager kube-scheduler
+local-tools: ## The local runtime: Kubernetes (control plane, kubelet, kube-proxy, kubectl), containerd, CNI, CoreDNS, image tools.
+	@hack/node-packages.sh
+	@hack/kube.sh kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 	@hack/echo-basic.sh
+	@hack/coredns.sh
+	@hack/pause.sh
+	@hack/base-image.sh
 
 $(CONTROLLER_GEN): Makefile
 	@hack/go-tool.sh controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen $(CONTROLLER_GEN_VERSION)
@@ -94,17 +99,31 @@ vet: ## go vet.
 build: ## Build the manager binary.
 	go build -o $(BIN)/gatewall ./cmd
 
+##@ Images
+
+.PHONY: image-binaries
+image-binaries: ## Build the binaries the Dockerfiles copy into bin/linux/amd64/ (the tools they copy must be built: make tools).
+	@hack/image-binaries.sh
+
+.PHONY: images
+images: tools image-binaries ## Build every image (manager, data plane, the local runtime's and the tests') with buildah into bin/images/.
+	go run ./cmd/gatewall-local images
+
 .PHONY: docker-build
-docker-build: ## Build the manager image IMG from build/manager/Dockerfile (needs a Docker engine; no test runs it).
+docker-build: ## Build the manager image IMG and the data-plane image DATAPLANE_IMG with a Docker engine.
+	@hack/nginx-agent.sh
+	@hack/image-binaries.sh gatewall nginx-agent
 	$(CONTAINER_TOOL) build -f build/manager/Dockerfile -t $(IMG) .
+	$(CONTAINER_TOOL) build -f build/dataplane/Dockerfile -t $(DATAPLANE_IMG) .
 
 .PHONY: docker-push
-docker-push: ## Push the manager image IMG.
+docker-push: ## Push IMG and DATAPLANE_IMG.
 	$(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) push $(DATAPLANE_IMG)
 
 .PHONY: run-local
-run-local: tools ## Run Gatewall on a local cluster with the sample, served through real NGINX (needs root).
-	go run ./cmd local
+run-local: images ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root).
+	go run ./cmd/gatewall-local
 
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG.
@@ -113,14 +132,14 @@ run: ## Run the manager against the cluster in $KUBECONFIG.
 ##@ Test
 
 .PHONY: test
-test: tools verify-generated ## Build the toolchain, then run every test (with the core conformance tests).
+test: images verify-generated ## Build the toolchain and the images, then run every test (with the core conformance tests).
 	go test $(GO_TEST_FLAGS) ./...
 
 CONFORMANCE_REPORT ?= docs/conformance/report.yaml
 CONFORMANCE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: conformance
-conformance: tools ## Run the Gateway API conformance suite with every claimed feature on the local runtime; write the report (needs root).
+conformance: images ## Run the Gateway API conformance suite with every claimed feature on the local runtime; write the report (needs root).
 	go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/conformance -run TestConformance -args \
 		-extended -report-output $(CURDIR)/$(CONFORMANCE_REPORT) -version $(CONFORMANCE_VERSION) \
 		| tee $(CURDIR)/.conformance.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )'

@@ -1,7 +1,7 @@
 // Command gatewall is the Gatewall manager: a Kubernetes Gateway API controller
 // whose data plane is NGINX. `gatewall render` previews, with no cluster, the
-// NGINX configuration and statuses Gatewall would produce for some manifests;
-// `gatewall local` runs Gatewall on a local cluster with the sample applied.
+// NGINX configuration and statuses Gatewall would produce for some manifests.
+// (The local runtime is its own command, cmd/gatewall-local.)
 package main
 
 import (
@@ -16,8 +16,6 @@ func main() {
 		switch args[0] {
 		case "render":
 			run, args = runRender, args[1:]
-		case "local":
-			run, args = runLocal, args[1:]
 		}
 	}
 	if err := run(args); err != nil {

@@ -1,8 +1,11 @@
-// Package localrun assembles Gatewall's local runtime: a local cluster (the
-// API server with the real kube-controller-manager and kube-scheduler), a
-// played node that runs each pod's containers as host processes — the
-// data-plane image as build/dataplane/entrypoint.sh with the real NGINX and
-// nginx-agent — and Gatewall's manager serving the agents. `make run-local`
-// and the end-to-end tests use it; it exercises the same provisioner, agent
-// server and reconcilers as a cluster does.
+// Package localrun assembles Gatewall's local runtime: a single-node
+// Kubernetes cluster made of real parts (package cluster: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler; package kubenode:
+// containerd, the kubelet and kube-proxy in their own namespaces), a load
+// balancer for LoadBalancer Services (package loadbalancer) and CoreDNS, with
+// the images `make images` builds imported into the node. Deploy then
+// installs Gatewall as `make deploy` does: the manager runs as a Pod from its
+// image, with its ServiceAccount and only the RBAC of config/rbac, and
+// provisions NGINX data planes that run the data-plane image.
+// `make run-local`, the end-to-end tests and the conformance suite use it.
 package localrun

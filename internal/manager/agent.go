@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,7 +92,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached))),
 		TLS:      certs.TLSConfig(),
 		OnChange: notifier.NotifyGateway,
-		Observe:  a.Observe,
+		Observe:  logEvents(log.V(AgentEventsVerbosity), a.Observe),
 		Log:      log,
 	})
 	if err != nil {
@@ -131,5 +132,25 @@ func dataPlaneServiceAccount(c client.Client) agent.ServiceAccountFunc {
 			return "", err
 		}
 		return provisioner.Name(gw), nil
+	}
+}
+
+// AgentEventsVerbosity is the log verbosity (--zap-log-level) at which every
+// agent protocol event is logged ("agent event", with its type, gateway,
+// pod, version, path and message): what a test or an operator reads to see
+// a push's steps from outside the manager's process.
+const AgentEventsVerbosity = 2
+
+// logEvents logs each agent event on log (when it is enabled) and passes it
+// on to next, if any.
+func logEvents(log logr.Logger, next func(agent.Event)) func(agent.Event) {
+	return func(ev agent.Event) {
+		if log.Enabled() {
+			log.Info("agent event", "type", string(ev.Type), "gateway", ev.Key.String(), "pod", ev.Pod.String(),
+				"version", ev.Version, "path", ev.Path, "message", ev.Message)
+		}
+		if next != nil {
+			next(ev)
+		}
 	}
 }

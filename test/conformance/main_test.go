@@ -1,8 +1,9 @@
 // Package conformance runs the unmodified Gateway API conformance suite
 // (sigs.k8s.io/gateway-api/conformance) against Gatewall on the local
-// runtime: a real API server, kube-controller-manager and kube-scheduler, a
-// played node running the suite's echo backends and Gatewall's data planes
-// (real NGINX configured by real nginx-agents), and Gatewall's manager.
+// runtime: a single-node cluster of real Kubernetes parts (kubelet and
+// containerd running the suite's own manifests from images built here), with
+// Gatewall deployed as `make deploy` deploys it: its manager a pod, its data
+// planes real NGINX configured by real nginx-agents.
 //
 // By default only the core tests of GATEWAY-HTTP and GATEWAY-GRPC run (CI).
 // With -extended, every test of the features the GatewayClass claims runs,
@@ -22,26 +23,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
-var rt *localrun.Runtime
+var rt *testenv.Local
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-func run(m *testing.M) int {
-	var stop func()
+func run(m *testing.M) (code int) {
 	var err error
-	rt, stop, err = testenv.LocalRuntime{
+	rt, err = testenv.LocalRuntime{
 		Name: "conformance", Prefix: "gwlc", CIDR: "10.247.0.0/16", LoadBalancerCIDR: "127.0.3.0/24",
 	}.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stop()
+	defer func() {
+		if err := rt.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			code = 1
+		}
+	}()
 	class := &gatewayv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultGatewayClassName},
 		Spec:       gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName},

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,19 +19,15 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
-	"github.com/gatewall/gatewall/internal/local/node"
+	"github.com/gatewall/gatewall/internal/local/images"
 )
 
-// testBackend builds test/e2e/testbackend and returns a Deployment and
-// Service running it through the node's local/exec image.
+// testBackend is a Deployment and Service running test/e2e/testbackend
+// from its image (images.TestBackend, built by `make images`).
 func testBackend(t *testing.T, ns, name string) []client.Object {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testbackend")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testbackend").CombinedOutput(); err != nil {
-		t.Fatalf("building the test backend: %v\n%s", err, out)
-	}
 	c := corev1.Container{
-		Name: "backend", Image: node.ExecImage, Command: []string{bin, "-listen", ":8080"},
+		Name: "backend", Image: images.TestBackend, Args: []string{"-listen", ":8080"},
 		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 	}
 	return app(ns, name, 1, c, nil, corev1.ServicePort{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)})

@@ -19,10 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/local/images"
 	"github.com/gatewall/gatewall/internal/manager"
 )
 
-const echoImage = "gcr.io/k8s-staging-gateway-api/echo-basic:v1.6.3"
+const echoImage = images.Echo
 
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()

@@ -1,8 +1,10 @@
-// Package e2e runs Gatewall end to end on the local runtime: a real API
-// server, kube-controller-manager and kube-scheduler, a played node running
-// pods as host processes (the data plane as the real NGINX and nginx-agent),
-// and Gatewall's manager. Traffic goes from the test through the Gateway's
-// load-balancer address to NGINX to echo backends.
+// Package e2e runs Gatewall end to end on the local runtime: a single-node
+// cluster of real Kubernetes parts (API server, controller-manager,
+// scheduler, kubelet, containerd, kube-proxy) with Gatewall deployed as
+// `make deploy` deploys it, its manager a pod from its image, and data planes
+// from the data-plane image (real NGINX and nginx-agent). Traffic goes from
+// the test through the Gateway's load-balancer address to NGINX to echo
+// backends running from their images.
 package e2e
 
 import (
@@ -10,24 +12,26 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
-var rt *localrun.Runtime
+var rt *testenv.Local
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	var stop func()
 	var err error
-	rt, stop, err = testenv.LocalRuntime{
+	rt, err = testenv.LocalRuntime{
 		Name: "e2e", Prefix: "gwle", CIDR: "10.246.0.0/16", LoadBalancerCIDR: "127.0.2.0/24",
 	}.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stop()
-	return m.Run()
+	code := m.Run()
+	if err := rt.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
 }

@@ -16,36 +16,8 @@ import (
 	"github.com/gatewall/gatewall/internal/agent"
 )
 
-// events records the agent server's events.
-type events struct {
-	mu  sync.Mutex
-	all []timedEvent
-}
-
-type timedEvent struct {
-	at time.Time
-	agent.Event
-}
-
-func (e *events) observe(ev agent.Event) {
-	e.mu.Lock()
-	e.all = append(e.all, timedEvent{time.Now(), ev})
-	e.mu.Unlock()
-}
-
-func (e *events) of(t agent.EventType, gw types.NamespacedName) []timedEvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []timedEvent
-	for _, ev := range e.all {
-		if ev.Type == t && ev.Key == gw {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-// TestManagerRestart: while traffic runs, the manager stops and starts again.
+// TestManagerRestart: while traffic runs, the manager's Deployment is
+// scaled to zero and back (its pod stops, a new one starts).
 // No request fails (the data plane keeps serving); the reconnecting agent is
 // recognized as running the current configuration, so nothing is pushed and
 // NGINX is not reloaded; and the new manager serves changes again.
@@ -98,15 +70,15 @@ func TestManagerRestart(t *testing.T) {
 		}
 	}()
 
-	rt.StopManager()
-	time.Sleep(2 * time.Second) // the data plane runs without its control plane
-	rec := &events{}
-	opts := rt.ManagerOptions()
-	opts.Agent.Observe = rec.observe
-	restarted := time.Now()
-	if err := rt.StartManager(opts); err != nil {
+	if err := rt.ScaleManager(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(2 * time.Second) // the data plane runs without its control plane
+	restarted := time.Now()
+	if err := rt.ScaleManager(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	rec := watchEvents(t, restarted)
 	// The agent reconnects; the current configuration is confirmed, either
 	// from the files it reports or by a push it answers without fetching.
 	var resync time.Duration

@@ -1,11 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,19 +31,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // the control plane's share (creation to the push) and the data plane's
 // (push to served: the agent fetching files, nginx -t and the reload).
 func TestRouteLatency(t *testing.T) {
-	rec := &events{}
-	opts := rt.ManagerOptions()
-	opts.Agent.Observe = rec.observe
-	rt.StopManager()
-	if err := rt.StartManager(opts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		rt.StopManager()
-		if err := rt.StartManager(rt.ManagerOptions()); err != nil {
-			t.Error(err)
-		}
-	})
+	rec := watchEvents(t, time.Now())
 	ns := namespace(t, "e2e-latency")
 	gatewayClass(t)
 	create(t, gateway(ns, "gw"))
@@ -117,26 +103,17 @@ func TestRouteLatency(t *testing.T) {
 	logMemory(t, fmt.Sprintf("with %d HTTPRoutes on one Gateway", 2*n+1))
 }
 
-// logMemory logs the memory of this process, which runs Gatewall's manager
-// beside the local node and the test (so RSS is an upper bound of the
-// manager's), and the Go heap in use, which is mostly the manager's caches.
+// logMemory logs the manager's memory: its process's RSS and peak (read on
+// the host: the pod's processes are the host's) and its Go heap in use (from
+// its metrics endpoint, which the host reaches at the pod's IP).
 func logMemory(t *testing.T, when string) {
 	t.Helper()
-	status, err := os.ReadFile("/proc/self/status")
+	m, err := managerMemory(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("reading the manager's memory: %v", err)
+		return
 	}
-	kb := map[string]string{}
-	for _, line := range strings.Split(string(status), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && (k == "VmRSS" || k == "VmHWM") {
-			kb[k] = strings.TrimSpace(v)
-		}
-	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	t.Logf("memory %s: test process (manager + local node + test) RSS %s, peak %s; Go heap in use after GC %d MiB",
-		when, kb["VmRSS"], kb["VmHWM"], ms.HeapInuse>>20)
+	t.Logf("memory %s: manager pod RSS %d MiB, peak %d MiB; Go heap in use %d MiB", when, m.rss>>20, m.peak>>20, m.heap>>20)
 }
 
 // settled waits until every push to gw has its answer.
@@ -155,7 +132,7 @@ func settled(t *testing.T, rec *events, gw types.NamespacedName) {
 // a new bundle is fetched once and reaches all of them.
 func TestWAFUpdateAcrossGateways(t *testing.T) {
 	srv := s3test.Start(t, plmfetch.AccessKeyID, plmSecret, nil)
-	withPLM(t, srv.URL())
+	withPLM(t, srv)
 	ns := namespace(t, "e2e-waf-fleet")
 	gatewayClass(t)
 	create(t, echo(ns, "echo", 1)...)

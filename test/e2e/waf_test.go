@@ -20,7 +20,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
-	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/localrun"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/test/s3test"
@@ -33,20 +33,23 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// withPLM restarts the manager with PLM storage at url until the test ends.
-func withPLM(t *testing.T, url string) {
+// withPLM rolls the manager out with PLM storage srv (a server on the host's
+// loopback, which pods reach through a forward on the node's address) until
+// the test ends.
+func withPLM(t *testing.T, srv *s3test.Server) {
 	t.Helper()
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "plm-credentials"},
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: localrun.ManagerNamespace, Name: "plm-credentials"},
 		Data: map[string][]byte{plmfetch.CredentialsSecretKey: []byte(plmSecret)}})
-	opts := rt.ManagerOptions()
-	opts.PLM = manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: "plm-credentials"}
-	rt.StopManager()
-	if err := rt.StartManager(opts); err != nil {
+	addr, err := rt.Node.Forward(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := rt.Redeploy(ctx, "--plm-storage-url=http://"+addr, "--plm-storage-credentials-secret=plm-credentials"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		rt.StopManager()
-		if err := rt.StartManager(rt.ManagerOptions()); err != nil {
+		if err := rt.Redeploy(ctx); err != nil {
 			t.Error(err)
 		}
 	})
@@ -129,7 +132,7 @@ func wafGateway(t *testing.T, ns, name, apPolicy string) types.NamespacedName {
 // protecting.
 func TestWAF(t *testing.T) {
 	srv := s3test.Start(t, plmfetch.AccessKeyID, plmSecret, nil)
-	withPLM(t, srv.URL())
+	withPLM(t, srv)
 	ns := namespace(t, "e2e-waf")
 	gatewayClass(t)
 	create(t, echo(ns, "echo", 1)...)

@@ -1,88 +1,68 @@
 package local
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestScaleAndFootprint measures how long a Deployment of 20 echo pods
-// takes to become Ready and to appear in its EndpointSlices, and the memory
-// of the control plane, the node and the pods.
-func TestScaleAndFootprint(t *testing.T) {
-	ctx := context.Background()
-	ns := newNamespace(t, "scale")
-	const replicas = 20
-	start := time.Now()
-	if _, err := env.client.AppsV1().Deployments(ns).Create(ctx, echoDeployment(ns, "echo", replicas), metav1.CreateOptions{}); err != nil {
+// TestFootprint reports the memory of the node's processes (the closing
+// notes and docs/benchmarks.md quote it) and checks that the node runs
+// exactly its three daemons, with one containerd shim per pod.
+func TestFootprint(t *testing.T) {
+	procs, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/pids", "gatewall-"+shared.Name, "daemons", "cgroup.procs"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service(ns, "echo", "echo", "")
-	if _, err := env.client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	rss := map[string][]int{} // by command name, KiB
+	for _, f := range strings.Fields(string(procs)) {
+		comm, _ := os.ReadFile(filepath.Join("/proc", f, "comm"))
+		status, _ := os.ReadFile(filepath.Join("/proc", f, "status"))
+		name := strings.TrimSpace(string(comm))
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				rss[name] = append(rss[name], kb)
+			}
+		}
+	}
+	for _, d := range []string{"kubelet", "containerd", "kube-proxy"} {
+		if len(rss[d]) != 1 || rss[d][0] == 0 {
+			t.Errorf("want one %s process in the node's daemons cgroup, got RSS %v KiB", d, rss[d])
+		}
+	}
+	shims := rss["containerd-shim"]
+	pods, err := rt.Clientset.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitReadyPods(t, ns, "app=echo", replicas, 120*time.Second)
-	ready := time.Since(start)
-	eventually(t, 60*time.Second, "EndpointSlices with every pod", func() (bool, string) {
-		got := sliceIPs(t, ns, "echo")
-		return len(got) == replicas, fmt.Sprint(len(got))
-	})
-	slices := time.Since(start)
-
-	self := strconv.Itoa(os.Getpid())
-	controlPlane, pods := 0, 0
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		cmd, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		switch {
-		case bytes.Contains(cmd, []byte(filepath.Join(env.workDir, "cluster")+"/")):
-			controlPlane += rssKiB(p.Name())
-		case parentOf(p.Name()) == self:
-			pods += rssKiB(p.Name())
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending {
+			running++
 		}
 	}
-	node := rssKiB(self)
-	t.Logf("%d echo pods: Ready after %s, in EndpointSlices after %s", replicas, ready.Round(time.Millisecond), slices.Round(time.Millisecond))
-	t.Logf("RSS: control plane %d MiB, node (this test process) %d MiB, pod processes %d MiB",
-		controlPlane/1024, node/1024, pods/1024)
-	if controlPlane == 0 || pods == 0 {
-		t.Errorf("measured nothing: control plane %d KiB, pods %d KiB", controlPlane, pods)
+	if len(shims) != running {
+		t.Errorf("%d containerd shims for %d pods", len(shims), running)
 	}
-}
-
-func rssKiB(pid string) int {
-	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
-	if err != nil {
-		return 0
+	var names []string
+	for n := range rss {
+		names = append(names, n)
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		total := 0
+		for _, kb := range rss[n] {
+			total += kb
 		}
+		parts = append(parts, n+" "+strconv.Itoa(len(rss[n]))+"x, "+strconv.Itoa(total/1024)+" MiB")
 	}
-	return 0
-}
-
-func parentOf(pid string) string {
-	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if f := strings.Fields(string(stat[i+1:])); len(f) > 1 {
-		return f[1]
-	}
-	return ""
+	t.Logf("node processes (RSS) with %d pods: %s", running, strings.Join(parts, "; "))
 }

@@ -1,122 +1,134 @@
 package local
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/local/cluster"
-	"github.com/gatewall/gatewall/internal/local/loadbalancer"
-	"github.com/gatewall/gatewall/internal/local/node"
-	"github.com/gatewall/gatewall/internal/local/podnet"
+	"github.com/gatewall/gatewall/internal/localrun"
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
-// TestStopLeavesNothingBehind runs a cluster and node of its own (so that
-// it can stop them mid-run) with pods and a LoadBalancer Service, stops
-// them, and looks for anything left: processes, namespaces, links, routes,
-// mounts, listeners.
-func TestStopLeavesNothingBehind(t *testing.T) {
+// second is a runtime these tests start beside the shared one, and stop.
+var second = testenv.LocalRuntime{Name: "local-stop", Prefix: "gwls", CIDR: "10.248.0.0/23", LoadBalancerCIDR: "127.0.4.0/24"}
+
+// TestSecondRuntime runs a second runtime beside the shared one, with
+// Gatewall deployed. A permission taken from Gatewall's ClusterRole makes
+// stopping it fail, naming the refusal (so a verb missing from
+// config/rbac fails every suite); once stopped, nothing of it is left on
+// the host and the host's settings are unchanged.
+func TestSecondRuntime(t *testing.T) {
+	before := hostSettings()
+	l, err := second.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	work := filepath.Join(env.workDir, "stop")
-	clusterDir := filepath.Join(work, "cluster")
-	c, err := cluster.Start(ctx, cluster.Options{BinDir: env.binDir, WorkDir: clusterDir})
-	if err != nil {
+	role := &rbacv1.ClusterRole{}
+	if err := l.Client.Get(ctx, client.ObjectKey{Name: "gatewall-manager-role"}, role); err != nil {
+		_ = l.Stop()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Stop() })
-	n, err := node.Start(ctx, c.Config(), node.Options{
-		Name: "stop-node", StateDir: filepath.Join(work, "node"), Images: node.DefaultImages(env.binDir),
-		KubeletCA:    c.KubeletCA(),
-		Network:      podnet.Options{Prefix: "gwls", CIDR: "10.248.0.0/24"},
-		LoadBalancer: loadbalancer.Options{CIDR: "127.0.4.0/24"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Stop() })
-	client, err := kubernetes.NewForConfig(c.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := execPod("default", "marker", "exec sleep 4242")
-	pod.Labels = map[string]string{"app": "marker"}
-	pod.Spec.Containers[0].Ports = nil
-	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc := service("default", "marker", "marker", corev1.ServiceTypeLoadBalancer)
-	if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var lbAddr string
-	eventually(t, 30*time.Second, "marker pod running with a load balancer", func() (bool, string) {
-		p, err := client.CoreV1().Pods("default").Get(ctx, "marker", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
+	// Without list and watch on Gateways the manager's informers are refused.
+	for i, r := range role.Rules {
+		for _, res := range r.Resources {
+			if res == "gatewayclasses" {
+				role.Rules = append(role.Rules[:i], role.Rules[i+1:]...)
+				break
+			}
 		}
-		a, ok := n.LoadBalancerAddress("default", "marker")
-		lbAddr = a.String()
-		return ok && isReady(p), podState(p)
-	})
-	if len(processesWith("sleep 4242")) != 1 {
-		t.Fatalf("marker process not found")
 	}
-
-	if err := n.Stop(); err != nil {
-		t.Errorf("node stop: %v", err)
+	if err := l.Client.Update(ctx, role); err != nil {
+		_ = l.Stop()
+		t.Fatal(err)
 	}
-	if err := c.Stop(); err != nil {
-		t.Errorf("cluster stop: %v", err)
+	// A new manager pod lists every kind it watches, and is refused.
+	if err := l.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(localrun.ManagerNamespace),
+		client.MatchingLabels{"app.kubernetes.io/component": "controller"}); err != nil {
+		_ = l.Stop()
+		t.Fatal(err)
 	}
-	if left := leftovers("gwls", "10.248.0.0/24"); len(filterOut(left, "process")) > 0 {
-		t.Errorf("left behind: %v", left)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && len(l.Refusals(ctx)) == 0; {
+		time.Sleep(time.Second)
 	}
-	if p := processesWith("sleep 4242"); len(p) > 0 {
-		t.Errorf("pod process still running: %v", p)
+	err = l.Stop()
+	if err == nil || !strings.Contains(err.Error(), "config/rbac misses a permission") {
+		t.Errorf("stopping a runtime whose manager was refused: %v, want the refusals named", err)
 	}
-	if p := processesWith(clusterDir); len(p) > 0 {
-		t.Errorf("control-plane processes still running: %v", p)
+	state := filepath.Join(os.TempDir(), "gatewall-"+second.Name)
+	pods, _ := l.Node.Network().Pods.MarshalText()
+	if left := leftovers(second.Name, second.Prefix, string(pods), state); len(left) > 0 {
+		t.Errorf("left behind after Stop:\n%s", strings.Join(left, "\n"))
 	}
-	if _, err := httpGet("http://" + lbAddr + ":80/"); err == nil || !strings.Contains(err.Error(), "refused") {
-		t.Errorf("load balancer address %s still accepts connections: %v", lbAddr, err)
-	}
-	if entries, _ := os.ReadDir(filepath.Join(work, "node", "pods")); len(entries) > 0 {
-		t.Errorf("pod files left: %v", entries)
+	after := hostSettings()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("host %s changed:\nbefore: %s\nafter:  %s", k, v, after[k])
+		}
 	}
 }
 
-// processesWith lists processes whose command line contains s.
-func processesWith(s string) []string {
-	var found []string
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		cmd, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
-		if err != nil || len(cmd) == 0 {
-			continue
-		}
-		line := strings.ReplaceAll(string(cmd), "\x00", " ")
-		if strings.Contains(line, s) && p.Name() != "self" && p.Name() != "thread-self" {
-			found = append(found, p.Name()+": "+line)
-		}
+// crashChildEnv makes the test binary run a runtime and wait to be killed
+// (TestCrashedRuntime).
+const crashChildEnv = "GATEWALL_LOCAL_CRASH_CHILD"
+
+var crashed = localrun.Options{NodeName: "local-crash", Prefix: "gwlx", CIDR: "10.250.0.0/23", LoadBalancerCIDR: "127.0.6.0/24"}
+
+func crashStateDir() string { return filepath.Join(os.TempDir(), "gatewall-"+crashed.NodeName) }
+
+// crashChild starts a runtime, says "ready", and waits.
+func crashChild() {
+	o := crashed
+	o.Root, o.StateDir = testenv.RepoRoot(), crashStateDir()
+	if _, err := localrun.Start(context.Background(), o); err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
 	}
-	return found
+	fmt.Println("ready")
+	select {}
 }
 
-// filterOut drops entries of a kind: child processes of this test process
-// belong to the shared node, which keeps running.
-func filterOut(entries []string, kind string) []string {
-	var out []string
-	for _, e := range entries {
-		if !strings.HasPrefix(e, kind+" ") {
-			out = append(out, e)
-		}
+// TestCrashedRuntime: when the process running a runtime is killed, its
+// watchdogs kill and remove everything it started (the node's processes,
+// namespaces, cgroups, uplink; the control plane).
+func TestCrashedRuntime(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the runtime did not start: %q", line)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	killed := time.Now()
+	state := crashStateDir()
+	var left []string
+	for time.Since(killed) < 30*time.Second {
+		if left = leftovers(crashed.NodeName, crashed.Prefix, "10.250.0.0/24", state); len(left) == 0 {
+			t.Logf("everything gone %s after the kill", time.Since(killed).Round(100*time.Millisecond))
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("30s after the runtime's process was killed, left behind:\n%s", strings.Join(left, "\n"))
 }

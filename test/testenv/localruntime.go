@@ -1,80 +1,183 @@
 package testenv
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/gatewall/gatewall/internal/local/images"
 	"github.com/gatewall/gatewall/internal/localrun"
 )
 
 // LocalRuntime says where a test package's local runtime lives. Packages
 // whose runtimes may run at the same time (go test runs packages in
-// parallel) need distinct names, prefixes and networks. In use (podnet
-// refuses a pod CIDR overlapping another node's):
+// parallel) need distinct names, prefixes and networks. In use (kubenode
+// refuses a network another running node routes):
 //
-//	test/local        gwlt 10.245.0.0/16  127.0.1.0/24   (its stop test: gwls 10.248.0.0/24 127.0.4.0/24)
+//	test/local        gwlt 10.245.0.0/16  127.0.1.0/24   (its second runtime: gwls 10.248.0.0/23 127.0.4.0/24)
 //	test/e2e          gwle 10.246.0.0/16  127.0.2.0/24
 //	test/conformance  gwlc 10.247.0.0/16  127.0.3.0/24
-//	internal/local/podnet tests  gwlpt 10.251.0.0/24
 //	make run-local    gwl  10.244.0.0/16  127.0.1.0/24
 type LocalRuntime struct {
-	// Name names the state directory under the temp dir.
+	// Name names the state directory under the temp dir, and the node.
 	Name string
-	// Prefix names network namespaces and links; CIDR is the pod network;
+	// Prefix names the node's host link; CIDR is its network;
 	// LoadBalancerCIDR gives LoadBalancer Services their addresses.
 	Prefix, CIDR, LoadBalancerCIDR string
+	// ManagerArgs are added to the manager's arguments (after TestArgs).
+	ManagerArgs []string
 }
 
-// localRuntimeBins are the tools the local runtime runs, all in bin/.
-var localRuntimeBins = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd",
-	"nginx-agent", "echo-basic", "ngx_http_app_protect_module.so"}
-
-// Start starts the local runtime (cluster, played node) and Gatewall's
-// manager. Logs of the manager and the runtime go to manager.log in the
-// state directory, printed on stderr. stop stops everything.
-func (l LocalRuntime) Start() (rt *localrun.Runtime, stop func(), err error) {
-	if os.Geteuid() != 0 {
-		return nil, nil, fmt.Errorf("%s: the local runtime needs root (network and mount namespaces)", l.Name)
+// TestArgs are the manager's arguments in every test runtime: data planes
+// from the data-plane test image (with the App Protect test double) and the
+// WAF stand-in images, a short reload monitoring period, and every agent
+// protocol event logged (AgentEvents reads them).
+func TestArgs() []string {
+	return []string{
+		"--nginx-image=" + images.DataPlaneTest,
+		"--waf-enforcer-image=" + images.WAFStandIn,
+		"--waf-config-mgr-image=" + images.WAFStandIn,
+		"--agent-reload-monitoring-period=1s",
+		"--zap-log-level=2",
+		"--zap-time-encoding=rfc3339nano",
 	}
-	root := RepoRoot()
-	for _, b := range localRuntimeBins {
-		if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
-			return nil, nil, fmt.Errorf("%s: bin/%s is missing: run `make tools`", l.Name, b)
-		}
+}
+
+// Local is a running local runtime with Gatewall deployed.
+type Local struct {
+	*localrun.Runtime
+	name string
+	args []string
+
+	mu        sync.Mutex
+	forbidden map[string]bool // "pod: line" of refused requests
+}
+
+// Start starts the local runtime (cluster, node, load balancer, DNS) and
+// deploys Gatewall with TestArgs and ManagerArgs. Logs of the runtime go to
+// runtime.log in the state directory, named on stderr.
+func (l LocalRuntime) Start() (*Local, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("%s: the local runtime needs root (namespaces, cgroups, containerd)", l.Name)
 	}
 	state := filepath.Join(os.TempDir(), "gatewall-"+l.Name)
 	if err := os.MkdirAll(state, 0o755); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(state, "manager.log"))
+	logFile, err := os.Create(filepath.Join(state, "runtime.log"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logFile), zap.UseDevMode(true)))
-	fmt.Fprintf(os.Stderr, "%s: manager and runtime logs in %s\n", l.Name, logFile.Name())
-	rt, err = localrun.Start(context.Background(), localrun.Options{
-		Root: root, StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
-		Prefix: l.Prefix, CIDR: l.CIDR, LoadBalancerCIDR: l.LoadBalancerCIDR, NodeName: l.Name + "-node",
-		Log: ctrl.Log.WithName("local"),
+	log := zap.New(zap.WriteTo(logFile), zap.UseDevMode(true))
+	ctrl.SetLogger(log)
+	fmt.Fprintf(os.Stderr, "%s: runtime logs in %s, the node's in %s\n", l.Name, logFile.Name(), filepath.Join(state, "node", "logs"))
+	ctx := context.Background()
+	rt, err := localrun.Start(ctx, localrun.Options{
+		Root: RepoRoot(), StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
+		Prefix: l.Prefix, CIDR: l.CIDR, LoadBalancerCIDR: l.LoadBalancerCIDR, NodeName: l.Name,
+		Log: log.WithName("local"),
 	})
 	if err != nil {
 		logFile.Close()
-		return nil, nil, fmt.Errorf("%s: starting the local runtime: %w", l.Name, err)
+		return nil, fmt.Errorf("%s: starting the local runtime: %w", l.Name, err)
 	}
-	stop = func() {
-		if err := rt.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: stopping: %v\n", l.Name, err)
+	local := &Local{Runtime: rt, name: l.Name, args: append(TestArgs(), l.ManagerArgs...), forbidden: map[string]bool{}}
+	if err := rt.Deploy(ctx, localrun.Deployment{Args: local.args}); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: deploying Gatewall: %w", l.Name, err), local.Stop())
+	}
+	return local, nil
+}
+
+// Redeploy rolls the manager out with more arguments (after the runtime's),
+// or with the runtime's own when extra is empty.
+func (l *Local) Redeploy(ctx context.Context, extra ...string) error {
+	l.keepForbidden(ctx)
+	return l.Deploy(ctx, localrun.Deployment{Args: append(append([]string(nil), l.args...), extra...)})
+}
+
+// ScaleManager sets the manager's replicas and waits: for none, until its
+// pods are gone; else until they run and one holds the leader Lease.
+func (l *Local) ScaleManager(ctx context.Context, replicas int32) error {
+	l.keepForbidden(ctx)
+	return l.Runtime.ScaleManager(ctx, replicas)
+}
+
+// Refusals are the log lines, so far, of requests the API server refused a
+// manager pod.
+func (l *Local) Refusals(ctx context.Context) []string {
+	l.keepForbidden(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.forbidden))
+}
+
+// Stop fails when a manager pod logged that the API server refused it
+// (Gatewall's RBAC, config/rbac, misses a permission), then stops the
+// runtime. The node keeps every pod's log in its state directory.
+func (l *Local) Stop() error {
+	forbidden := l.Refusals(context.Background())
+	var errs []error
+	if len(forbidden) > 0 {
+		errs = append(errs, fmt.Errorf("%s: the API server refused the manager (config/rbac misses a permission):\n%s",
+			l.name, strings.Join(forbidden, "\n")))
+	}
+	return errors.Join(append(errs, l.Runtime.Stop())...)
+}
+
+// refused says whether a log line is of a request the API server refused
+// the manager (quotes in it may be escaped: klog and zap quote messages).
+func refused(line string) bool {
+	return strings.Contains(line, "forbidden: User ") &&
+		strings.Contains(line, "system:serviceaccount:"+localrun.ManagerNamespace+":")
+}
+
+// keepForbidden records the refused requests the current manager pods logged.
+func (l *Local) keepForbidden(ctx context.Context) {
+	pods, err := l.ManagerPods(ctx)
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		lines, err := l.podLog(ctx, p)
+		if err != nil {
+			continue
 		}
-		logFile.Close()
+		l.mu.Lock()
+		for _, line := range lines {
+			if refused(line) {
+				l.forbidden[p.Name+": "+line] = true
+			}
+		}
+		l.mu.Unlock()
 	}
-	if err := rt.StartManager(rt.ManagerOptions()); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("%s: starting the manager: %w", l.Name, err)
+}
+
+// podLog reads a pod's log, the kubelet's way (through the API server).
+func (l *Local) podLog(ctx context.Context, p corev1.Pod) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	stream, err := l.Clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).Stream(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return rt, stop, nil
+	defer stream.Close()
+	var lines []string
+	s := bufio.NewScanner(stream)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	return lines, s.Err()
 }

@@ -6,16 +6,15 @@ package testenv
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -30,24 +29,6 @@ type Env struct {
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-// ModuleDir returns the directory of a Go module the repository requires.
-func ModuleDir(module string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
-	if err != nil {
-		return "", fmt.Errorf("go list -m %s: %w", module, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// GatewayAPICRDDir is the directory of the Gateway API's standard CRDs.
-func GatewayAPICRDDir() (string, error) {
-	dir, err := ModuleDir("sigs.k8s.io/gateway-api")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "config", "crd", "standard"), nil
 }
 
 // AssetsDir is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS, else bin/.
@@ -70,7 +51,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	gwCRDs, err := GatewayAPICRDDir()
+	gwCRDs, err := localrun.GatewayAPICRDDir()
 	if err != nil {
 		return nil, err
 	}
