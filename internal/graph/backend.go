@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -82,6 +83,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return b, reason
 	}
 	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
+		b.Name = conditions.Quote(b.Name) // as written, which is not a name
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
 	}
 	if weight < 0 || weight > maxWeight {
@@ -89,7 +91,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "weight %d is not between 0 and %d", weight, maxWeight)
 	}
 	if group != coreGroup || kind != "Service" {
-		return fail(gatewayv1.RouteReasonInvalidKind, "kind %s %s is not supported; use a Service", group, kind)
+		return fail(gatewayv1.RouteReasonInvalidKind, "%s is not supported; use a Service", describeRef(group, kind, string(ref.Name)))
 	}
 	if ref.Port == nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "port is required for a Service")

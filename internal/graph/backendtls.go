@@ -170,8 +170,13 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 	}
 	for _, ref := range v.CACertificateRefs {
 		if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind,
-				fmt.Errorf("caCertificateRef %s %s/%s: only core ConfigMaps are supported", ref.Group, ref.Kind, ref.Name)
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+				describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
+		}
+		// The API server refuses such names; a bypass or an offline
+		// manifest may not, and the name reaches messages and lookups.
+		if err := validation.ObjectReference(p.Namespace, string(ref.Name)); err != nil {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
 		}
 		k := key(p.Namespace, string(ref.Name))
 		cm := in.ConfigMaps[k]

@@ -96,8 +96,8 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 // resolveCACertificate resolves one caCertificateRef to its PEM bundle.
 func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.ObjectReference) ([]byte, gatewayv1.ListenerConditionReason, error) {
 	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateKind,
-			fmt.Errorf("caCertificateRef %s %s/%s: only core ConfigMaps are supported", ref.Group, ref.Kind, ref.Name)
+		return nil, gatewayv1.ListenerReasonInvalidCACertificateKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+			describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
 	}
 	ns := gw.Namespace
 	if ref.Namespace != nil {

@@ -56,7 +56,7 @@ func resolveSecretCertificate(in *Input, owner listenerOwner, ref gatewayv1.Secr
 		kind = string(*ref.Kind)
 	}
 	if group != coreGroup || kind != "Secret" {
-		return nil, false, fmt.Errorf("%s %s %s/%s: only core Secrets are supported", what, group, kind, ref.Name)
+		return nil, false, fmt.Errorf("%s %s: only core Secrets are supported", what, describeRef(group, kind, string(ref.Name)))
 	}
 	ns := owner.namespace
 	if ref.Namespace != nil {
