@@ -91,7 +91,10 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 		r.Matches = ms
 		return r
 	}
-	cors := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}}}
+	corsMaxAge := func(maxAge int32) gatewayv1.HTTPRouteFilter {
+		return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, MaxAge: maxAge}}
+	}
+	cors := corsMaxAge(5) // the API server's default
 	cases := []struct {
 		name string
 		rule gatewayv1.HTTPRouteRule
@@ -105,6 +108,9 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 			{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"B"}}}}},
 			"ResponseHeaderModifier filter cannot be repeated"},
 		{"repeated CORS", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{cors, cors}}, "CORS filter cannot be repeated"},
+		{"CORS maxAge 0 (the API server defaults an unset one to 5)", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(0)}},
+			"filters[0]: maxAge: 0 is less than 1"},
+		{"negative CORS maxAge", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(-5)}}, "filters[0]: maxAge: -5 is less than 1"},
 		{"repeated RequestRedirect", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
 			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https")}), redirectFilter(gatewayv1.HTTPRequestRedirectFilter{})}},
 			"RequestRedirect filter cannot be repeated"},

@@ -82,6 +82,7 @@ func Decode(objs []*unstructured.Unstructured, controllerName, plmGroup string, 
 	in := graph.NewInput(controllerName)
 	in.PLMGroup = plmGroup
 	for _, u := range objs {
+		apiServerDefaults(u)
 		data, err := u.MarshalJSON()
 		if err != nil {
 			return nil, err
