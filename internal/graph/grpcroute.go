@@ -25,8 +25,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 	}
 	r.checkMatchCount(matches)
 	r.checkParentRefs(gr.Spec.ParentRefs)
-	var unresolved []string
-	reason := gatewayv1.RouteReasonResolvedRefs
+	var resolved resolvedRefs
 	for i, src := range gr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true, H2C: true}
 		var errs []error
@@ -46,17 +45,15 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 			errs = append(errs, err)
 		}
 		rule.Filters = f
+		for _, m := range f.Mirrors {
+			resolved.addRefused(m.Backend)
+		}
 		for _, br := range src.BackendRefs {
 			if len(br.Filters) > 0 {
 				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
 			}
 			b, why := resolveBackend(in, KindGRPCRoute, k.Namespace, br.BackendObjectReference, br.Weight)
-			if !b.Valid {
-				unresolved = append(unresolved, b.Err)
-				if reason == gatewayv1.RouteReasonResolvedRefs {
-					reason = why
-				}
-			}
+			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
@@ -71,7 +68,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	r.resolvedRefs = resolved.condition()
 	return r
 }
 

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -21,8 +19,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 	}
 	r.checkMatchCount(matches)
 	r.checkParentRefs(hr.Spec.ParentRefs)
-	var unresolved []string
-	reason := gatewayv1.RouteReasonResolvedRefs
+	var resolved resolvedRefs
 	for i, src := range hr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true}
 		var errs []error
@@ -45,6 +42,9 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
 		}
 		rule.Filters = f
+		for _, m := range f.Mirrors {
+			resolved.addRefused(m.Backend)
+		}
 		if t, err := httpTimeouts(src.Timeouts); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -57,12 +57,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 			}
 			b, why := resolveBackend(in, KindHTTPRoute, k.Namespace, br.BackendObjectReference, br.Weight)
 			b.RequestHeaders = headers
-			if !b.Valid {
-				unresolved = append(unresolved, b.Err)
-				if reason == gatewayv1.RouteReasonResolvedRefs {
-					reason = why
-				}
-			}
+			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
@@ -80,7 +75,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	r.resolvedRefs = resolved.condition()
 	return r
 }
 
@@ -122,14 +117,6 @@ func h2cBackends(bs []*Backend) (bool, error) {
 		return false, errors.New("backendRefs mix h2c (appProtocol kubernetes.io/h2c) and HTTP/1.1 Services; NGINX cannot split one rule's traffic between the two")
 	}
 	return h2c > 0, nil
-}
-
-func resolvedRefsCondition(reason gatewayv1.RouteConditionReason, unresolved []string) metav1.Condition {
-	t := string(gatewayv1.RouteConditionResolvedRefs)
-	if len(unresolved) == 0 {
-		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved")
-	}
-	return conditions.False(t, string(reason), strings.Join(unresolved, "; "))
 }
 
 func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
