@@ -102,10 +102,13 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	b.Port = *ref.Port
 	b.Name = fmt.Sprintf("%s/%s:%d", ns, ref.Name, b.Port)
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, routeKind, routeNamespace}, refGrantTo{coreGroup, "Service", ns, string(ref.Name)}) {
-		return fail(gatewayv1.RouteReasonRefNotPermitted, "not permitted: no ReferenceGrant in %s allows %ss from %s", ns, routeKind, routeNamespace)
+		return fail(gatewayv1.RouteReasonRefNotPermitted, "not permitted: no ReferenceGrant in %s allows %ss from %s%s", ns, routeKind, routeNamespace, in.UnreadableGrants(ns))
 	}
 	svc := in.Services[b.Service]
 	if svc == nil {
+		if msg, ok := in.Unreadable("Service", b.Service); ok {
+			return fail(gatewayv1.RouteReasonBackendNotFound, "%s", msg)
+		}
 		return fail(gatewayv1.RouteReasonBackendNotFound, "Service not found")
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {

@@ -42,6 +42,10 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoin
 	var out []Endpoint
 	var refused []string
 	for _, s := range in.slicesOf(svc) {
+		if msg, ok := in.Unreadable("EndpointSlice", key(s.Namespace, s.Name)); ok {
+			refused = append(refused, msg)
+			continue
+		}
 		port, problem := slicePort(s, portName)
 		if problem == "" && port == 0 {
 			continue // a slice of the Service's other ports

@@ -91,6 +91,9 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 		g.NginxProxy = EffectiveNginxProxy(nil, nil)
 		return &c
 	}
+	if msg, ok := in.Unreadable("Gateway", g.Key); ok {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", msg)
+	}
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
 	}

@@ -18,7 +18,7 @@ var (
 )
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
-	r := newRoute(KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	r := newRoute(in, KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
 	matches := 0
 	for _, rule := range gr.Spec.Rules {
 		matches += len(rule.Matches)
@@ -68,7 +68,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolved.condition()
+	r.setResolvedRefs(&resolved)
 	return r
 }
 

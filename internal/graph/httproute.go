@@ -12,7 +12,7 @@ import (
 )
 
 func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
-	r := newRoute(KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
+	r := newRoute(in, KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
 	matches := 0
 	for _, rule := range hr.Spec.Rules {
 		matches += len(rule.Matches)
@@ -75,7 +75,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolved.condition()
+	r.setResolvedRefs(&resolved)
 	return r
 }
 

@@ -62,7 +62,10 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 		}
 	}
 	for _, s := range sets {
+		unreadable, isUnreadable := in.Unreadable(KindListenerSet, s.Key)
 		switch err := validation.ObjectReference(s.Key.Namespace, s.Key.Name); {
+		case isUnreadable:
+			s.reject(gatewayv1.ListenerSetReasonInvalid, unreadable)
 		case err != nil:
 			// Its name reaches nginx.conf (listener IDs); the API server refuses such names.
 			s.reject(gatewayv1.ListenerSetReasonInvalid, "metadata: "+err.Error())

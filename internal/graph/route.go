@@ -28,6 +28,9 @@ type Route struct {
 
 	// invalid holds why the whole route cannot be used ("" when usable).
 	invalid string
+	// unreadable says why the route could not be read ("" when it was):
+	// its parents learn it, and nothing of it is resolved.
+	unreadable string
 	// resolvedRefs is the route's ResolvedRefs condition (shared by all parents).
 	resolvedRefs metav1.Condition
 }
@@ -144,8 +147,12 @@ func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Ga
 // server refuses objects with invalid names, but an object may have bypassed
 // it (or come from the offline renderer's files), and Gatewall names
 // configuration files after routes.
-func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
+func newRoute(in *Input, kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
 	r := &Route{Kind: kind, Key: k, Source: src, Parents: refs}
+	if msg, ok := in.Unreadable(kind, k); ok {
+		r.invalid, r.unreadable = msg, msg
+		return r
+	}
 	for _, h := range hostnames {
 		if err := validation.Hostname(string(h)); err != nil {
 			r.invalid = "spec.hostnames: " + err.Error()
@@ -156,6 +163,16 @@ func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames 
 		r.invalid = "metadata: " + err.Error()
 	}
 	return r
+}
+
+// setResolvedRefs sets the route's ResolvedRefs condition from its backends;
+// a route that could not be read resolved nothing.
+func (r *Route) setResolvedRefs(c *resolvedRefs) {
+	if r.unreadable != "" {
+		r.resolvedRefs = conditions.False(string(gatewayv1.RouteConditionResolvedRefs), string(gatewayv1.RouteReasonUnsupportedValue), r.unreadable)
+		return
+	}
+	r.resolvedRefs = c.condition()
 }
 
 // checkParentRefs applies the Gateway API's rule on a route's parentRefs (a
@@ -220,6 +237,10 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 	accepted := string(gatewayv1.RouteConditionAccepted)
 	set := func(c metav1.Condition) {
 		p.Conditions = []metav1.Condition{c, r.resolvedRefs}
+	}
+	if r.unreadable != "" {
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue), r.unreadable))
+		return
 	}
 	if !g.attachable {
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))

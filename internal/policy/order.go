@@ -5,10 +5,12 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
@@ -36,6 +38,26 @@ func older(a, b client.Object) bool {
 		return ta.Before(&tb)
 	}
 	return client.ObjectKeyFromObject(a).String() < client.ObjectKeyFromObject(b).String()
+}
+
+// values lists a map's policies, in no particular order.
+func values[T client.Object](m map[types.NamespacedName]T) []T {
+	out := make([]T, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out
+}
+
+// unreadable is the Accepted=False condition of a policy that could not
+// be read (its stub holds only its targets), or nil.
+func unreadable(in *graph.Input, kind string, p client.Object) *metav1.Condition {
+	msg, ok := in.Unreadable(kind, client.ObjectKeyFromObject(p))
+	if !ok {
+		return nil
+	}
+	c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), msg)
+	return &c
 }
 
 func sortPolicies[T client.Object](ps []T) []T {

@@ -59,7 +59,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
 		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
 	}
-	states := wafStates(in.WAFPolicies)
+	states := wafStates(in)
 	gwRef := gatewayRef(g)
 	routes := attachedRoutes(g)
 	// The Gateway first: what a route policy that renders nothing leaves its
@@ -148,16 +148,15 @@ func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState, unrende
 
 // wafStates validates every policy and decides conflicts: a target belongs
 // to the oldest valid policy that targets it; later ones are Conflicted.
-func wafStates(all map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy) []*wafState {
-	list := make([]*v1alpha1.WAFGatewayBindingPolicy, 0, len(all))
-	for _, p := range all {
-		list = append(list, p)
-	}
+func wafStates(in *graph.Input) []*wafState {
 	claimed := map[TargetRef]*v1alpha1.WAFGatewayBindingPolicy{}
 	var states []*wafState
-	for _, p := range sortPolicies(list) {
+	for _, p := range sortPolicies(values(in.WAFPolicies)) {
 		s := &wafState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
 		states = append(states, s)
+		if s.rejected = unreadable(in, "WAFGatewayBindingPolicy", p); s.rejected != nil {
+			continue
+		}
 		if errs := validation.WAFGatewayBindingPolicy(p); len(errs) > 0 {
 			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), errs.ToAggregate().Error())
 			s.rejected = &c

@@ -82,14 +82,17 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 	}
 	if !in.ReferenceAllowed(v1alpha1.GroupVersion.Group, "WAFGatewayBindingPolicy", p.Namespace, in.PLMGroup, kind, ns, ref.Name) {
 		return out, &refError{v1alpha1.WAFReasonRefNotPermitted, fmt.Sprintf(
-			"%s %s is in another namespace and no ReferenceGrant in %s allows WAFGatewayBindingPolicies from %s to refer to %s.%s",
-			kind, key, ns, p.Namespace, kind, in.PLMGroup), refGone}
+			"%s %s is in another namespace and no ReferenceGrant in %s allows WAFGatewayBindingPolicies from %s to refer to %s.%s%s",
+			kind, key, ns, p.Namespace, kind, in.PLMGroup, in.UnreadableGrants(ns)), refGone}
 	}
 	objects := in.APPolicies
 	if kind == KindAPLogConf {
 		objects = in.APLogConfs
 	}
 	st, ok := objects[key]
+	if msg, unreadable := in.Unreadable(kind, key); unreadable {
+		return invalidRef(refInvalid, "%s", msg) // what it reports cannot be trusted; what is in force stays
+	}
 	if !ok {
 		return invalidRef(refGone, "%s %s not found", kind, key)
 	}

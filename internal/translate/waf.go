@@ -27,8 +27,8 @@ func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations
 		APLogConfStatus: old.APLogConfStatus,
 	}
 	p := in.WAFPolicies[k]
-	if p == nil {
-		return st
+	if _, unreadable := in.Unreadable("WAFGatewayBindingPolicy", k); p == nil || unreadable {
+		return st // an unreadable policy's stub names no bundles
 	}
 	for _, t := range translations {
 		f, ok := t.WAF.InForce[k]
