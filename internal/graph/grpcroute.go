@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -44,6 +45,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, unsupportedRuleFields(nil, src.SessionPersistence)...)
 		rule.Filters = f
 		for _, m := range f.Mirrors {
 			resolved.addRefused(m.Backend)
@@ -87,7 +89,10 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		if svc == "" && method == "" {
 			return out, errors.New("method: one or both of service and method must be set")
 		}
-		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
+		regex, err := regexType(mm.Type, gatewayv1.GRPCMethodMatchExact, gatewayv1.GRPCMethodMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("method: %w", err)
+		}
 		if regex {
 			for _, part := range []struct{ what, v string }{{"service", svc}, {"method", method}} {
 				if part.v == "" {
@@ -122,7 +127,11 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 			continue
 		}
 		seen[name] = true
-		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression)
+		regex, err := regexType(h.Type, gatewayv1.GRPCHeaderMatchExact, gatewayv1.GRPCHeaderMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("header %s: %w", conditions.Quote(string(h.Name)), err)
+		}
+		vm, err := headerMatch(string(h.Name), h.Value, regex)
 		if err != nil {
 			return out, err
 		}

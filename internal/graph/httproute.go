@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -38,6 +39,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, unsupportedRuleFields(src.Retry, src.SessionPersistence)...)
 		if f.Redirect != nil && len(src.BackendRefs) > 0 {
 			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
 		}
@@ -77,6 +79,20 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 	}
 	r.setResolvedRefs(&resolved)
 	return r
+}
+
+// unsupportedRuleFields refuses a rule's retry and sessionPersistence
+// (Extended features Gatewall does not implement): serving the rule
+// without them would silently drop what it asks for.
+func unsupportedRuleFields(retry *gatewayv1.HTTPRouteRetry, sessionPersistence *gatewayv1.SessionPersistence) []error {
+	var errs []error
+	if retry != nil {
+		errs = append(errs, errors.New("retry is not supported"))
+	}
+	if sessionPersistence != nil {
+		errs = append(errs, errors.New("sessionPersistence is not supported"))
+	}
+	return errs
 }
 
 // backendFilters validates a backendRef's filters: Gatewall applies request
@@ -165,7 +181,11 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 			continue
 		}
 		seen[name] = true
-		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression)
+		regex, err := regexType(h.Type, gatewayv1.HeaderMatchExact, gatewayv1.HeaderMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("header %s: %w", conditions.Quote(string(h.Name)), err)
+		}
+		vm, err := headerMatch(string(h.Name), h.Value, regex)
 		if err != nil {
 			return out, err
 		}
@@ -178,7 +198,10 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 			continue
 		}
 		seenQ[name] = true
-		regex := q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression
+		regex, err := regexType(q.Type, gatewayv1.QueryParamMatchExact, gatewayv1.QueryParamMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("query parameter %s: %w", conditions.Quote(name), err)
+		}
 		if err := validation.QueryParamName(name); err != nil {
 			return out, err
 		}
@@ -192,6 +215,19 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		out.Query = append(out.Query, ValueMatch{Name: name, Value: q.Value, Regex: regex})
 	}
 	return out, nil
+}
+
+// regexType says whether a match asks for a regular expression. The
+// Gateway API requires an unknown match type to be refused, not read as
+// its default (Exact).
+func regexType[T ~string](t *T, exact, regex T) (bool, error) {
+	switch {
+	case t == nil || *t == exact:
+		return false, nil
+	case *t == regex:
+		return true, nil
+	}
+	return false, fmt.Errorf("match type %s is not supported; use %s or %s", conditions.Quote(string(*t)), exact, regex)
 }
 
 func headerMatch(name, value string, regex bool) (ValueMatch, error) {
