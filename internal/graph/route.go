@@ -296,7 +296,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), msg))
 		if msg := r.ruleErrors(); msg != "" {
 			p.Conditions = append(p.Conditions, conditions.True(string(gatewayv1.RouteConditionPartiallyInvalid),
-				string(gatewayv1.RouteReasonUnsupportedValue), "some rules are invalid and not configured: "+msg))
+				string(gatewayv1.RouteReasonUnsupportedValue), partiallyInvalidPrefix+msg))
 		}
 	case notAllowed > 0:
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNotAllowedByListeners), "the listeners do not allow this route's kind or namespace"))
@@ -317,6 +317,11 @@ func unconfiguredListeners(as []Attachment) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// partiallyInvalidPrefix starts the PartiallyInvalid message: the Gateway
+// API requires it to start with "Dropped Rule" when invalid rules are
+// dropped (as Gatewall does) rather than the last good state kept.
+const partiallyInvalidPrefix = "Dropped Rule(s), invalid and not configured: "
 
 func (r *Route) ruleErrors() string {
 	var msgs []string
