@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // TargetRef identifies an object a policy targets: kind and namespace/name.
@@ -78,6 +79,30 @@ func attachedRoutes(g *graph.Gateway) map[TargetRef]*graph.Route {
 		}
 	}
 	return out
+}
+
+// unattachedRoutes are the routes that name a Gateway in a parentRef but
+// attached to none of its listeners, sorted: a policy targeting one has no
+// effect there, and says so rather than nothing.
+func unattachedRoutes(g *graph.Gateway) []TargetRef {
+	attached := attachedRoutes(g)
+	var out []TargetRef
+	for _, r := range g.Routes { // sorted by kind, namespace, name
+		if ref := (TargetRef{Kind: r.Kind, Key: r.Key}); attached[ref] == nil {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// notAttachedMessage says that a policy's target route is not attached to
+// a Gateway.
+func notAttachedMessage(ref TargetRef, g *graph.Gateway) string {
+	name := ref.String()
+	if validation.ObjectReference(ref.Key.Namespace, ref.Key.Name) != nil {
+		name = ref.Kind + " " + conditions.Quote(ref.Key.String()) // the route is refused for its name
+	}
+	return fmt.Sprintf("%s is not attached to Gateway %s (its status says why), so nothing of the policy applies to it there", name, g.Key)
 }
 
 func gatewayRef(g *graph.Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }

@@ -158,6 +158,12 @@ func EvaluateProxySettings(g *graph.Gateway, in *graph.Input) *ProxySettings {
 		}
 	}
 
+	for _, ref := range unattachedRoutes(g) {
+		ss := on(ref)
+		attach(ss)
+		report(accepted(ss), &targetIssue{target: ref, refused: true, notAttached: true, msg: notAttachedMessage(ref, g)})
+	}
+
 	res.Pinned = pinnedDefaults(gw, res)
 
 	for s, v := range verdicts {

@@ -100,7 +100,36 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 			res.Affected[ref] = true
 		}
 	}
+	for _, ref := range unattachedRoutes(g) {
+		for _, s := range states {
+			if s.hasTarget(ref) {
+				res.notAttached(g, s, ref)
+			}
+		}
+	}
 	return res
+}
+
+// notAttached records that a policy targets a route not attached to the
+// Gateway: TargetNotFound when that is all it targets here, else a part of
+// it that is not programmed.
+func (res *WAF) notAttached(g *graph.Gateway, s *wafState, ref TargetRef) {
+	key := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
+	msg := notAttachedMessage(ref, g)
+	switch o := res.Outcomes[key]; {
+	case o == nil:
+		accepted := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonTargetNotFound), msg)
+		if s.rejected != nil {
+			accepted = *s.rejected
+		}
+		res.Outcomes[key] = &Outcome{Policy: key, Generation: s.policy.Generation, DeploymentReason: v1alpha1.WAFReasonDeploymentError, Accepted: accepted}
+	case o.Accepted.Status == metav1.ConditionTrue && o.Partial == "":
+		o.Partial = msg
+	case o.Accepted.Status == metav1.ConditionTrue:
+		o.Partial += "; " + msg
+	case o.Accepted.Reason == string(gatewayv1.PolicyReasonTargetNotFound):
+		o.Accepted.Message += "; " + msg
+	}
 }
 
 func (s *wafState) hasTarget(ref TargetRef) bool {
