@@ -88,7 +88,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		return nil, nil, err
 	}
 	names := []string{serverName, "localhost", "127.0.0.1"}
-	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names)
+	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names, opts.ControllerName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +100,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	server, err := agent.NewServer(agent.Options{
 		// Pods are read uncached: a cache would watch every pod in the cluster.
 		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience,
-			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached))),
+			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached, opts.ControllerName))),
 		TLS:      certs.TLSConfig(),
 		OnChange: notifier.NotifyGateway,
 		Observe:  logEvents(log.V(AgentEventsVerbosity), a.Observe),
@@ -120,7 +120,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 			l.Close()
 			return fmt.Errorf("agent server: %w", err)
 		}
-		go certs.poll(ctx, uncached, secretKey, names, log)
+		go certs.poll(ctx, uncached, secretKey, names, opts.ControllerName, log)
 		return server.Serve(ctx, l)
 	})
 	if err := mgr.Add(serve); err != nil {
@@ -140,12 +140,22 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 
 // dataPlaneServiceAccount returns the ServiceAccount the provisioner gives
 // a Gateway's data plane, read from the API server (agents authenticate
-// rarely: their reviews are cached).
-func dataPlaneServiceAccount(c client.Client) agent.ServiceAccountFunc {
+// rarely: their reviews are cached). A Gateway whose class another
+// controller serves is refused: its data plane's agent reached the wrong
+// Gatewall installation, which would never configure it.
+func dataPlaneServiceAccount(c client.Client, controller string) agent.ServiceAccountFunc {
 	return func(ctx context.Context, key agent.Key) (string, error) {
 		gw := &gatewayv1.Gateway{}
 		if err := c.Get(ctx, key, gw); err != nil {
 			return "", err
+		}
+		class := &gatewayv1.GatewayClass{}
+		if err := c.Get(ctx, client.ObjectKey{Name: string(gw.Spec.GatewayClassName)}, class); err != nil {
+			return "", err
+		}
+		if string(class.Spec.ControllerName) != controller {
+			return "", fmt.Errorf("Gateway %s is of GatewayClass %s, which controller %q serves, not this Gatewall (%q): its data plane reached the wrong installation (its --agent-server-address)",
+				key, class.Name, class.Spec.ControllerName, controller)
 		}
 		return provisioner.Name(gw), nil
 	}

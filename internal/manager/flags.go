@@ -37,8 +37,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", true,
 		"Elect a leader so only one replica reconciles at a time.")
-	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "gatewall-leader",
-		"The name of the leader election Lease.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "",
+		"The name of the leader election Lease (default: gatewall-leader-<hash of --gateway-ctlr-name>, one per installation).")
 	fs.StringVar(&opts.PLM.StorageURL, "plm-storage-url", "",
 		"PLM storage (S3-compatible) URL, http:// or https://; required for WAF.")
 	fs.StringVar(&opts.PLM.CredentialsSecret, "plm-storage-credentials-secret", "",

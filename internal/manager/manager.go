@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,7 +30,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, LeaderElectionID(opts.ControllerName)),
 		LeaderElectionNamespace: opts.Namespace,
 		// Release the lease on shutdown so a new replica takes over at once.
 		LeaderElectionReleaseOnCancel: true,
