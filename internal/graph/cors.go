@@ -39,6 +39,19 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
 	}
+	for _, l := range []struct {
+		field    string
+		n, limit int
+	}{
+		{"allowOrigins", len(src.AllowOrigins), validation.MaxCORSListItems},
+		{"allowMethods", len(src.AllowMethods), validation.MaxCORSMethods},
+		{"allowHeaders", len(src.AllowHeaders), validation.MaxCORSListItems},
+		{"exposeHeaders", len(src.ExposeHeaders), validation.MaxCORSListItems},
+	} {
+		if err := validation.ListLength(l.field, l.n, l.limit); err != nil {
+			return nil, err
+		}
+	}
 	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
 	if c.MaxAge <= 0 {
 		c.MaxAge = defaultCORSMaxAge

@@ -3,18 +3,12 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/validation"
-)
-
-var (
-	grpcServiceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
-	grpcMethodRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
 )
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
@@ -96,17 +90,21 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 				if part.v == "" {
 					continue
 				}
-				if err := validation.RegexValue("gRPC "+part.what, part.v); err != nil {
+				if err := validation.GRPCRegex(part.what, part.v); err != nil {
 					return out, err
 				}
 			}
 			out.Path = PathMatch{Type: PathRegex, Value: fmt.Sprintf("^/%s/%s$", orAny(svc), orAny(method))}
 		} else {
-			if svc != "" && !grpcServiceRE.MatchString(svc) {
-				return out, fmt.Errorf("gRPC service %q is not a valid service name", svc)
+			if svc != "" {
+				if err := validation.GRPCService(svc); err != nil {
+					return out, err
+				}
 			}
-			if method != "" && !grpcMethodRE.MatchString(method) {
-				return out, fmt.Errorf("gRPC method %q is not a valid method name", method)
+			if method != "" {
+				if err := validation.GRPCMethod(method); err != nil {
+					return out, err
+				}
 			}
 			switch {
 			case svc != "" && method != "":
@@ -117,6 +115,9 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 				out.Path = PathMatch{Type: PathRegex, Value: "^/[^/]+/" + method + "$"}
 			}
 		}
+	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
 	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {

@@ -170,6 +170,12 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		out.Method = string(*m.Method)
 	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
+	}
+	if err := validation.ListLength("queryParams", len(m.QueryParams), validation.MaxMatchQuery); err != nil {
+		return out, err
+	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {
 		// Only the first of equivalent (case-insensitive) names counts.
@@ -197,7 +203,7 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		check := validation.QueryParamValue
 		if regex {
-			check = func(v string) error { return validation.RegexValue("query parameter value", v) }
+			check = validation.QueryParamValueRegex
 		}
 		if err := check(q.Value); err != nil {
 			return out, err

@@ -146,6 +146,9 @@ func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Ga
 // configuration files after routes.
 func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
 	r := &Route{Kind: kind, Key: k, Source: src, Parents: refs}
+	if err := validation.ListLength("spec.hostnames", len(hostnames), validation.MaxHostnames); err != nil {
+		r.invalid = err.Error()
+	}
 	for _, h := range hostnames {
 		if err := validation.Hostname(string(h)); err != nil {
 			r.invalid = "spec.hostnames: " + err.Error()
