@@ -97,7 +97,7 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", f.field)
 		}
 	}
-	return c, nil
+	return c, corsTokens(c)
 }
 
 func contains(list []string, s string) bool {

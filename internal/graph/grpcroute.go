@@ -55,6 +55,9 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
+		}
 		tls, err := ruleTLS(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)
@@ -132,7 +135,7 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		}
 		out.Headers = append(out.Headers, vm)
 	}
-	return out, nil
+	return out, matchTokens(out)
 }
 
 func orAny(s string) string {

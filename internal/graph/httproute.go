@@ -67,6 +67,9 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
+		}
 		h2c, err := h2cBackends(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)
@@ -210,7 +213,7 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		out.Query = append(out.Query, ValueMatch{Name: name, Value: q.Value, Regex: regex})
 	}
-	return out, nil
+	return out, matchTokens(out)
 }
 
 func headerMatch(name, value string, regex bool) (ValueMatch, error) {
