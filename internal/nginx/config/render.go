@@ -172,8 +172,9 @@ func (c *Config) serversConf() []byte {
 	w.comment(header)
 	for _, code := range c.Sinks {
 		w.open("server")
-		w.line("listen", sinkSocket(code))
-		w.line("listen", sinkSocketH2(code), "http2")
+		for _, l := range sinkListens(code) {
+			w.line(l.words()...)
+		}
 		w.line("access_log", "off")
 		w.line("return", strconv.Itoa(code))
 		w.close()
@@ -200,27 +201,13 @@ func (c *Config) sortedServers() []*Server {
 
 func (c *Config) writeServer(w *writer, s *Server) {
 	w.open("server")
-	var params []string
-	if s.Default {
-		params = append(params, "default_server")
+	for _, l := range c.serverListens(s) {
+		w.line(l.words()...)
 	}
-	if s.SSL {
-		params = append(params, "ssl")
-	}
-	if s.HTTP2 {
-		params = append(params, "http2")
-	}
-	port := strconv.Itoa(int(s.Port))
-	switch {
-	case c.sniffed(s.Port):
-		writeSniffedListens(w, s)
-	default:
-		if c.Main.IPv4 {
-			w.line(append([]string{"listen", port}, params...)...)
-		}
-		if c.Main.IPv6 {
-			w.line(append([]string{"listen", "[::]:" + port}, params...)...)
-		}
+	if c.sniffed(s.Port) {
+		// The client's address comes from the stream sniffer's PROXY protocol.
+		w.line("set_real_ip_from", "unix:")
+		w.line("real_ip_header", "proxy_protocol")
 	}
 	if s.Name != "" {
 		w.line("server_name", s.Name)
