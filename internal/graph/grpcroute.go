@@ -58,6 +58,9 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err := headerTokens(rule); err != nil {
 			errs = append(errs, err)
 		}
+		if err := grpcHeaders(rule); err != nil {
+			errs = append(errs, err)
+		}
 		tls, err := ruleTLS(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)

@@ -75,6 +75,11 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 			errs = append(errs, err)
 		}
 		rule.H2C = h2c
+		if h2c {
+			if err := grpcHeaders(rule); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if rule.TLS, err = ruleTLS(rule.Backends); err != nil {
 			errs = append(errs, err)
 		}

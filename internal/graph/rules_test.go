@@ -252,6 +252,13 @@ func TestGRPCRouteRuleChecks(t *testing.T) {
 			"gRPC method is 1025 characters long, more than the 1024"},
 		{"17 header matches", gatewayv1.GRPCRouteRule{Matches: []gatewayv1.GRPCRouteMatch{{Headers: grpcHeaderMatches(17)}}},
 			"headers has 17 items, more than the 16"},
+		// NGINX's table of gRPC headers has a fixed bucket size.
+		{"header to set of 46 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("X-" + strings.Repeat("a", 44))}}, ""},
+		{"header to set of 47 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("X-" + strings.Repeat("a", 45))}},
+			"is 47 characters long: NGINX's fixed table of gRPC request headers takes names of at most 46 characters"},
+		{"header to hide of 47 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier,
+			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-" + strings.Repeat("a", 45)}}}}},
+			"NGINX's fixed table of gRPC response headers takes names of at most 46 characters"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -54,8 +54,7 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 		{Name: "if", Args: []string{"(" + allowed + ")"}, Block: pre},
 		{Name: "if", Args: []string{"(" + preflight + ")"}, Block: []Directive{d("return", "204")}},
 	}
-	for _, h := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
-		"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"} {
+	for _, h := range syntax.CORSHiddenHeaders {
 		ds = append(ds, d(prefix+"_hide_header", h))
 	}
 	ds = append(ds, always("Access-Control-Allow-Origin", origin))

@@ -45,7 +45,7 @@ func TestLongestValuesPassNginx(t *testing.T) {
 			{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{
 				Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr.To(long)}}}}},
 		{Matches: []gatewayv1.HTTPRouteMatch{exact("/joined")}, Filters: []gatewayv1.HTTPRouteFilter{set("X-A", strings.Repeat("r", 2000))}, BackendRefs: refs},
-		{Matches: []gatewayv1.HTTPRouteMatch{exact("/set")}, Filters: []gatewayv1.HTTPRouteFilter{set("X-S", strings.Repeat("v", syntax.MaxToken-len("$http_x_s,")))}},
+		{Matches: []gatewayv1.HTTPRouteMatch{exact("/set")}, Filters: []gatewayv1.HTTPRouteFilter{set("X-"+strings.Repeat("s", 254), strings.Repeat("v", syntax.MaxToken-len(syntax.AppendedHeaderValue("X-"+strings.Repeat("s", 254), ""))))}},
 		{Matches: []gatewayv1.HTTPRouteMatch{exact("/response")}, Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
 			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-A", Value: strings.Repeat("v", syntax.MaxToken)}}}}}},
 		{Matches: []gatewayv1.HTTPRouteMatch{exact("/cors")}, Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS,
