@@ -119,8 +119,9 @@ func containsDotSegment(p string) bool {
 
 // RegexPath checks a RegularExpression path. NGINX compiles it with PCRE2;
 // the check requires it to compile as a Go (RE2) expression, whose syntax is
-// nearly a subset (so lookarounds and backreferences are refused), and to
-// mean the same to PCRE2 (pcreDifference).
+// nearly a subset (so lookarounds and backreferences are refused), to mean
+// the same to PCRE2 (pcreDifference), and not to make PCRE2 backtrack for
+// a long time (backtracking).
 func RegexPath(p string) error {
 	if len(p) > maxPathLength {
 		return lengthError("path", len(p), maxPathLength)
@@ -135,6 +136,9 @@ func RegexPath(p string) error {
 		return fmt.Errorf("regular expression path %q does not compile: %w", p, err)
 	}
 	if err := pcreDifference(p); err != nil {
+		return fmt.Errorf("regular expression path %q: %w", p, err)
+	}
+	if err := backtracking(p); err != nil {
 		return fmt.Errorf("regular expression path %q: %w", p, err)
 	}
 	return nil
@@ -189,6 +193,9 @@ func RegexValue(what, v string) error {
 		return fmt.Errorf("%s %q does not compile: %w", what, v, err)
 	}
 	if err := pcreDifference(v); err != nil {
+		return fmt.Errorf("%s %q: %w", what, v, err)
+	}
+	if err := backtracking(v); err != nil {
 		return fmt.Errorf("%s %q: %w", what, v, err)
 	}
 	return nil

@@ -135,6 +135,9 @@ func TestRegexPath(t *testing.T) {
 		{"collating element", "/[[.a.]]", "collating elements"},
 		{"nested too deep", strings.Repeat("(", 101) + "/" + strings.Repeat(")", 101), "nested more than 100 deep"},
 		{"too large", "/([a-z]x|y){1000}", "too large"},
+		{"nested repetition", "^/(a+)+$", "time exponential"},
+		{"segments", "^/(/[^/]+)+$", ""},
+		{"three overlapping stars", "^/.*a.*a.*a$", "power 3"},
 		{"too long", "/" + strings.Repeat("a", 1024), "more than the 1024"},
 	})
 }
@@ -200,6 +203,8 @@ var regexValueCases = []valueCase{
 	{"repeated anchor", "^*a", "follows an anchor"},
 	{"range from a class", `[\w-.]`, "cannot start at a class"},
 	{"nested too deep", strings.Repeat("(", 101) + "a" + strings.Repeat(")", 101), "nested more than 100 deep"},
+	{"nested repetition", "((a|aa)+)+b", "time exponential"},
+	{"repeated optional", "(a?)*b", "can match nothing"},
 }
 
 func TestRegexValue(t *testing.T) {
