@@ -154,15 +154,7 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 			"allowHeaders has 65 items, more than the 64"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ok := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ok")}, BackendRefs: appRefs()}
-			g := buildTest(t, testInput(testHTTPRoute("r", ok, c.rule)))
-			r := g.Routes[0]
-			if !r.Parents[0].Attached() || !r.Rules[0].Valid {
-				t.Fatalf("the route's valid rule is not served: %+v", r.Parents[0].Conditions)
-			}
-			checkRule(t, r.Rules[1], c.want)
-		})
+		t.Run(c.name, func(t *testing.T) { checkRuleBesideValid(t, c.rule, c.want) })
 	}
 }
 
@@ -199,6 +191,19 @@ func httpHeaderNames(n int) []gatewayv1.HTTPHeaderName {
 		out = append(out, gatewayv1.HTTPHeaderName(h))
 	}
 	return out
+}
+
+// checkRuleBesideValid builds a route with a valid rule and rule: the
+// valid rule must be served, and rule be valid (want "") or refused with an
+// error containing want.
+func checkRuleBesideValid(t *testing.T, rule gatewayv1.HTTPRouteRule, want string) {
+	t.Helper()
+	ok := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ok")}, BackendRefs: appRefs()}
+	r := buildTest(t, testInput(testHTTPRoute("r", ok, rule))).Routes[0]
+	if !r.Parents[0].Attached() || !r.Rules[0].Valid {
+		t.Fatalf("the route's valid rule is not served: %+v", r.Parents[0].Conditions)
+	}
+	checkRule(t, r.Rules[1], want)
 }
 
 // checkRule checks that a rule is valid (want "") or refused with an error containing want.
