@@ -32,9 +32,11 @@ type CORS struct {
 // optional port.
 var corsOriginRE = regexp.MustCompile(`^(\*|https?://((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:[0-9]{1,5})?)$`)
 
-// defaultCORSMaxAge is the Gateway API's default Access-Control-Max-Age.
-const defaultCORSMaxAge = 5
-
+// cors validates a CORS filter. maxAge must be at least 1, as the Gateway
+// API's schema says. Its default (5) is the API server's to fill in when the
+// field is unset: the Go type cannot tell an unset maxAge from 0, so 0 here
+// is a value that bypassed the schema and is refused like a negative one
+// (the render command fills the default in as the API server does).
 func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
@@ -53,9 +55,6 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 		}
 	}
 	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
-	if c.MaxAge <= 0 {
-		c.MaxAge = defaultCORSMaxAge
-	}
 	for _, o := range src.AllowOrigins {
 		if !corsOriginRE.MatchString(string(o)) || len(o) > 253 {
 			return nil, fmt.Errorf("allowOrigins: %q is not an origin (scheme://host[:port], the host may start with \"*.\") nor \"*\"", o)
@@ -96,6 +95,9 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 		if len(f.list) > 1 && contains(f.list, "*") {
 			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", f.field)
 		}
+	}
+	if src.MaxAge < 1 {
+		return nil, fmt.Errorf("maxAge: %d is less than 1 (seconds); leave it unset for the Gateway API's default of 5", src.MaxAge)
 	}
 	return c, corsTokens(c)
 }

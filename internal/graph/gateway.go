@@ -106,6 +106,9 @@ func (g *Gateway) accept(in *Input, problem string) *metav1.Condition {
 		g.NginxProxy = EffectiveNginxProxy(nil, nil)
 		return &c
 	}
+	if msg, ok := in.Unreadable("Gateway", g.Key); ok {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", msg)
+	}
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
 	}
@@ -113,6 +116,9 @@ func (g *Gateway) accept(in *Input, problem string) *metav1.Condition {
 	// server bypass or an offline manifest can make it invalid.
 	if err := validation.ObjectReference(gw.Namespace, gw.Name); err != nil {
 		return reject(gatewayv1.GatewayReasonInvalid, "%s", err)
+	}
+	if msg := checkGatewaySpec(gw); msg != "" {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", msg)
 	}
 	var gwNP *v1alpha2.NginxProxy
 	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
@@ -152,6 +158,44 @@ func nginxProxySources(class, gateway *v1alpha2.NginxProxy) string {
 		return fmt.Sprintf("the Gateway's NginxProxy %s", name(gateway))
 	}
 	return "the default NginxProxy settings (no NginxProxy is set)"
+}
+
+// checkGatewaySpec applies the Gateway API's rules on a whole Gateway that
+// Gatewall relies on (CEL rules the API server may not have run): listener
+// names are unique (routes attach by name and listener statuses are keyed
+// by it: a status with a name twice is refused whole), and so are the ports
+// of tls.frontend.perPort (else which client certificate validation
+// applies would be a guess).
+func checkGatewaySpec(gw *gatewayv1.Gateway) string {
+	names := make([]string, 0, len(gw.Spec.Listeners))
+	for _, l := range gw.Spec.Listeners {
+		names = append(names, string(l.Name))
+	}
+	if n := repeated(names); n != "" {
+		return fmt.Sprintf("spec.listeners: the name %s is used more than once; listener names must be unique within the Gateway", conditions.Quote(n))
+	}
+	if gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
+		var ports []string
+		for _, p := range gw.Spec.TLS.Frontend.PerPort {
+			ports = append(ports, fmt.Sprint(p.Port))
+		}
+		if p := repeated(ports); p != "" {
+			return fmt.Sprintf("spec.tls.frontend.perPort: port %s is listed more than once; each port may have one client certificate validation", p)
+		}
+	}
+	return ""
+}
+
+// repeated returns the first value that occurs twice in list, or "".
+func repeated(list []string) string {
+	seen := map[string]bool{}
+	for _, v := range list {
+		if seen[v] {
+			return v
+		}
+		seen[v] = true
+	}
+	return ""
 }
 
 func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition {

@@ -8,19 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
-	r := newRoute(KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	r := newRoute(in, KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
 	matches := 0
 	for _, rule := range gr.Spec.Rules {
 		matches += len(rule.Matches)
 	}
 	r.checkMatchCount(matches)
 	r.checkParentRefs(gr.Spec.ParentRefs)
-	var unresolved []string
-	reason := gatewayv1.RouteReasonResolvedRefs
+	var resolved resolvedRefs
 	for i, src := range gr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true, H2C: true}
 		var errs []error
@@ -39,18 +39,17 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, unsupportedRuleFields(nil, src.SessionPersistence)...)
 		rule.Filters = f
+		for _, m := range f.Mirrors {
+			resolved.addRefused(m.Backend)
+		}
 		for _, br := range src.BackendRefs {
 			if len(br.Filters) > 0 {
 				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
 			}
 			b, why := resolveBackend(in, KindGRPCRoute, k.Namespace, br.BackendObjectReference, br.Weight)
-			if !b.Valid {
-				unresolved = append(unresolved, b.Err)
-				if reason == gatewayv1.RouteReasonResolvedRefs {
-					reason = why
-				}
-			}
+			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
@@ -71,7 +70,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	r.setResolvedRefs(&resolved)
 	return r
 }
 
@@ -90,7 +89,10 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		if svc == "" && method == "" {
 			return out, errors.New("method: one or both of service and method must be set")
 		}
-		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
+		regex, err := regexType(mm.Type, gatewayv1.GRPCMethodMatchExact, gatewayv1.GRPCMethodMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("method: %w", err)
+		}
 		if regex {
 			for _, part := range []struct{ what, v string }{{"service", svc}, {"method", method}} {
 				if part.v == "" {
@@ -132,7 +134,11 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 			continue
 		}
 		seen[name] = true
-		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression)
+		regex, err := regexType(h.Type, gatewayv1.GRPCHeaderMatchExact, gatewayv1.GRPCHeaderMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("header %s: %w", conditions.Quote(string(h.Name)), err)
+		}
+		vm, err := headerMatch(string(h.Name), h.Value, regex)
 		if err != nil {
 			return out, err
 		}

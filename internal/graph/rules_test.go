@@ -91,7 +91,10 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 		r.Matches = ms
 		return r
 	}
-	cors := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}}}
+	corsMaxAge := func(maxAge int32) gatewayv1.HTTPRouteFilter {
+		return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, MaxAge: maxAge}}
+	}
+	cors := corsMaxAge(5) // the API server's default
 	cases := []struct {
 		name string
 		rule gatewayv1.HTTPRouteRule
@@ -105,6 +108,9 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 			{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"B"}}}}},
 			"ResponseHeaderModifier filter cannot be repeated"},
 		{"repeated CORS", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{cors, cors}}, "CORS filter cannot be repeated"},
+		{"CORS maxAge 0 (the API server defaults an unset one to 5)", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(0)}},
+			"filters[0]: maxAge: 0 is less than 1"},
+		{"negative CORS maxAge", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(-5)}}, "filters[0]: maxAge: -5 is less than 1"},
 		{"repeated RequestRedirect", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
 			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https")}), redirectFilter(gatewayv1.HTTPRequestRedirectFilter{})}},
 			"RequestRedirect filter cannot be repeated"},
@@ -152,6 +158,15 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 		{"65 CORS allowHeaders", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS,
 			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, AllowHeaders: httpHeaderNames(65)}}}},
 			"allowHeaders has 65 items, more than the 64"},
+		{"unknown header match type", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
+			Headers: []gatewayv1.HTTPHeaderMatch{{Type: ptr.To[gatewayv1.HeaderMatchType]("Prefix"), Name: "X-A", Value: "a"}}}),
+			`header "X-A": match type "Prefix" is not supported; use Exact or RegularExpression`},
+		{"unknown query parameter match type", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
+			QueryParams: []gatewayv1.HTTPQueryParamMatch{{Type: ptr.To[gatewayv1.QueryParamMatchType]("Glob"), Name: "q", Value: "a"}}}),
+			`query parameter "q": match type "Glob" is not supported`},
+		{"retry", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Attempts: ptr.To(2)}}, "retry is not supported"},
+		{"session persistence", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), SessionPersistence: &gatewayv1.SessionPersistence{}},
+			"sessionPersistence is not supported"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkRuleBesideValid(t, c.rule, c.want) })
@@ -264,6 +279,11 @@ func TestGRPCRouteRuleChecks(t *testing.T) {
 		{"header to hide of 47 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier,
 			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-" + strings.Repeat("a", 45)}}}}},
 			"NGINX's fixed table of gRPC response headers takes names of at most 46 characters"},
+		{"unknown method match type", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To[gatewayv1.GRPCMethodMatchType]("Prefix"), Service: ptr.To("svc")})}, `method: match type "Prefix" is not supported`},
+		{"unknown header match type", gatewayv1.GRPCRouteRule{Matches: []gatewayv1.GRPCRouteMatch{{Headers: []gatewayv1.GRPCHeaderMatch{
+			{Type: ptr.To[gatewayv1.GRPCHeaderMatchType]("Prefix"), Name: "x-a", Value: "a"}}}}}, `header "x-a": match type "Prefix" is not supported`},
+		{"session persistence", gatewayv1.GRPCRouteRule{SessionPersistence: &gatewayv1.SessionPersistence{}}, "sessionPersistence is not supported"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -49,7 +49,7 @@ func TestTokenLimits(t *testing.T) {
 			names = append(names, gatewayv1.HTTPHeaderName("X-"+strings.Repeat("h", 250)+string(rune('a'+i%26))+string(rune('a'+i/26))))
 		}
 		return gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS,
-			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, ExposeHeaders: names}}}}
+			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, ExposeHeaders: names, MaxAge: 5}}}}
 	}
 	cases := []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,10 @@ type AgentOptions struct {
 	// Observe, if set, receives the agent server's protocol events (for
 	// metrics and tests); it must return quickly.
 	Observe func(agent.Event)
+	// PodName is the manager's own pod ($POD_NAME, in Namespace), if it runs
+	// in one: the leader labels it AgentServerLabel once it listens, and
+	// every replica removes the label at start.
+	PodName string
 }
 
 // setupAgent builds the agent server (run by the leader only), the data
@@ -76,6 +81,12 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// A replica starts as a follower, whatever its pod said before (a
+	// restarted container keeps its pod's labels).
+	self := leaderPod{c: uncached, key: types.NamespacedName{Namespace: opts.Namespace, Name: a.PodName}}
+	if err := self.set(ctx, false); err != nil {
+		return nil, nil, err
+	}
 	names := []string{serverName, "localhost", "127.0.0.1"}
 	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names)
 	if err != nil {
@@ -102,6 +113,11 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	serve := manager.RunnableFunc(func(ctx context.Context) error {
 		l, err := net.Listen("tcp", a.ListenAddress)
 		if err != nil {
+			return fmt.Errorf("agent server: %w", err)
+		}
+		// The agent Service sends agents to this pod from now on.
+		if err := self.set(ctx, true); err != nil {
+			l.Close()
 			return fmt.Errorf("agent server: %w", err)
 		}
 		go certs.poll(ctx, uncached, secretKey, names, log)

@@ -64,6 +64,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.StringVar(&opts.Agent.TLSDir, "agent-tls-dir", "",
 		"Directory where --agent-tls-secret is mounted (an optional Secret volume); its files are read again when they change. "+
 			"Empty reads the Secret from the API server every 30 s.")
+	fs.StringVar(&opts.Agent.PodName, "pod-name", os.Getenv("POD_NAME"),
+		"The manager's own pod (default from $POD_NAME): the leader labels it "+AgentServerLabel+", which the agent Service selects.")
 	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
 		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")

@@ -5,8 +5,6 @@
 package translate
 
 import (
-	"sort"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -52,7 +50,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 
 // evaluate evaluates the policies on a Gateway's graph.
 func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
-	return &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, proxySettingsPolicies(in)), WAF: policy.EvaluateWAF(g, in)}
+	return &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, in), WAF: policy.EvaluateWAF(g, in)}
 }
 
 // Extra returns the conditions the policies add to a target: one
@@ -76,13 +74,4 @@ func (t *Translation) GatewayRef() policy.TargetRef {
 // RouteRef is a route's target reference.
 func RouteRef(r *graph.Route) policy.TargetRef {
 	return policy.TargetRef{Kind: r.Kind, Key: r.Key}
-}
-
-func proxySettingsPolicies(in *graph.Input) []*v1alpha1.ProxySettingsPolicy {
-	out := make([]*v1alpha1.ProxySettingsPolicy, 0, len(in.ProxySettingsPolicies))
-	for _, p := range in.ProxySettingsPolicies {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
-	return out
 }

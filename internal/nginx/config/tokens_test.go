@@ -49,7 +49,7 @@ func TestLongestValuesPassNginx(t *testing.T) {
 		{Matches: []gatewayv1.HTTPRouteMatch{exact("/response")}, Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
 			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-A", Value: strings.Repeat("v", syntax.MaxToken)}}}}}},
 		{Matches: []gatewayv1.HTTPRouteMatch{exact("/cors")}, Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS,
-			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, ExposeHeaders: exposed, AllowHeaders: exposed}}}},
+			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, ExposeHeaders: exposed, AllowHeaders: exposed, MaxAge: 5}}}},
 	}
 	grpc := func(name string, m gatewayv1.GRPCMethodMatch) *gatewayv1.GRPCRoute {
 		return &gatewayv1.GRPCRoute{
