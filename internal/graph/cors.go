@@ -41,6 +41,19 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
 	}
+	for _, l := range []struct {
+		field    string
+		n, limit int
+	}{
+		{"allowOrigins", len(src.AllowOrigins), validation.MaxCORSListItems},
+		{"allowMethods", len(src.AllowMethods), validation.MaxCORSMethods},
+		{"allowHeaders", len(src.AllowHeaders), validation.MaxCORSListItems},
+		{"exposeHeaders", len(src.ExposeHeaders), validation.MaxCORSListItems},
+	} {
+		if err := validation.ListLength(l.field, l.n, l.limit); err != nil {
+			return nil, err
+		}
+	}
 	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
 	for _, o := range src.AllowOrigins {
 		if !corsOriginRE.MatchString(string(o)) || len(o) > 253 {
@@ -86,7 +99,7 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if src.MaxAge < 1 {
 		return nil, fmt.Errorf("maxAge: %d is less than 1 (seconds); leave it unset for the Gateway API's default of 5", src.MaxAge)
 	}
-	return c, nil
+	return c, corsTokens(c)
 }
 
 func contains(list []string, s string) bool {

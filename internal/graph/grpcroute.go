@@ -3,7 +3,6 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -11,11 +10,6 @@ import (
 
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
-)
-
-var (
-	grpcServiceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
-	grpcMethodRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
 )
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
@@ -60,6 +54,12 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
+		}
+		if err := grpcHeaders(rule); err != nil {
+			errs = append(errs, err)
+		}
 		tls, err := ruleTLS(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)
@@ -98,17 +98,21 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 				if part.v == "" {
 					continue
 				}
-				if err := validation.RegexValue("gRPC "+part.what, part.v); err != nil {
+				if err := validation.GRPCRegex(part.what, part.v); err != nil {
 					return out, err
 				}
 			}
 			out.Path = PathMatch{Type: PathRegex, Value: fmt.Sprintf("^/%s/%s$", orAny(svc), orAny(method))}
 		} else {
-			if svc != "" && !grpcServiceRE.MatchString(svc) {
-				return out, fmt.Errorf("gRPC service %q is not a valid service name", svc)
+			if svc != "" {
+				if err := validation.GRPCService(svc); err != nil {
+					return out, err
+				}
 			}
-			if method != "" && !grpcMethodRE.MatchString(method) {
-				return out, fmt.Errorf("gRPC method %q is not a valid method name", method)
+			if method != "" {
+				if err := validation.GRPCMethod(method); err != nil {
+					return out, err
+				}
 			}
 			switch {
 			case svc != "" && method != "":
@@ -119,6 +123,9 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 				out.Path = PathMatch{Type: PathRegex, Value: "^/[^/]+/" + method + "$"}
 			}
 		}
+	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
 	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {
@@ -137,7 +144,7 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		}
 		out.Headers = append(out.Headers, vm)
 	}
-	return out, nil
+	return out, matchTokens(out)
 }
 
 func orAny(s string) string {

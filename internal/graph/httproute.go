@@ -64,11 +64,19 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
+		}
 		h2c, err := h2cBackends(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		rule.H2C = h2c
+		if h2c {
+			if err := grpcHeaders(rule); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if rule.TLS, err = ruleTLS(rule.Backends); err != nil {
 			errs = append(errs, err)
 		}
@@ -173,6 +181,12 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		out.Method = string(*m.Method)
 	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
+	}
+	if err := validation.ListLength("queryParams", len(m.QueryParams), validation.MaxMatchQuery); err != nil {
+		return out, err
+	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {
 		// Only the first of equivalent (case-insensitive) names counts.
@@ -207,14 +221,14 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		check := validation.QueryParamValue
 		if regex {
-			check = func(v string) error { return validation.RegexValue("query parameter value", v) }
+			check = validation.QueryParamValueRegex
 		}
 		if err := check(q.Value); err != nil {
 			return out, err
 		}
 		out.Query = append(out.Query, ValueMatch{Name: name, Value: q.Value, Regex: regex})
 	}
-	return out, nil
+	return out, matchTokens(out)
 }
 
 // regexType says whether a match asks for a regular expression. The

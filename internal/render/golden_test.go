@@ -117,6 +117,8 @@ func renderCase(t *testing.T, in string) []byte {
 		out, err := nginxtest.Test(files)
 		if err != nil {
 			t.Errorf("gateway %s: %v\n%s", k, err, out)
+		} else if ws := nginxtest.Warnings(out); len(ws) > 0 {
+			t.Errorf("gateway %s: NGINX warns:\n%s", k, strings.Join(ws, "\n"))
 		}
 		m := map[string]string{}
 		for _, f := range files {
