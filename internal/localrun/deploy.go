@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -32,23 +33,96 @@ const (
 // deploys (--leader-election-id's default for its controllerName).
 var LeaderLease = manager.LeaderElectionID(manager.DefaultControllerName)
 
-// managerLabels select the manager's pods (config/manager).
-var managerLabels = labels.Set{"app.kubernetes.io/name": "gatewall", "app.kubernetes.io/component": "controller"}
+// Installation is one Gatewall installation: config/default as `make
+// deploy` installs it (the zero value), or another one beside it, for
+// another controllerName and GatewayClass, in its own namespace or in the
+// same one under a name prefix, as a user installs a second one with a
+// kustomize overlay of config/default (README).
+type Installation struct {
+	// Namespace is where its manager runs; "" is ManagerNamespace.
+	Namespace string
+	// NamePrefix is put before config/default's names (gatewall-...). An
+	// installation beside config/default's needs one, in any namespace:
+	// its ClusterRole and ClusterRoleBinding would replace the first's.
+	NamePrefix string
+	// Instance is its app.kubernetes.io/instance label, which its
+	// Deployment and Services select; "" is config/default's (gatewall).
+	Instance string
+	// ControllerName and GatewayClass are what it serves; "" are
+	// config/default's.
+	ControllerName, GatewayClass string
+}
+
+// defaultInstance is config/default's app.kubernetes.io/instance.
+const defaultInstance = "gatewall"
+
+func (i Installation) namespace() string { return cmp.Or(i.Namespace, ManagerNamespace) }
+
+func (i Installation) controllerName() string {
+	return cmp.Or(i.ControllerName, manager.DefaultControllerName)
+}
+
+// name is a config/default object's name in this installation.
+func (i Installation) name(n string) string { return i.NamePrefix + n }
+
+// deployment is its manager Deployment.
+func (i Installation) deployment() client.ObjectKey {
+	return client.ObjectKey{Namespace: i.namespace(), Name: i.name(ManagerDeployment)}
+}
+
+// lease is its leader election Lease.
+func (i Installation) lease() client.ObjectKey {
+	return client.ObjectKey{Namespace: i.namespace(), Name: manager.LeaderElectionID(i.controllerName())}
+}
+
+// podLabels select its manager's pods (config/manager and config/default).
+func (i Installation) podLabels() labels.Set {
+	return labels.Set{"app.kubernetes.io/name": "gatewall", "app.kubernetes.io/component": "controller",
+		"app.kubernetes.io/instance": cmp.Or(i.Instance, defaultInstance)}
+}
+
+// args are the manager flags that make it this installation: its own
+// controllerName and class, and its own agent Service and TLS Secret
+// (config/default's defaults are the first installation's).
+func (i Installation) args() []string {
+	if i == (Installation{}) {
+		return nil
+	}
+	return []string{
+		"--gateway-ctlr-name=" + i.controllerName(),
+		"--gatewayclass=" + cmp.Or(i.GatewayClass, manager.DefaultGatewayClassName),
+		fmt.Sprintf("--agent-server-address=%s.%s.svc:8443", i.name("gatewall-agent"), i.namespace()),
+		"--agent-tls-secret=" + i.name(agentTLSSecret),
+	}
+}
+
+// agentTLSSecret is config/manager's agent TLS Secret (--agent-tls-secret
+// and the volume that mounts it).
+const agentTLSSecret = "gatewall-agent-tls"
 
 // Deployment is how Deploy installs Gatewall.
 type Deployment struct {
+	Installation
 	// Args are appended to the manager's arguments in config/manager (a
 	// flag given twice takes its last value).
 	Args []string
 }
 
 // overlay is the kustomization Deploy builds: config/default, as `make
-// deploy IMG=...` builds it, with the manager image built by `make images`
-// and Args added.
+// deploy IMG=...` builds it, with the manager image built by `make images`,
+// made the Installation, and Args added.
 type overlay struct {
-	Resources []string       `json:"resources"`
-	Images    []overlayImage `json:"images"`
-	Patches   []overlayPatch `json:"patches,omitempty"`
+	Resources  []string       `json:"resources"`
+	Namespace  string         `json:"namespace,omitempty"`
+	NamePrefix string         `json:"namePrefix,omitempty"`
+	Labels     []overlayLabel `json:"labels,omitempty"`
+	Images     []overlayImage `json:"images"`
+	Patches    []overlayPatch `json:"patches,omitempty"`
+}
+
+type overlayLabel struct {
+	Pairs            map[string]string `json:"pairs"`
+	IncludeSelectors bool              `json:"includeSelectors"`
 }
 
 type overlayImage struct {
@@ -64,9 +138,13 @@ type overlayPatch struct {
 
 // Deploy installs Gatewall from config/default (namespace, CRDs, RBAC,
 // manager Deployment and Services) with the manager image images.Manager,
-// then waits until the manager runs the new configuration and holds the
-// leader Lease. Deploying again with other Args rolls the manager out.
+// as d's Installation, then waits until the manager runs the new
+// configuration and holds the leader Lease. Deploying again with other Args
+// rolls the manager out.
 func (r *Runtime) Deploy(ctx context.Context, d Deployment) error {
+	if d.Installation != (Installation{}) && d.NamePrefix == "" {
+		return fmt.Errorf("localrun: installation %+v has no NamePrefix: its cluster-wide RBAC would replace config/default's", d.Installation)
+	}
 	objs, err := r.kustomize(d)
 	if err != nil {
 		return err
@@ -74,10 +152,11 @@ func (r *Runtime) Deploy(ctx context.Context, d Deployment) error {
 	if err := manifest.Apply(ctx, r.Client, "gatewall-local", objs); err != nil {
 		return fmt.Errorf("localrun: deploying Gatewall: %w", err)
 	}
-	if err := r.WaitDeployment(ctx, ManagerNamespace, ManagerDeployment, 3*time.Minute); err != nil {
+	key := d.deployment()
+	if err := r.WaitDeployment(ctx, key.Namespace, key.Name, 3*time.Minute); err != nil {
 		return err
 	}
-	return r.waitLeader(ctx, 2*time.Minute)
+	return r.waitLeader(ctx, d.Installation, 2*time.Minute)
 }
 
 // kustomize builds the overlay of config/default for d.
@@ -98,16 +177,30 @@ func (r *Runtime) kustomize(d Deployment) ([]*unstructured.Unstructured, error) 
 		// config/manager names the image ghcr.io/gatewall/gatewall:latest.
 		Images: []overlayImage{{Name: "ghcr.io/gatewall/gatewall", NewName: name, NewTag: tag}},
 	}
-	if len(d.Args) > 0 {
+	inst := d.Installation
+	if inst != (Installation{}) {
+		k.Namespace, k.NamePrefix = inst.Namespace, inst.NamePrefix
+		if inst.Instance != "" {
+			k.Labels = []overlayLabel{{Pairs: map[string]string{"app.kubernetes.io/instance": inst.Instance}, IncludeSelectors: true}}
+		}
+		// The volume that mounts the agent TLS Secret names it: kustomize
+		// renames only the objects it makes.
+		volume := fmt.Sprintf(`{"op": "test", "path": "/spec/template/spec/volumes/%[1]d/name", "value": "agent-tls"},
+			{"op": "replace", "path": "/spec/template/spec/volumes/%[1]d/secret/secretName", "value": %[2]q}`,
+			agentTLSVolume, inst.name(agentTLSSecret))
+		k.Patches = append(k.Patches, overlayPatch{Target: map[string]string{"kind": "Deployment", "name": ManagerDeployment},
+			Patch: "[" + volume + "]"})
+	}
+	if args := append(inst.args(), d.Args...); len(args) > 0 {
 		var ops []map[string]string
-		for _, a := range d.Args {
+		for _, a := range args {
 			ops = append(ops, map[string]string{"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": a})
 		}
 		patch, err := yaml.Marshal(ops)
 		if err != nil {
 			return nil, err
 		}
-		k.Patches = []overlayPatch{{Target: map[string]string{"kind": "Deployment", "name": ManagerDeployment}, Patch: string(patch)}}
+		k.Patches = append(k.Patches, overlayPatch{Target: map[string]string{"kind": "Deployment", "name": ManagerDeployment}, Patch: string(patch)})
 	}
 	data, err := yaml.Marshal(k)
 	if err != nil {
@@ -118,6 +211,10 @@ func (r *Runtime) kustomize(d Deployment) ([]*unstructured.Unstructured, error) 
 	}
 	return manifest.Kustomize(dir)
 }
+
+// agentTLSVolume is the index of the agent TLS Secret's volume in
+// config/manager's pod.
+const agentTLSVolume = 1
 
 // WaitDeployment waits until a Deployment has rolled out: every replica
 // updated, available, and no pod of an older revision left.
@@ -194,12 +291,12 @@ func describePod(p *corev1.Pod) string {
 
 // waitLeader waits until a pod of the manager's current revision holds the
 // leader Lease: only the leader reconciles and serves the agents.
-func (r *Runtime) waitLeader(ctx context.Context, timeout time.Duration) error {
+func (r *Runtime) waitLeader(ctx context.Context, inst Installation, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		pods, err := r.ManagerPods(ctx)
+		pods, err := r.InstallationPods(ctx, inst)
 		lease := &coordinationv1.Lease{}
-		lerr := r.Client.Get(ctx, client.ObjectKey{Namespace: ManagerNamespace, Name: LeaderLease}, lease)
+		lerr := r.Client.Get(ctx, inst.lease(), lease)
 		if err == nil && lerr == nil && lease.Spec.HolderIdentity != nil {
 			holder := *lease.Spec.HolderIdentity
 			for _, p := range pods {
@@ -210,7 +307,7 @@ func (r *Runtime) waitLeader(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("localrun: no running manager pod holds the Lease %s/%s after %s", ManagerNamespace, LeaderLease, timeout)
+			return fmt.Errorf("localrun: no running manager pod holds the Lease %s after %s", inst.lease(), timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -220,11 +317,18 @@ func (r *Runtime) waitLeader(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// ManagerPods are the manager's running pods that are not being deleted.
+// ManagerPods are the running pods of config/default's manager that are
+// not being deleted.
 func (r *Runtime) ManagerPods(ctx context.Context) ([]corev1.Pod, error) {
+	return r.InstallationPods(ctx, Installation{})
+}
+
+// InstallationPods are the running pods of an installation's manager that
+// are not being deleted.
+func (r *Runtime) InstallationPods(ctx context.Context, inst Installation) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	sel := labels.SelectorFromSet(managerLabels)
-	if err := r.Client.List(ctx, pods, client.InNamespace(ManagerNamespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	sel := labels.SelectorFromSet(inst.podLabels())
+	if err := r.Client.List(ctx, pods, client.InNamespace(inst.namespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, err
 	}
 	var out []corev1.Pod
@@ -254,12 +358,12 @@ func (r *Runtime) ScaleManager(ctx context.Context, replicas int32) error {
 		if err := r.WaitDeployment(ctx, ManagerNamespace, ManagerDeployment, 3*time.Minute); err != nil {
 			return err
 		}
-		return r.waitLeader(ctx, 2*time.Minute)
+		return r.waitLeader(ctx, Installation{}, 2*time.Minute)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		pods := &corev1.PodList{}
-		sel := labels.SelectorFromSet(managerLabels)
+		sel := labels.SelectorFromSet(Installation{}.podLabels())
 		err := r.Client.List(ctx, pods, client.InNamespace(ManagerNamespace), client.MatchingLabelsSelector{Selector: sel})
 		if err == nil && len(pods.Items) == 0 {
 			return nil
@@ -273,4 +377,30 @@ func (r *Runtime) ScaleManager(ctx context.Context, replicas int32) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// Undeploy removes an installation Deploy installed beside config/default's:
+// its manager, RBAC and Services, and its namespace when it has its own. The
+// CRDs, which every installation shares, stay. Its data planes go with their
+// Gateways.
+func (r *Runtime) Undeploy(ctx context.Context, d Deployment) error {
+	if d.Installation == (Installation{}) || d.NamePrefix == "" {
+		return fmt.Errorf("localrun: Undeploy removes only an installation beside config/default's, with a NamePrefix (not %+v)", d.Installation)
+	}
+	objs, err := r.kustomize(d)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "CustomResourceDefinition":
+			continue
+		case o.GetKind() == "Namespace" && o.GetName() == ManagerNamespace:
+			continue
+		}
+		if err := r.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("localrun: removing %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
 }

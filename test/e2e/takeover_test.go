@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,28 +79,7 @@ func TestLeaderTakeover(t *testing.T) {
 		return nil
 	})
 
-	var sent, failed atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var once sync.Once
-	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
-	t.Cleanup(halt) // a failing test stops the load before it ends
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			sent.Add(1)
-			if code, _, err := get(addr, "app.example.com", "/"); err != nil || code != 200 {
-				failed.Add(1)
-				t.Logf("request failed: %d %v", code, err)
-			}
-		}
-	}()
+	traffic := steadyLoad(t, addr, "app.example.com")
 
 	killed := time.Now()
 	pod := &corev1.Pod{}
@@ -150,10 +127,10 @@ func TestLeaderTakeover(t *testing.T) {
 	})
 	served := time.Since(killed)
 	time.Sleep(time.Second)
-	halt()
-	if f := failed.Load(); f != 0 {
-		t.Errorf("%d of %d requests to an unchanged route failed across the takeover", f, sent.Load())
+	traffic.halt()
+	if f := traffic.failed.Load(); f != 0 {
+		t.Errorf("%d of %d requests to an unchanged route failed across the takeover", f, traffic.sent.Load())
 	}
 	t.Logf("leader %s killed: %s took over after %s, was the agent Service's endpoint after %s; the agent reconnected after %s; a new route served and Accepted after %s; %d requests, %d failed",
-		old, next, tookOver.Round(time.Millisecond), endpoints.Round(time.Millisecond), reconnected.Round(time.Millisecond), served.Round(time.Millisecond), sent.Load(), failed.Load())
+		old, next, tookOver.Round(time.Millisecond), endpoints.Round(time.Millisecond), reconnected.Round(time.Millisecond), served.Round(time.Millisecond), traffic.sent.Load(), traffic.failed.Load())
 }
