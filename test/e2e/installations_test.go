@@ -136,4 +136,3 @@ func dataPlaneOf(t *testing.T, ns, name, controller string) *appsv1.Deployment {
 	}
 	return d
 }
-
