@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/controller"
 )
 
 // TestEntrypointExitsWhenNGINXDies: the container does not live on without
@@ -84,7 +84,8 @@ func TestEntrypointBoundsErrorLog(t *testing.T) {
 	port := freePort(t, dp.ip)
 	held := holdPort(t, dp.ip)
 	dp.start()
-	cp.srv.SetConfig(gw, agentFiles(gatewallConf(site(dp.ip, port, "good"))))
+	plane := controller.NewAgentDataPlane(cp.srv)
+	plane.Publish(gw, gatewallConf(site(dp.ip, port, "good")))
 	cp.waitPod(gw, pod, agent.Applied, applyTimeout)
 
 	errorLog := filepath.Join(dp.dir, "log", "error.log")
@@ -108,17 +109,9 @@ func TestEntrypointBoundsErrorLog(t *testing.T) {
 		return fi.Size() < 1<<20 && strings.Contains(dp.out.String(), "emptied /var/log/nginx/error.log"), fmt.Sprint(fi.Size())
 	})
 
-	cp.srv.SetConfig(gw, agentFiles(gatewallConf(site(dp.ip, port, "bad")+site(dp.ip, held, "held"))))
+	plane.Publish(gw, gatewallConf(site(dp.ip, port, "bad")+site(dp.ip, held, "held")))
 	st := cp.waitPod(gw, pod, agent.Failed, applyTimeout)
 	if !strings.Contains(st.Message, "bind() to "+net.JoinHostPort(dp.ip, strconv.Itoa(held))) {
 		t.Fatalf("failure message %q lacks NGINX's logged bind() error", st.Message)
 	}
-}
-
-func agentFiles(files []config.File) []agent.File {
-	out := make([]agent.File, 0, len(files))
-	for _, f := range files {
-		out = append(out, agent.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
-	}
-	return out
 }
