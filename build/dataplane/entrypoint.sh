@@ -9,7 +9,13 @@
 # 2. Start NGINX in the foreground of a child process.
 # 3. Start nginx-agent with this script's arguments; its configuration is
 #    /etc/nginx-agent/nginx-agent.conf (a ConfigMap written by Gatewall).
-# 4. On SIGTERM/SIGINT, stop NGINX gracefully (SIGQUIT: finish open requests)
+# 4. Every second, empty NGINX's error log file /var/log/nginx/error.log once
+#    it is larger than 1 MiB. Gatewall's nginx.conf logs there, at level crit,
+#    for nginx-agent, which watches the file after each reload (it does not
+#    watch stderr); the file is in an emptyDir, and would otherwise grow for
+#    the pod's life. NGINX opens it to append, so it writes on at the start;
+#    the agent's watch follows a truncated file.
+# 5. On SIGTERM/SIGINT, stop NGINX gracefully (SIGQUIT: finish open requests)
 #    and the agent (SIGTERM); when either stops by itself, stop the other and
 #    exit non-zero so that the kubelet restarts the container.
 #
@@ -17,6 +23,7 @@
 # agent would not pass SIGTERM on, and NGINX would be killed, not drained.
 #
 # /etc/nginx is fixed: before each reload the agent runs `nginx -t` without -c.
+# /var/log/nginx/error.log is nginx/config.AgentErrorLog.
 #
 # Environment (defaults are the image's paths; override for local runs):
 #   GATEWALL_NGINX            NGINX binary         (/usr/sbin/nginx)
@@ -28,6 +35,8 @@ nginx_bin="${GATEWALL_NGINX:-/usr/sbin/nginx}"
 agent_bin="${GATEWALL_NGINX_AGENT:-/usr/bin/nginx-agent}"
 bootstrap="${GATEWALL_NGINX_BOOTSTRAP:-/usr/share/gatewall/nginx-bootstrap.conf}"
 conf=/etc/nginx/nginx.conf
+error_log=/var/log/nginx/error.log
+error_log_max=1048576
 
 log() { echo "gatewall-dataplane: $*" >&2; }
 
@@ -83,7 +92,17 @@ nginx_pid=$!
 agent_pid=$!
 log "NGINX (pid $nginx_pid) and nginx-agent (pid $agent_pid) started"
 
+# trim_error_log empties the error log when it is over error_log_max bytes.
+trim_error_log() {
+	size="$(wc -c 2>/dev/null <"$error_log")" || return 0
+	if [ "$size" -gt "$error_log_max" ]; then
+		: >"$error_log"
+		log "emptied $error_log ($size bytes; NGINX's messages are in the container log)"
+	fi
+}
+
 while running "$nginx_pid" && running "$agent_pid"; do
+	trim_error_log
 	sleep 1 &
 	wait $! 2>/dev/null || true # a trapped signal ends the wait early
 done

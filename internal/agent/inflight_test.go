@@ -157,6 +157,12 @@ func TestRollbackFailureIsNotALastGoodConfiguration(t *testing.T) {
 	}{
 		{"rejected", "Config apply failed, rollback successful", "nginx: [emerg] unknown directive \"x\"", FailureRejected, true},
 		{"unfetched", "Config apply failed, rollback successful", "error getting file data: unavailable", FailureRetrying, true},
+		// The rollback's watch of the error log read the failed reload's
+		// bind() retries: NGINX kept the last good configuration.
+		{"echoed", "Config apply failed, rollback failed", "config apply error: failed to reload NGINX " + bindLine("23:43:35") +
+			"\nrollback error: failed to reload NGINX " + bindLine("23:43:36"), FailureRejected, true},
+		{"rollback's own", "Config apply failed, rollback failed", "config apply error: failed to reload NGINX " + bindLine("23:43:35") +
+			"\nrollback error: failed to reload NGINX 2026/11/24 23:43:36 [alert] 15#15: other", FailureRollbackFailed, false},
 		{"broken", "Config apply failed, rollback failed", "config apply error: nginx: [emerg] bad\nrollback error: no such file", FailureRollbackFailed, false},
 	} {
 		s.SetConfig(gw, conf(tc.body))
@@ -172,5 +178,12 @@ func TestRollbackFailureIsNotALastGoodConfiguration(t *testing.T) {
 		if got.State != Failed || got.Failure != tc.want || (got.AppliedVersion != "") != tc.applied {
 			t.Errorf("%s: status %+v, want Failed/%s with applied version kept: %v", tc.body, got, tc.want, tc.applied)
 		}
+		if tc.body == "echoed" && got.Message != bindLine("23:43:35") {
+			t.Errorf("echoed: message %q, want NGINX's line once", got.Message)
+		}
 	}
+}
+
+func bindLine(at string) string {
+	return "2026/11/24 " + at + " [emerg] 15#15: bind() to 127.0.0.5:80 failed (98: Address already in use)"
 }

@@ -65,6 +65,11 @@ func TestNGINXMessage(t *testing.T) {
 			"failed to reload NGINX 2026/11/22 11:51:45 [emerg] 14#14: bind() to 127.0.0.5:80 failed (98: Address already in use)",
 			"2026/11/22 11:51:45 [emerg] 14#14: bind() to 127.0.0.5:80 failed (98: Address already in use)",
 		},
+		{ // NGINX retrying bind(), a second later
+			"failed to reload NGINX 2026/11/22 11:51:45 [emerg] 14#14: bind() to 127.0.0.5:80 failed (98: Address already in use)\n" +
+				"2026/11/22 11:51:46 [emerg] 14#14: bind() to 127.0.0.5:80 failed (98: Address already in use)",
+			"2026/11/22 11:51:45 [emerg] 14#14: bind() to 127.0.0.5:80 failed (98: Address already in use)",
+		},
 		{"error getting file data: unavailable", "error getting file data: unavailable"},
 	} {
 		if got := nginxMessage(&mpi.CommandResponse{Error: c.agent}); got != c.want {

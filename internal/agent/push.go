@@ -163,7 +163,7 @@ func (s *Server) finish(name types.NamespacedName, r *mpi.DataPlaneResponse) *Ev
 		ev.Message = p.failMessage
 		verdict := isNGINXVerdict(p.failMessage)
 		switch {
-		case rollbackFailed(cr):
+		case rollbackFailed(cr) && !rollbackEchoed(cr):
 			// NGINX may run neither this version nor the last good one.
 			p.failure, p.applied = FailureRollbackFailed, ""
 		case verdict:
@@ -201,27 +201,75 @@ func isFinal(st mpi.CommandResponse_CommandStatus) bool {
 }
 
 // nginxMessage is NGINX's own error text from a failure: its [emerg], [alert]
-// and [crit] lines (from `nginx -t` or the error log), without what the agent
-// wrote around them; else the agent's error.
+// and [crit] lines (from `nginx -t` or the error log), each once, without
+// what the agent wrote around them; else the agent's error.
 func nginxMessage(cr *mpi.CommandResponse) string {
 	text := cmp.Or(cr.GetError(), cr.GetMessage())
-	verdict := regexp.MustCompile(`(nginx: |\d{4}/\d\d/\d\d \d\d:\d\d:\d\d )?\[(emerg|alert|crit)\].*`)
+	if lines := verdictLines(text); len(lines) > 0 {
+		return strings.Join(lines, "\n")
+	}
+	return strings.TrimSpace(text)
+}
+
+var (
+	verdictLine = regexp.MustCompile(`(nginx: |\d{4}/\d\d/\d\d \d\d:\d\d:\d\d )?\[(emerg|alert|crit)\].*`)
+	// logTime starts a line of NGINX's error log (`nginx -t` prints "nginx: ").
+	logTime = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
+)
+
+// verdictLines are NGINX's [emerg], [alert] and [crit] lines in text, in
+// order; a line repeated with another time (NGINX retries bind() every
+// 0.5 s) is kept once.
+func verdictLines(text string) []string {
 	var lines []string
+	seen := map[string]bool{}
 	for _, l := range strings.Split(text, "\n") {
-		if m := verdict.FindString(l); m != "" {
-			lines = append(lines, strings.TrimSpace(m))
+		m := strings.TrimSpace(verdictLine.FindString(l))
+		key := logTime.ReplaceAllString(m, "")
+		if m == "" || seen[key] {
+			continue
 		}
+		seen[key] = true
+		lines = append(lines, m)
 	}
-	if len(lines) == 0 {
-		return strings.TrimSpace(text)
-	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // rollbackFailed says whether the agent reported that restoring the
 // previous configuration failed too ("Config apply failed, rollback failed").
 func rollbackFailed(cr *mpi.CommandResponse) bool {
 	return strings.Contains(strings.ToLower(cr.GetMessage()), "rollback failed")
+}
+
+// rollbackEchoed says whether the agent's failed rollback saw nothing but
+// the error-log lines its failed apply had reported already. NGINX logs
+// some reload errors again while it retries: a port it cannot bind, five
+// times in 2 s. The agent watches the error log for each reload from the end
+// of the file, and starts its rollback as soon as it saw the first line (and
+// found NGINX's workers renewed: any worker still shutting down from an
+// earlier reload makes that check pass at once); its rollback's watch then
+// reads the failed reload's retries as its own. NGINX, meanwhile, never ran
+// the failed version (a failed reload keeps the running configuration), and
+// reloads the restored files once it gives up (the rollback's SIGHUP waits).
+// The restored files cannot fail the same way: they are the last good
+// version, whose ports NGINX already holds. The agent's text is
+// "config apply error: <apply>\nrollback error: <rollback>".
+func rollbackEchoed(cr *mpi.CommandResponse) bool {
+	apply, rollback, ok := strings.Cut(cr.GetError(), "\nrollback error: ")
+	if !ok {
+		return false
+	}
+	applied := map[string]bool{}
+	for _, l := range verdictLines(apply) {
+		applied[logTime.ReplaceAllString(l, "")] = logTime.MatchString(l)
+	}
+	echoes := verdictLines(rollback)
+	for _, l := range echoes {
+		if !logTime.MatchString(l) || !applied[logTime.ReplaceAllString(l, "")] {
+			return false
+		}
+	}
+	return len(echoes) > 0
 }
 
 // isNGINXVerdict reports whether text holds NGINX's own error lines, i.e. the

@@ -1,6 +1,11 @@
 package agente2e
 
 import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -9,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/controller"
 )
 
 // TestEntrypointExitsWhenNGINXDies: the container does not live on without
@@ -63,5 +69,49 @@ func TestEntrypointReplacesBrokenConfig(t *testing.T) {
 	waitBody(t, nil, url(dp.ip, port, "http"), "repaired", 5*time.Second)
 	if !strings.Contains(dp.out.String(), "fails nginx -t: starting with the bootstrap configuration") {
 		t.Fatalf("the entrypoint did not say it replaced the configuration:\n%s", dp.out.String())
+	}
+}
+
+// TestEntrypointBoundsErrorLog: the error log file NGINX writes for the
+// agent (an emptyDir in a pod) is emptied once over 1 MiB, and the agent
+// still finds a failed reload's error in it afterwards.
+func TestEntrypointBoundsErrorLog(t *testing.T) {
+	t.Parallel()
+	cp := startControlPlane(t, controlPlaneOptions{})
+	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
+	pod := types.NamespacedName{Namespace: "ns", Name: "gw-0"}
+	dp := newDataPlane(t, cp, dataPlaneOptions{pod: pod, gateway: gw})
+	port := freePort(t, dp.ip)
+	held := holdPort(t, dp.ip)
+	dp.start()
+	plane := controller.NewAgentDataPlane(cp.srv)
+	plane.Publish(gw, gatewallConf(site(dp.ip, port, "good")))
+	cp.waitPod(gw, pod, agent.Applied, applyTimeout)
+
+	errorLog := filepath.Join(dp.dir, "log", "error.log")
+	f, err := os.OpenFile(errorLog, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatalf("NGINX's error log for the agent: %v", err)
+	}
+	line := "2026/11/24 00:00:00 [crit] 1#1: filler\n"
+	_, err = f.WriteString(strings.Repeat(line, 1<<20/len(line)+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the entrypoint to empty the error log", func() (bool, string) {
+		fi, err := os.Stat(errorLog)
+		if err != nil {
+			return false, err.Error()
+		}
+		return fi.Size() < 1<<20 && strings.Contains(dp.out.String(), "emptied /var/log/nginx/error.log"), fmt.Sprint(fi.Size())
+	})
+
+	plane.Publish(gw, gatewallConf(site(dp.ip, port, "bad")+site(dp.ip, held, "held")))
+	st := cp.waitPod(gw, pod, agent.Failed, applyTimeout)
+	if !strings.Contains(st.Message, "bind() to "+net.JoinHostPort(dp.ip, strconv.Itoa(held))) {
+		t.Fatalf("failure message %q lacks NGINX's logged bind() error", st.Message)
 	}
 }

@@ -20,6 +20,9 @@ const (
 	IncludesDir       = "/etc/nginx/includes/"
 	RunDir            = "/var/run/nginx/"
 	CacheDir          = "/var/cache/nginx/"
+	// AgentErrorLog is the error log nginx-agent watches after reloads; the
+	// data-plane entrypoint (build/dataplane/entrypoint.sh) bounds its size.
+	AgentErrorLog = "/var/log/nginx/error.log"
 	// InternalPrefix starts the paths of internal locations; requests from
 	// clients never reach them (they are marked internal). The '|' is a
 	// character Exact and PathPrefix matches refuse (validation.MatchPath),

@@ -42,9 +42,12 @@ func (c *Config) mainConf() []byte {
 	w.line("worker_processes", "auto")
 	w.line("pid", RunDir+"nginx.pid")
 	w.line("error_log", "stderr", c.Main.ErrorLevel)
-	// nginx-agent reads this file to notice a reload that passed nginx -t
-	// but failed (e.g. a port it could not bind).
-	w.line("error_log", "/var/log/nginx/error.log", c.Main.ErrorLevel)
+	// nginx-agent watches this file after each reload to notice one that
+	// passed nginx -t but failed (e.g. a port it could not bind); it does
+	// not watch stderr. It counts [crit], [alert] and [emerg] lines only, so
+	// the file keeps those only: it is in the pod (an emptyDir), where the
+	// entrypoint also bounds its size; the container log has every level.
+	w.line("error_log", AgentErrorLog, "crit")
 	w.blank()
 	w.open("events")
 	w.line("worker_connections", strconv.Itoa(int(c.Main.WorkerConnections)))
