@@ -29,6 +29,7 @@ import (
 //	test/local        gwlt 10.245.0.0/16  127.0.1.0/24   (its second runtime: gwls 10.248.0.0/23 127.0.4.0/24)
 //	test/e2e          gwle 10.246.0.0/16  127.0.2.0/24
 //	test/conformance  gwlc 10.247.0.0/16  127.0.3.0/24
+//	test/faults       gwlf 10.251.0.0/16  127.0.7.0/24
 //	make run-local    gwl  10.244.0.0/16  127.0.1.0/24
 type LocalRuntime struct {
 	// Name names the state directory under the temp dir, and the node.
