@@ -222,9 +222,14 @@ func (r *Runtime) waitLeader(ctx context.Context, timeout time.Duration) error {
 
 // ManagerPods are the manager's running pods that are not being deleted.
 func (r *Runtime) ManagerPods(ctx context.Context) ([]corev1.Pod, error) {
+	return r.RunningPods(ctx, ManagerNamespace, managerLabels)
+}
+
+// RunningPods are the running pods of namespace ns with labels sel that are
+// not being deleted.
+func (r *Runtime) RunningPods(ctx context.Context, ns string, sel map[string]string) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	sel := labels.SelectorFromSet(managerLabels)
-	if err := r.Client.List(ctx, pods, client.InNamespace(ManagerNamespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(sel)); err != nil {
 		return nil, err
 	}
 	var out []corev1.Pod

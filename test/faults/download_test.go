@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/test/testenv"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // servedServers is when the manager first served servers.conf to gw's agent
@@ -20,6 +21,38 @@ func servedServers(rec *testenv.AgentEvents, s *scene) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// download is a push of the big routes in flight, its files served slowly.
+type download struct {
+	old    snapshot             // NGINX's configuration before
+	start  time.Time            // when the push was caused
+	served time.Time            // when servers.conf began to be served
+	rec    *testenv.AgentEvents // the leading manager's agent events
+	fault  *fault               // on the leading manager pod, throttled
+	leader corev1.Pod           // the leading manager pod
+}
+
+// startDownload slows the leading manager's link to the agents to 1 Mbit/s,
+// enables the big routes, waits until the agent is served servers.conf,
+// then one more second: the download of some 1.3 MB is well under way.
+func (s *scene) startDownload(t *testing.T) download {
+	t.Helper()
+	s.createBig(t)
+	d := download{old: s.nginx.current(t), start: time.Now()}
+	d.rec = rt.WatchEvents(t, d.start)
+	d.fault, d.leader = onLeader(t)
+	d.fault.throttle(t, "1mbit")
+	s.enableBig(t)
+	testenv.Eventually(t, 60*time.Second, func() error {
+		var ok bool
+		if d.served, ok = servedServers(d.rec, s); !ok {
+			return errf("waiting for the agent to start downloading servers.conf")
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // 1.3 MB at 1 Mbit/s takes some 10 s
+	return d
+}
+
 // TestConnectionDropsMidDownload: the manager's link to the agent is slowed
 // to 1 Mbit/s, a configuration of some 1.3 MB is pushed, and while the agent
 // downloads it (streamed in chunks) every agent connection to the manager
@@ -30,22 +63,8 @@ func servedServers(rec *testenv.AgentEvents, s *scene) (time.Time, bool) {
 // Programmed again.
 func TestConnectionDropsMidDownload(t *testing.T) {
 	s := setUp(t, "faults-download")
-	s.createBig(t)
-	old := s.nginx.current(t)
-	start := time.Now()
-	rec := rt.WatchEvents(t, start)
-	f, _ := onLeader(t)
-	f.throttle(t, "1mbit")
-	s.enableBig(t)
-	var served time.Time
-	testenv.Eventually(t, 60*time.Second, func() error {
-		var ok bool
-		if served, ok = servedServers(rec, s); !ok {
-			return errf("waiting for the agent to start downloading servers.conf")
-		}
-		return nil
-	})
-	time.Sleep(time.Second) // well into the download: 1.3 MB at 1 Mbit/s takes some 10 s
+	d := s.startDownload(t)
+	old, start, rec, f, served := d.old, d.start, d.rec, d.fault, d.served
 	cut := time.Now()
 	f.cutAgents(t)
 	time.Sleep(5 * time.Second)

@@ -32,18 +32,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	var err error
-	rt, err = testenv.LocalRuntime{
+	return testenv.LocalRuntime{
 		Name: "faults", Prefix: "gwlf", CIDR: "10.251.0.0/16", LoadBalancerCIDR: "127.0.7.0/24",
-	}.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := rt.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	return code
+	}.Run(m, &rt)
 }

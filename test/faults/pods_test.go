@@ -141,18 +141,7 @@ func onLeader(t *testing.T) (*fault, corev1.Pod) {
 
 // dataPlanePods are the running pods of Gateway gw in namespace ns.
 func dataPlanePods(ns, gw string) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns),
-		client.MatchingLabels{provisioner.GatewayNameLabel: gw}); err != nil {
-		return nil, err
-	}
-	var out []corev1.Pod
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return rt.RunningPods(context.Background(), ns, map[string]string{provisioner.GatewayNameLabel: gw})
 }
 
 // ready says whether a pod is Ready.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,6 +100,23 @@ func (l LocalRuntime) Start() (*Local, error) {
 		return nil, errors.Join(fmt.Errorf("%s: deploying Gatewall: %w", l.Name, err), local.Stop())
 	}
 	return local, nil
+}
+
+// Run is a TestMain body: it starts the runtime, sets *into, runs the
+// tests and stops the runtime.
+func (l LocalRuntime) Run(m *testing.M, into **Local) int {
+	rt, err := l.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*into = rt
+	code := m.Run()
+	if err := rt.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
 }
 
 // Redeploy rolls the manager out with more arguments (after the runtime's),
