@@ -326,9 +326,14 @@ func (r *Runtime) ManagerPods(ctx context.Context) ([]corev1.Pod, error) {
 // InstallationPods are the running pods of an installation's manager that
 // are not being deleted.
 func (r *Runtime) InstallationPods(ctx context.Context, inst Installation) ([]corev1.Pod, error) {
+	return r.RunningPods(ctx, inst.namespace(), inst.podLabels())
+}
+
+// RunningPods are the running pods of namespace ns with labels sel that are
+// not being deleted.
+func (r *Runtime) RunningPods(ctx context.Context, ns string, sel map[string]string) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	sel := labels.SelectorFromSet(inst.podLabels())
-	if err := r.Client.List(ctx, pods, client.InNamespace(inst.namespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(sel)); err != nil {
 		return nil, err
 	}
 	var out []corev1.Pod

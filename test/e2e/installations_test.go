@@ -34,10 +34,10 @@ func TestInstallationsSideBySide(t *testing.T) {
 
 	first := classedGateway(ns, "first", "nginx")
 	create(t, first, httpRoute(ns, "first", "first", "first.example.com", "/", "echo"))
-	loads := map[string]*load{}
+	loads := map[string]*testenv.Load{}
 	addr := programmedAddress(t, client.ObjectKeyFromObject(first), 90*time.Second)
 	serves(t, addr, "first.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)
-	loads["first"] = steadyLoad(t, addr, "first.example.com")
+	loads["first"] = testenv.StartLoad(t, addr, "first.example.com", "/")
 
 	others := map[string]localrun.Installation{
 		"second": {Namespace: "gatewall-second", NamePrefix: "second-", Instance: "second",
@@ -69,7 +69,7 @@ func TestInstallationsSideBySide(t *testing.T) {
 		create(t, gw, httpRoute(ns, name, name, host, "/", "echo"))
 		addr := programmedAddress(t, client.ObjectKeyFromObject(gw), 90*time.Second)
 		serves(t, addr, host, "/", 200, `"pod": "echo-`, 60*time.Second)
-		loads[name] = steadyLoad(t, addr, host)
+		loads[name] = testenv.StartLoad(t, addr, host, "/")
 	}
 
 	// Each data plane is its own installation's, and stays the same
@@ -103,11 +103,10 @@ func TestInstallationsSideBySide(t *testing.T) {
 		serves(t, gw.Status.Addresses[0].Value, host, "/", 200, `"pod": "echo-`, 60*time.Second)
 	}
 	for _, name := range []string{"first", "second", "third"} {
-		l := loads[name]
-		l.halt()
-		t.Logf("Gateway %s (%s): %d requests, %d failed", name, controllers[name], l.sent.Load(), l.failed.Load())
-		if f := l.failed.Load(); f != 0 {
-			t.Errorf("%d of %d requests to Gateway %s failed while other installations ran", f, l.sent.Load(), name)
+		sent, failed := loads[name].Stop()
+		t.Logf("Gateway %s (%s): %d requests, %d failed", name, controllers[name], sent, failed)
+		if failed != 0 {
+			t.Errorf("%d of %d requests to Gateway %s failed while other installations ran", failed, sent, name)
 		}
 	}
 }

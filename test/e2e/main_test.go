@@ -8,7 +8,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -20,18 +19,7 @@ var rt *testenv.Local
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	var err error
-	rt, err = testenv.LocalRuntime{
+	return testenv.LocalRuntime{
 		Name: "e2e", Prefix: "gwle", CIDR: "10.246.0.0/16", LoadBalancerCIDR: "127.0.2.0/24",
-	}.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := rt.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	return code
+	}.Run(m, &rt)
 }

@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // TestManagerRestart: while traffic runs, the manager's Deployment is
@@ -31,26 +32,9 @@ func TestManagerRestart(t *testing.T) {
 	addr := programmedAddress(t, gwKey, 90*time.Second)
 	serves(t, addr, "app.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)
 
-	var sent, failed atomic.Int64
+	load := testenv.StartLoad(t, addr, "app.example.com", "/")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			sent.Add(1)
-			if code, _, err := get(addr, "app.example.com", "/"); err != nil || code != 200 {
-				failed.Add(1)
-				t.Logf("request failed: %d %v", code, err)
-			}
-		}
-	}()
-
 	var flapped atomic.Value
 	wg.Add(1)
 	go func() {
@@ -83,7 +67,7 @@ func TestManagerRestart(t *testing.T) {
 	// from the files it reports or by a push it answers without fetching.
 	var resync time.Duration
 	eventually(t, 60*time.Second, func() error {
-		at, ok := rec.confirmed(gwKey)
+		at, ok := rec.Confirmed(gwKey)
 		if !ok {
 			return errf("waiting for the data-plane pod's agent to reconnect and confirm")
 		}
@@ -93,16 +77,17 @@ func TestManagerRestart(t *testing.T) {
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
-	if f := failed.Load(); f != 0 {
-		t.Errorf("%d of %d requests failed across the manager restart", f, sent.Load())
+	sent, failed := load.Stop()
+	if failed != 0 {
+		t.Errorf("%d of %d requests failed across the manager restart", failed, sent)
 	}
 	if c := flapped.Load(); c != nil {
 		t.Errorf("the Gateway's Programmed condition flapped during the restart: %v", c)
 	}
-	if n := len(rec.of(agent.EventFileServed, gwKey)); n != 0 {
+	if n := len(rec.Of(agent.EventFileServed, gwKey)); n != 0 {
 		t.Errorf("%d files were transferred after the restart; the agent already had them all", n)
 	}
-	t.Logf("manager restart: %d requests, %d failed; the agent resynced %s after the restart, with no file transferred", sent.Load(), failed.Load(), resync.Round(time.Millisecond))
+	t.Logf("manager restart: %d requests, %d failed; the agent resynced %s after the restart, with no file transferred", sent, failed, resync.Round(time.Millisecond))
 
 	create(t, httpRoute(ns, "new", "gw", "new.example.com", "/", "echo"))
 	serves(t, addr, "new.example.com", "/", 200, `"pod": "echo-`, 30*time.Second)

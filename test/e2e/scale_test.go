@@ -14,6 +14,7 @@ import (
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/test/s3test"
+	"github.com/gatewall/gatewall/test/testenv"
 
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,7 @@ func TestRouteLatency(t *testing.T) {
 	var total, control, data []time.Duration
 	for i := 0; i < n; i++ {
 		host := fmt.Sprintf("r%d.example.com", i)
-		pushesBefore := len(rec.of(agent.EventPushSent, gw))
+		pushesBefore := len(rec.Of(agent.EventPushSent, gw))
 		start := time.Now()
 		create(t, httpRoute(ns, fmt.Sprintf("r%d", i), "gw", host, "/", "echo"))
 		eventually(t, 60*time.Second, func() error {
@@ -57,8 +58,8 @@ func TestRouteLatency(t *testing.T) {
 		})
 		served := time.Now()
 		total = append(total, served.Sub(start))
-		if pushes := rec.of(agent.EventPushSent, gw); len(pushes) > pushesBefore {
-			push := pushes[pushesBefore].at
+		if pushes := rec.Of(agent.EventPushSent, gw); len(pushes) > pushesBefore {
+			push := pushes[pushesBefore].At
 			control = append(control, push.Sub(start))
 			data = append(data, served.Sub(push))
 		}
@@ -84,7 +85,7 @@ func TestRouteLatency(t *testing.T) {
 	}
 
 	// A burst: many routes created at once coalesce into few pushes.
-	pushesBefore := len(rec.of(agent.EventPushSent, gw))
+	pushesBefore := len(rec.Of(agent.EventPushSent, gw))
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		create(t, httpRoute(ns, fmt.Sprintf("b%d", i), "gw", fmt.Sprintf("b%d.example.com", i), "/", "echo"))
@@ -99,7 +100,7 @@ func TestRouteLatency(t *testing.T) {
 		return nil
 	})
 	t.Logf("burst of %d HTTPRoutes (created in %s): all served %s after the first creation, in %d pushes",
-		n, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), len(rec.of(agent.EventPushSent, gw))-pushesBefore)
+		n, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), len(rec.Of(agent.EventPushSent, gw))-pushesBefore)
 	logMemory(t, fmt.Sprintf("with %d HTTPRoutes on one Gateway", 2*n+1))
 }
 
@@ -117,10 +118,10 @@ func logMemory(t *testing.T, when string) {
 }
 
 // settled waits until every push to gw has its answer.
-func settled(t *testing.T, rec *events, gw types.NamespacedName) {
+func settled(t *testing.T, rec *testenv.AgentEvents, gw types.NamespacedName) {
 	t.Helper()
 	eventually(t, 60*time.Second, func() error {
-		sent, answered := len(rec.of(agent.EventPushSent, gw)), len(rec.of(agent.EventApplyResult, gw))
+		sent, answered := len(rec.Of(agent.EventPushSent, gw)), len(rec.Of(agent.EventApplyResult, gw))
 		if answered < sent {
 			return fmt.Errorf("%d of %d pushes answered", answered, sent)
 		}

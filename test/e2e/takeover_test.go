@@ -3,11 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,17 +14,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/localrun"
+	"github.com/gatewall/gatewall/test/testenv"
 )
-
-// leaderName is the manager pod holding the leader Lease ("" if none).
-func leaderName(ctx context.Context) string {
-	lease := &coordinationv1.Lease{}
-	if err := rt.Client.Get(ctx, client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: localrun.LeaderLease}, lease); err != nil || lease.Spec.HolderIdentity == nil {
-		return ""
-	}
-	name, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_") // "<pod>_<uuid>"
-	return name
-}
 
 // agentEndpoints are the ready pod names behind the agent Service.
 func agentEndpoints(ctx context.Context) ([]string, error) {
@@ -71,7 +60,7 @@ func TestLeaderTakeover(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	old := leaderName(ctx)
+	old := rt.LeaderName(ctx)
 	eventually(t, 30*time.Second, func() error {
 		if pods, err := agentEndpoints(ctx); err != nil || len(pods) != 1 || pods[0] != old {
 			return fmt.Errorf("agent Service endpoints %v (%v), want only the leader %s", pods, err, old)
@@ -79,7 +68,7 @@ func TestLeaderTakeover(t *testing.T) {
 		return nil
 	})
 
-	traffic := steadyLoad(t, addr, "app.example.com")
+	load := testenv.StartLoad(t, addr, "app.example.com", "/")
 
 	killed := time.Now()
 	pod := &corev1.Pod{}
@@ -89,7 +78,7 @@ func TestLeaderTakeover(t *testing.T) {
 	}
 	var next string
 	eventually(t, 60*time.Second, func() error {
-		if next = leaderName(ctx); next == "" || next == old {
+		if next = rt.LeaderName(ctx); next == "" || next == old {
 			return fmt.Errorf("leader still %q", next)
 		}
 		return nil
@@ -105,7 +94,7 @@ func TestLeaderTakeover(t *testing.T) {
 	rec := watchEvents(t, killed)
 	var reconnected time.Duration
 	eventually(t, 60*time.Second, func() error {
-		at, ok := rec.confirmed(gwKey)
+		at, ok := rec.Confirmed(gwKey)
 		if !ok {
 			return errf("waiting for the data plane's agent to reconnect to the new leader")
 		}
@@ -127,10 +116,10 @@ func TestLeaderTakeover(t *testing.T) {
 	})
 	served := time.Since(killed)
 	time.Sleep(time.Second)
-	traffic.halt()
-	if f := traffic.failed.Load(); f != 0 {
-		t.Errorf("%d of %d requests to an unchanged route failed across the takeover", f, traffic.sent.Load())
+	sent, failed := load.Stop()
+	if failed != 0 {
+		t.Errorf("%d of %d requests to an unchanged route failed across the takeover", failed, sent)
 	}
 	t.Logf("leader %s killed: %s took over after %s, was the agent Service's endpoint after %s; the agent reconnected after %s; a new route served and Accepted after %s; %d requests, %d failed",
-		old, next, tookOver.Round(time.Millisecond), endpoints.Round(time.Millisecond), reconnected.Round(time.Millisecond), served.Round(time.Millisecond), traffic.sent.Load(), traffic.failed.Load())
+		old, next, tookOver.Round(time.Millisecond), endpoints.Round(time.Millisecond), reconnected.Round(time.Millisecond), served.Round(time.Millisecond), sent, failed)
 }

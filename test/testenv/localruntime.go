@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ import (
 //	test/local        gwlt 10.245.0.0/16  127.0.1.0/24   (its second runtime: gwls 10.248.0.0/23 127.0.4.0/24)
 //	test/e2e          gwle 10.246.0.0/16  127.0.2.0/24
 //	test/conformance  gwlc 10.247.0.0/16  127.0.3.0/24
+//	test/faults       gwlf 10.251.0.0/16  127.0.7.0/24
 //	make run-local    gwl  10.244.0.0/16  127.0.1.0/24
 type LocalRuntime struct {
 	// Name names the state directory under the temp dir, and the node.
@@ -98,6 +100,23 @@ func (l LocalRuntime) Start() (*Local, error) {
 		return nil, errors.Join(fmt.Errorf("%s: deploying Gatewall: %w", l.Name, err), local.Stop())
 	}
 	return local, nil
+}
+
+// Run is a TestMain body: it starts the runtime, sets *into, runs the
+// tests and stops the runtime.
+func (l LocalRuntime) Run(m *testing.M, into **Local) int {
+	rt, err := l.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*into = rt
+	code := m.Run()
+	if err := rt.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
 }
 
 // Redeploy rolls the manager out with more arguments (after the runtime's),

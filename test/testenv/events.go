@@ -1,31 +1,35 @@
-package e2e
+package testenv
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/internal/localrun"
 )
 
-// events records the agent server's protocol events, read from the
+// AgentEvents records the agent server's protocol events, read from the
 // manager's log (the test runtime runs it at the verbosity that logs them,
 // manager.AgentEventsVerbosity).
-type events struct {
+type AgentEvents struct {
 	mu  sync.Mutex
-	all []timedEvent
+	all []TimedEvent
 }
 
-type timedEvent struct {
-	at time.Time
+// TimedEvent is an agent event and when the manager logged it.
+type TimedEvent struct {
+	At time.Time
 	agent.Event
 }
 
@@ -41,23 +45,33 @@ type logLine struct {
 	Message string    `json:"message"`
 }
 
-// watchEvents follows the log of the manager pod that leads now (it holds
+// LeaderName is the manager pod holding the leader Lease ("" if none).
+func (l *Local) LeaderName(ctx context.Context) string {
+	lease := &coordinationv1.Lease{}
+	if err := l.Client.Get(ctx, client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: localrun.LeaderLease}, lease); err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	name, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_") // "<pod>_<uuid>"
+	return name
+}
+
+// WatchEvents follows the log of the manager pod that leads now (it holds
 // the leader Lease), from since, until the test ends.
-func watchEvents(t *testing.T, since time.Time) *events {
+func (l *Local) WatchEvents(t *testing.T, since time.Time) *AgentEvents {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	leader := leaderName(ctx)
+	leader := l.LeaderName(ctx)
 	if leader == "" {
 		t.Fatal("no manager pod holds the leader Lease")
 	}
-	stream, err := rt.Clientset.CoreV1().Pods(localrun.ManagerNamespace).GetLogs(leader, &corev1.PodLogOptions{
+	stream, err := l.Clientset.CoreV1().Pods(localrun.ManagerNamespace).GetLogs(leader, &corev1.PodLogOptions{
 		Follow: true, SinceTime: &metav1.Time{Time: since.Add(-time.Second)},
 	}).Stream(ctx)
 	if err != nil {
 		t.Fatalf("following the manager's log: %v", err)
 	}
-	e := &events{}
+	e := &AgentEvents{}
 	go func() {
 		defer stream.Close()
 		s := bufio.NewScanner(stream)
@@ -68,7 +82,7 @@ func watchEvents(t *testing.T, since time.Time) *events {
 				continue
 			}
 			e.mu.Lock()
-			e.all = append(e.all, timedEvent{l.TS, agent.Event{
+			e.all = append(e.all, TimedEvent{l.TS, agent.Event{
 				Type: agent.EventType(l.Type), Key: namespacedName(l.Gateway), Pod: namespacedName(l.Pod),
 				Version: l.Version, Path: l.Path, Message: l.Message,
 			}})
@@ -79,18 +93,17 @@ func watchEvents(t *testing.T, since time.Time) *events {
 }
 
 func namespacedName(s string) types.NamespacedName {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return types.NamespacedName{Namespace: s[:i], Name: s[i+1:]}
-		}
+	if ns, name, ok := strings.Cut(s, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
 	}
 	return types.NamespacedName{Name: s}
 }
 
-func (e *events) of(t agent.EventType, gw types.NamespacedName) []timedEvent {
+// Of are the events of type t about Gateway gw, in order.
+func (e *AgentEvents) Of(t agent.EventType, gw types.NamespacedName) []TimedEvent {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []timedEvent
+	var out []TimedEvent
 	for _, ev := range e.all {
 		if ev.Type == t && ev.Key == gw {
 			out = append(out, ev)
@@ -99,17 +112,17 @@ func (e *events) of(t agent.EventType, gw types.NamespacedName) []timedEvent {
 	return out
 }
 
-// confirmed is when gw's agent was first confirmed running the current
+// Confirmed is when gw's agent was first confirmed running the current
 // configuration: it reported files that match it, or answered a push OK.
-func (e *events) confirmed(gw types.NamespacedName) (time.Time, bool) {
-	for _, ev := range e.of(agent.EventFilesReported, gw) {
+func (e *AgentEvents) Confirmed(gw types.NamespacedName) (time.Time, bool) {
+	for _, ev := range e.Of(agent.EventFilesReported, gw) {
 		if ev.Version != "" {
-			return ev.at, true
+			return ev.At, true
 		}
 	}
-	for _, ev := range e.of(agent.EventApplyResult, gw) {
+	for _, ev := range e.Of(agent.EventApplyResult, gw) {
 		if ev.Message == "OK" {
-			return ev.at, true
+			return ev.At, true
 		}
 	}
 	return time.Time{}, false
