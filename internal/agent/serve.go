@@ -22,6 +22,10 @@ const (
 	maxRecvMsgSize = 16 << 20
 )
 
+// serverKeepAliveMinTime is the shortest interval between an agent's pings
+// the server accepts; a client that pings more often is disconnected.
+const serverKeepAliveMinTime = 10 * time.Second
+
 // Serve serves the agents on l until ctx is done, then stops gracefully:
 // Subscribe streams are ended (the agents reconnect to whichever control
 // plane serves next) and running RPCs get a few seconds to finish. The
@@ -33,8 +37,8 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		grpc.Creds(&loggingCreds{TransportCredentials: credentials.NewTLS(s.tls), log: s.log}),
 		grpc.ChainUnaryInterceptor(s.unaryAuth),
 		grpc.ChainStreamInterceptor(s.streamAuth),
-		// nginx-agent pings every 20 s, also without streams.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// nginx-agent pings every agentKeepAliveTime, also without streams.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: serverKeepAliveMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize),
 	)
