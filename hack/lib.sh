@@ -100,12 +100,14 @@ timed() {
   local start=$SECONDS
   log "building ${label} (this can take minutes on a cold machine)"
   # The heartbeat kills its own sleep when stopped: an orphaned sleep would
-  # hold stderr open and delay whoever reads it through a pipe.
+  # hold stderr open and delay whoever reads it through a pipe. It kills
+  # every job it has, not $!: a TERM that comes while `sleep 30 &` is being
+  # started runs the trap before $! is read.
   (
-    trap 'kill "${nap:-}" 2>/dev/null; exit 0' TERM
+    trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
     while :; do
-      sleep 30 & nap=$!
-      wait "${nap}"
+      sleep 30 &
+      wait "$!"
       log "  ... still building ${label} ($((SECONDS - start))s)"
     done
   ) &
