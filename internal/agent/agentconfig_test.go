@@ -47,7 +47,10 @@ func TestAgentConfig(t *testing.T) {
 		"log":               map[string]any{"level": "warn", "path": ""},
 		"data_plane_config": map[string]any{"nginx": map[string]any{"reload_monitoring_period": "1.5s"}},
 		"watchers":          map[string]any{"instance_watcher": map[string]any{"monitoring_frequency": "1s"}},
-		"client":            map[string]any{"grpc": map[string]any{"keepalive": map[string]any{"time": "10s", "timeout": "5s"}}},
+		"client": map[string]any{
+			"backoff": map[string]any{"initial_interval": "500ms", "max_interval": "5s", "multiplier": float64(2)},
+			"grpc":    map[string]any{"keepalive": map[string]any{"time": "10s", "timeout": "5s"}},
+		},
 	}
 	// The server disconnects an agent that pings more often than it allows.
 	if agentKeepAliveTime < serverKeepAliveMinTime {
