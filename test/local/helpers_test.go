@@ -15,19 +15,10 @@ import (
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
+// eventually is testenv.Eventually.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, cond)
 }
 
 // get sends GET http://addr/ with Host host and returns the status and body.

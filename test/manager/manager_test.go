@@ -39,20 +39,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, &env, func() (func(), error) { return startManager() }))
 }
 
-// eventually polls cond every 100ms until it returns nil or timeout passes.
+// eventually is testenv.Eventually.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, cond)
 }
 
 // startManager runs the real manager until the returned stop is called.

@@ -43,19 +43,10 @@ const (
 	adminSecret = "plm-admin-secret"
 )
 
+// eventually is testenv.Eventually.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, cond)
 }
 
 func sum(b []byte) string {
