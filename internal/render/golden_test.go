@@ -17,6 +17,7 @@ import (
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -105,6 +106,9 @@ func renderCase(t *testing.T, in string) []byte {
 		out, err := nginxtest.Test(files)
 		if err != nil {
 			t.Errorf("gateway %s: %v\n%s", k, err, out)
+		}
+		if err := confcheck.Check(files); err != nil {
+			t.Errorf("gateway %s: %v", k, err)
 		}
 		m := map[string]string{}
 		for _, f := range files {
