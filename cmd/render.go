@@ -19,8 +19,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // would produce for the given manifests.
 func runRender(args []string) error {
 	fs := flag.NewFlagSet("gatewall render", flag.ContinueOnError)
-	var paths stringList
-	fs.Var(&paths, "f", "A manifest file or directory (repeatable).")
+	var paths, kustomizations stringList
+	fs.Var(&paths, "f", "A manifest file or directory, read as it is (repeatable).")
+	fs.Var(&kustomizations, "k", "A kustomization directory, built as kubectl -k does (repeatable).")
 	out := fs.String("output-dir", "", "Directory for <namespace>_<gateway>/ files and status.yaml.")
 	ctlr := fs.String("gateway-ctlr-name", manager.DefaultControllerName, "The GatewayClass controllerName to render for.")
 	bundles := fs.String("plm-bundles-dir", "", "Directory of WAF bundles named <sha256>.tgz, standing in for PLM storage.")
@@ -28,8 +29,8 @@ func runRender(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if len(paths) == 0 || *out == "" {
-		return errors.New("render: -f and --output-dir are required")
+	if len(paths)+len(kustomizations) == 0 || *out == "" {
+		return errors.New("render: -f or -k, and --output-dir, are required")
 	}
-	return render.Run(render.Options{Paths: paths, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group})
+	return render.Run(render.Options{Paths: paths, Kustomizations: kustomizations, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group})
 }

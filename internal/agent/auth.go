@@ -24,6 +24,18 @@ type Identity struct {
 	Gateway Key
 }
 
+// RetryLater marks an authentication failure that may pass on a later try:
+// the API server could not answer, or the pod's Gateway could not be read.
+// The agent is told Unavailable, which nginx-agent retries with back-off.
+// Every other refusal is Unauthenticated, which nginx-agent takes as
+// permanent (it does not try to connect again until something about its
+// instance changes): a condition that passes by itself must never be
+// refused that way.
+type RetryLater struct{ Err error }
+
+func (e *RetryLater) Error() string { return e.Err.Error() }
+func (e *RetryLater) Unwrap() error { return e.Err }
+
 // Authenticator checks an agent's bearer token.
 type Authenticator interface {
 	// Authenticate returns who presents token, or an error saying why the
@@ -55,9 +67,13 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 		if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
 			resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
 		}
-		s.log.Info("Refused an agent", "method", method, "peer", addr, "resource", resource, "reason", err.Error())
+		code := codes.Unauthenticated
+		if later := (*RetryLater)(nil); errors.As(err, &later) {
+			code = codes.Unavailable
+		}
+		s.log.Info("Refused an agent", "method", method, "peer", addr, "resource", resource, "reason", err.Error(), "code", code.String())
 		s.observe(Event{Type: EventRefused, Message: err.Error()})
-		return nil, status.Error(codes.Unauthenticated, err.Error())
+		return nil, status.Error(code, err.Error())
 	}
 	return context.WithValue(ctx, identityKey{}, id), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -98,7 +99,7 @@ func (a *tokenReviewAuthenticator) Authenticate(ctx context.Context, token strin
 func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Identity, error) {
 	tr := &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience}}}
 	if err := a.c.Create(ctx, tr); err != nil {
-		return Identity{}, fmt.Errorf("reviewing the token: %w", err)
+		return Identity{}, &RetryLater{fmt.Errorf("reviewing the token: %w", err)}
 	}
 	st := tr.Status
 	switch {
@@ -120,7 +121,7 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Id
 	key := types.NamespacedName{Namespace: ns, Name: podName}
 	pod := &corev1.Pod{}
 	if err := a.c.Get(ctx, key, pod); err != nil {
-		return Identity{}, fmt.Errorf("getting the token's pod %s: %w", key, err)
+		return Identity{}, retryUnlessNotFound(fmt.Errorf("getting the token's pod %s: %w", key, err))
 	}
 	gw := pod.Labels[PodLabelGatewayName]
 	switch {
@@ -142,7 +143,7 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Id
 	if a.serviceAccount != nil {
 		want, err := a.serviceAccount(ctx, id.Gateway)
 		if err != nil {
-			return Identity{}, fmt.Errorf("pod %s: the ServiceAccount of Gateway %s: %w", key, id.Gateway, err)
+			return Identity{}, retryUnlessNotFound(fmt.Errorf("pod %s: the ServiceAccount of Gateway %s: %w", key, id.Gateway, err))
 		}
 		if sa != want {
 			return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, not %q, which the data plane of Gateway %s runs as", key, sa, want, id.Gateway)
@@ -193,4 +194,13 @@ func (a *tokenReviewAuthenticator) remember(sum [32]byte, id Identity) {
 		}
 	}
 	a.cache[sum] = cachedIdentity{id: id, expires: now.Add(tokenCacheTTL)}
+}
+
+// retryUnlessNotFound makes err a RetryLater unless it says the object does
+// not exist: a deleted pod or Gateway will not come back for this token.
+func retryUnlessNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	return &RetryLater{err}
 }

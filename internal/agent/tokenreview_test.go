@@ -9,8 +9,10 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -78,6 +80,7 @@ func TestTokenReviewBindsPodsToTheirDataPlane(t *testing.T) {
 		phase    corev1.PodPhase
 		opts     []TokenReviewOption
 		refusal  string
+		retry    bool // the refusal is a RetryLater
 	}{
 		"the Gateway's data plane": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
 		// The agent starts with its container; the kubelet reports the pod
@@ -88,9 +91,14 @@ func TestTokenReviewBindsPodsToTheirDataPlane(t *testing.T) {
 		"another ServiceAccount":                         {sa: "intruder", opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: `runs as ServiceAccount "intruder", not "gw-nginx"`},
 		"a terminating pod":                              {sa: "gw-nginx", deleting: true, opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: "is terminating"},
 		"a terminating pod, no ServiceAccount set":       {sa: "gw-nginx", deleting: true, refusal: "is terminating"},
+		// A Gateway that is gone will not come back for this token; one that
+		// could not be read might, on the agent's next try.
 		"no Gateway to ask about": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(func(context.Context, Key) (string, error) {
-			return "", errors.New("Gateway ns/gw not found")
-		})}, refusal: "Gateway ns/gw not found"},
+			return "", apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "gateways"}, "gw")
+		})}, refusal: `gateways.gateway.networking.k8s.io "gw" not found`},
+		"the Gateway could not be read": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(func(context.Context, Key) (string, error) {
+			return "", errors.New("the API server is unavailable")
+		})}, refusal: "the API server is unavailable", retry: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := reviewingClient(t, tc.sa, dataPlanePod("gw-nginx-0", tc.sa, tc.deleting, tc.phase))
@@ -102,6 +110,9 @@ func TestTokenReviewBindsPodsToTheirDataPlane(t *testing.T) {
 				t.Fatalf("identity %+v", id)
 			case tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)):
 				t.Fatalf("got %v, want a refusal saying %q", err, tc.refusal)
+			}
+			if later := (*RetryLater)(nil); errors.As(err, &later) != tc.retry {
+				t.Fatalf("refusal %v: RetryLater %v, want %v", err, !tc.retry, tc.retry)
 			}
 		})
 	}

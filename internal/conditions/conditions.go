@@ -3,7 +3,10 @@
 package conditions
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +30,34 @@ func truncate(msg string) string {
 		return msg
 	}
 	const more = " ... (truncated)"
-	return msg[:MaxMessageLength-len(more)] + more
+	return cut(msg, MaxMessageLength-len(more)) + more
+}
+
+// maxQuoted is how much of a value Quote shows.
+const maxQuoted = 64
+
+// Quote shows a value a user or another controller wrote in a message:
+// Go-quoted, so quotes, control characters and invalid UTF-8 are escaped and
+// the reader sees where the value ends; a value longer than 64 bytes shows
+// its start and its length. Messages name values that were refused, and a
+// refused value must never reach a status raw nor make it long.
+func Quote(v string) string {
+	if len(v) <= maxQuoted {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(cut(v, maxQuoted)), len(v))
+}
+
+// cut returns the longest prefix of s of at most n bytes that does not
+// split a UTF-8 sequence.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Set puts c into list, replacing a condition of the same type.

@@ -89,8 +89,9 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	}
 	objs := provisioner.Objects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, AgentConfig: conf, AgentCA: ca, Images: p.Images,
+		Owner: r.owner(),
 	})
-	if err := provisioner.Apply(ctx, r.Client, p.APIReader, g.Source, objs); err != nil {
+	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs); err != nil {
 		var notOwned *provisioner.NotOwnedError
 		if !errors.As(err, &notOwned) {
 			return provisioned{}, err
@@ -99,7 +100,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 			"the data plane cannot be provisioned: "+notOwned.Error())
 		return provisioned{problem: &c, retryAfter: notOwnedRetry}, nil
 	}
-	if err := provisioner.Remove(ctx, r.Client, g.Source, objs); err != nil {
+	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
 	}
 	svc := &corev1.Service{}
@@ -109,11 +110,16 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	return provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}, nil
 }
 
-// deprovision removes the data plane of a Gateway that is no longer
-// Gatewall's (its class changed, was deleted or is another controller's):
-// only the objects Gatewall created for this Gateway.
+// deprovision removes the data plane of a Gateway that is no longer this
+// installation's (its class changed, was deleted or is another
+// controller's): only the objects this installation created for it.
 func (r *GatewayReconciler) deprovision(ctx context.Context, gw *gatewayv1.Gateway) error {
-	return provisioner.Remove(ctx, r.Client, gw, nil)
+	return provisioner.Remove(ctx, r.Client, r.owner(), gw, nil)
+}
+
+// owner is this installation, as its data-plane objects name it.
+func (r *GatewayReconciler) owner() provisioner.Owner {
+	return provisioner.Owner{ControllerName: r.Config.ControllerName, GatewayClassName: r.Config.GatewayClassName}
 }
 
 // serviceAddresses are the addresses clients reach a Gateway's Service at:

@@ -2,15 +2,13 @@ package graph
 
 import (
 	"fmt"
-	"net/netip"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -37,6 +35,9 @@ type Backend struct {
 	Protocol string
 	// Endpoints are the ready endpoints, sorted; none means 503.
 	Endpoints []Endpoint
+	// Refused says which endpoints of a valid backend were left out and
+	// why (see Input.endpoints); the route's ResolvedRefs names them.
+	Refused []string
 	// RequestHeaders modify the requests this backend receives (the
 	// backendRef's RequestHeaderModifier), after the rule's filters.
 	RequestHeaders *HeaderModifier
@@ -82,6 +83,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return b, reason
 	}
 	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
+		b.Name = conditions.Quote(b.Name) // as written, which is not a name
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
 	}
 	if weight < 0 || weight > maxWeight {
@@ -89,7 +91,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "weight %d is not between 0 and %d", weight, maxWeight)
 	}
 	if group != coreGroup || kind != "Service" {
-		return fail(gatewayv1.RouteReasonInvalidKind, "kind %s %s is not supported; use a Service", group, kind)
+		return fail(gatewayv1.RouteReasonInvalidKind, "%s is not supported; use a Service", describeRef(group, kind, string(ref.Name)))
 	}
 	if ref.Port == nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "port is required for a Service")
@@ -100,10 +102,13 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	b.Port = *ref.Port
 	b.Name = fmt.Sprintf("%s/%s:%d", ns, ref.Name, b.Port)
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, routeKind, routeNamespace}, refGrantTo{coreGroup, "Service", ns, string(ref.Name)}) {
-		return fail(gatewayv1.RouteReasonRefNotPermitted, "not permitted: no ReferenceGrant in %s allows %ss from %s", ns, routeKind, routeNamespace)
+		return fail(gatewayv1.RouteReasonRefNotPermitted, "not permitted: no ReferenceGrant in %s allows %ss from %s%s", ns, routeKind, routeNamespace, in.UnreadableGrants(ns))
 	}
 	svc := in.Services[b.Service]
 	if svc == nil {
+		if msg, ok := in.Unreadable("Service", b.Service); ok {
+			return fail(gatewayv1.RouteReasonBackendNotFound, "%s", msg)
+		}
 		return fail(gatewayv1.RouteReasonBackendNotFound, "Service not found")
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
@@ -118,6 +123,9 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if port == nil {
 		return fail(gatewayv1.RouteReasonBackendNotFound, "the Service has no port %d", b.Port)
 	}
+	if port.Protocol != "" && port.Protocol != corev1.ProtocolTCP {
+		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; NGINX proxies HTTP and gRPC over TCP only", b.Port, conditions.Quote(string(port.Protocol)))
+	}
 	tls, err := backendTLS(in, b.Service, port)
 	if err != nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)
@@ -127,7 +135,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
 	}
 	b.Protocol, b.TLS = proto, tls
-	b.Endpoints = in.endpoints(b.Service, port.Name)
+	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
 	b.Valid = true
 	return b, ""
 }
@@ -168,75 +176,5 @@ func backendProtocol(routeKind string, appProtocol *string, tls bool) (string, e
 	return "", fmt.Errorf("appProtocol %q is not supported for HTTPRoute backends; NGINX proxies HTTP/1.1, WebSocket (kubernetes.io/ws) and HTTP/2 without TLS (kubernetes.io/h2c)", ap)
 }
 
-// endpoints returns the ready endpoints of a Service port, sorted.
-func (in *Input) endpoints(svc types.NamespacedName, portName string) []Endpoint {
-	seen := map[Endpoint]bool{}
-	var out []Endpoint
-	for _, s := range in.slicesOf(svc) {
-		var port *int32
-		for _, p := range s.Ports {
-			if (p.Name == nil && portName == "") || (p.Name != nil && *p.Name == portName) {
-				if p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP {
-					port = p.Port
-				}
-			}
-		}
-		if port == nil || !validPort(*port) {
-			continue
-		}
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
-			}
-			for _, a := range ep.Addresses {
-				addr, ok := plainIP(a)
-				if !ok {
-					continue // only IP addresses reach nginx.conf
-				}
-				e := Endpoint{Address: addr, Port: *port}
-				if !seen[e] {
-					seen[e] = true
-					out = append(out, e)
-				}
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Address != out[j].Address {
-			return out[i].Address < out[j].Address
-		}
-		return out[i].Port < out[j].Port
-	})
-	return out
-}
-
-// plainIP returns an EndpointSlice address in canonical form when it is a
-// plain IPv4 or IPv6 address. An IPv6 zone ("fe80::1%eth0") may hold any
-// characters and means nothing on another host, so addresses with one are
-// left out, like names and anything else.
-func plainIP(s string) (string, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" {
-		return "", false
-	}
-	return a.String(), true
-}
-
 // validPort says whether a port number is one TCP can use.
 func validPort(p int32) bool { return p >= 1 && p <= 65535 }
-
-// slicesOf returns the EndpointSlices of a Service, indexing them on first use.
-func (in *Input) slicesOf(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
-	if in.sliceIndex == nil {
-		in.sliceIndex = map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
-		for k, s := range in.EndpointSlices {
-			name := s.Labels[discoveryv1.LabelServiceName]
-			if name == "" {
-				continue
-			}
-			sk := key(k.Namespace, name)
-			in.sliceIndex[sk] = append(in.sliceIndex[sk], s)
-		}
-	}
-	return in.sliceIndex[svc]
-}

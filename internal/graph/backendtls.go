@@ -51,6 +51,11 @@ const SystemCAsFile = "/etc/ssl/certs/ca-certificates.crt"
 func BackendTLSPolicyOutcome(in *Input, p *gatewayv1.BackendTLSPolicy) BackendTLSOutcome {
 	accepted, resolved := string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.BackendTLSPolicyConditionResolvedRefs)
 	key := key(p.Namespace, p.Name)
+	if msg, ok := in.Unreadable("BackendTLSPolicy", key); ok {
+		// Its stub still claims its targets: their ports get no TLS
+		// settings and are not used, rather than spoken to in cleartext.
+		return BackendTLSOutcome{Conditions: []metav1.Condition{conditions.False(accepted, string(gatewayv1.PolicyReasonInvalid), msg)}}
+	}
 	for _, t := range p.Spec.TargetRefs {
 		if winner := backendTLSWinner(in, p.Namespace, string(t.Name), sectionOf(t)); winner != nil && winner.Name != p.Name {
 			return BackendTLSOutcome{Conditions: []metav1.Condition{
@@ -170,13 +175,18 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 	}
 	for _, ref := range v.CACertificateRefs {
 		if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind,
-				fmt.Errorf("caCertificateRef %s %s/%s: only core ConfigMaps are supported", ref.Group, ref.Kind, ref.Name)
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+				describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
+		}
+		// The API server refuses such names; a bypass or an offline
+		// manifest may not, and the name reaches messages and lookups.
+		if err := validation.ObjectReference(p.Namespace, string(ref.Name)); err != nil {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
 		}
 		k := key(p.Namespace, string(ref.Name))
 		cm := in.ConfigMaps[k]
 		if cm == nil {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s not found", k)
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %s", in.missing("ConfigMap", k))
 		}
 		data := []byte(cm.Data[caCertKey])
 		if err := checkCABundle(data); err != nil {

@@ -32,7 +32,10 @@ func TestBackendTLSPolicyOutcomes(t *testing.T) {
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "nope"}}})
 	wrongKind := btlsPolicy("wrong-kind", 0, "admin", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "Secret", Name: "ca"}}})
-	for _, p := range []*gatewayv1.BackendTLSPolicy{older, newer, port, missing, wrongKind} {
+	badName := btlsPolicy("bad-name", 0, "web", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
+		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "../ca\nx"}}})
+	in.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "../ca\nx"}})
+	for _, p := range []*gatewayv1.BackendTLSPolicy{older, newer, port, missing, wrongKind, badName} {
 		in.Add(p)
 	}
 	for _, tc := range []struct {
@@ -46,6 +49,7 @@ func TestBackendTLSPolicyOutcomes(t *testing.T) {
 		{port, "Accepted", "ResolvedRefs", ""},
 		{missing, "NoValidCACertificate", "InvalidCACertificateRef", "ConfigMap ns/nope not found"},
 		{wrongKind, "NoValidCACertificate", "InvalidKind", "only core ConfigMaps"},
+		{badName, "NoValidCACertificate", "InvalidCACertificateRef", `name "../ca\nx" is not a valid object name`},
 	} {
 		out := BackendTLSPolicyOutcome(in, tc.p)
 		reasons := map[string]metav1.Condition{}

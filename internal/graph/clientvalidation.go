@@ -96,8 +96,8 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 // resolveCACertificate resolves one caCertificateRef to its PEM bundle.
 func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.ObjectReference) ([]byte, gatewayv1.ListenerConditionReason, error) {
 	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateKind,
-			fmt.Errorf("caCertificateRef %s %s/%s: only core ConfigMaps are supported", ref.Group, ref.Kind, ref.Name)
+		return nil, gatewayv1.ListenerReasonInvalidCACertificateKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+			describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
 	}
 	ns := gw.Namespace
 	if ref.Namespace != nil {
@@ -109,11 +109,11 @@ func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.Object
 	k := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "ConfigMap", ns, string(ref.Name)}) {
 		return nil, gatewayv1.ListenerReasonRefNotPermitted,
-			fmt.Errorf("caCertificateRef to ConfigMap %s is not permitted: no ReferenceGrant in %s allows Gateways from %s", k, ns, gw.Namespace)
+			fmt.Errorf("caCertificateRef to ConfigMap %s is not permitted: no ReferenceGrant in %s allows Gateways from %s%s", k, ns, gw.Namespace, in.UnreadableGrants(ns))
 	}
 	cm := in.ConfigMaps[k]
 	if cm == nil {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("ConfigMap %s not found", k)
+		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, errors.New(in.missing("ConfigMap", k))
 	}
 	data := []byte(cm.Data[caCertKey])
 	if err := checkCABundle(data); err != nil {

@@ -32,17 +32,29 @@ type CORS struct {
 // optional port.
 var corsOriginRE = regexp.MustCompile(`^(\*|https?://((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:[0-9]{1,5})?)$`)
 
-// defaultCORSMaxAge is the Gateway API's default Access-Control-Max-Age.
-const defaultCORSMaxAge = 5
-
+// cors validates a CORS filter. maxAge must be at least 1, as the Gateway
+// API's schema says. Its default (5) is the API server's to fill in when the
+// field is unset: the Go type cannot tell an unset maxAge from 0, so 0 here
+// is a value that bypassed the schema and is refused like a negative one
+// (the render command fills the default in as the API server does).
 func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
 	}
-	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
-	if c.MaxAge <= 0 {
-		c.MaxAge = defaultCORSMaxAge
+	for _, l := range []struct {
+		field    string
+		n, limit int
+	}{
+		{"allowOrigins", len(src.AllowOrigins), validation.MaxCORSListItems},
+		{"allowMethods", len(src.AllowMethods), validation.MaxCORSMethods},
+		{"allowHeaders", len(src.AllowHeaders), validation.MaxCORSListItems},
+		{"exposeHeaders", len(src.ExposeHeaders), validation.MaxCORSListItems},
+	} {
+		if err := validation.ListLength(l.field, l.n, l.limit); err != nil {
+			return nil, err
+		}
 	}
+	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
 	for _, o := range src.AllowOrigins {
 		if !corsOriginRE.MatchString(string(o)) || len(o) > 253 {
 			return nil, fmt.Errorf("allowOrigins: %q is not an origin (scheme://host[:port], the host may start with \"*.\") nor \"*\"", o)
@@ -84,7 +96,10 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", f.field)
 		}
 	}
-	return c, nil
+	if src.MaxAge < 1 {
+		return nil, fmt.Errorf("maxAge: %d is less than 1 (seconds); leave it unset for the Gateway API's default of 5", src.MaxAge)
+	}
+	return c, corsTokens(c)
 }
 
 func contains(list []string, s string) bool {

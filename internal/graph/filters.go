@@ -101,6 +101,14 @@ func headerModifier(src *gatewayv1.HTTPHeaderFilter) (*HeaderModifier, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
 	}
+	for _, l := range []struct {
+		field string
+		n     int
+	}{{"set", len(src.Set)}, {"add", len(src.Add)}, {"remove", len(src.Remove)}} {
+		if err := validation.ListLength(l.field, l.n, validation.MaxHeaderChanges); err != nil {
+			return nil, err
+		}
+	}
 	m := &HeaderModifier{}
 	seen := map[string]bool{}
 	check := func(name string) error {

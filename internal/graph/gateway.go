@@ -43,6 +43,19 @@ type Gateway struct {
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
 // not exist or its class is not Gatewall's (then Gatewall reports nothing).
 func Build(in *Input, gwKey types.NamespacedName) *Gateway {
+	return build(in, gwKey, "")
+}
+
+// BuildRejectingParameters builds the graph of a Gateway whose effective
+// NginxProxy gives settings its configuration cannot use, problem saying
+// why (the configuration's needs are known only once it is built): the
+// Gateway is not accepted (InvalidParameters), as with an invalid
+// NginxProxy, and keeps its last good configuration.
+func BuildRejectingParameters(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
+	return build(in, gwKey, problem)
+}
+
+func build(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
 	gw := in.Gateways[gwKey]
 	if gw == nil {
 		return nil
@@ -52,7 +65,7 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 		return nil
 	}
 	g := &Gateway{Source: gw, Key: gwKey, Class: class}
-	rejected := g.accept(in)
+	rejected := g.accept(in, problem)
 	g.Listeners = buildListeners(in, gw)
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
@@ -84,12 +97,17 @@ func (g *Gateway) AttachedListenerSets() int32 {
 
 // accept checks what makes a whole Gateway unusable and resolves the
 // effective NginxProxy; it returns the Accepted=False condition, or nil.
-func (g *Gateway) accept(in *Input) *metav1.Condition {
+// problem, when set, is why the effective NginxProxy does not suit the
+// Gateway's configuration.
+func (g *Gateway) accept(in *Input, problem string) *metav1.Condition {
 	gw := g.Source
 	reject := func(reason gatewayv1.GatewayConditionReason, format string, args ...any) *metav1.Condition {
 		c := conditions.False(string(gatewayv1.GatewayConditionAccepted), string(reason), fmt.Sprintf(format, args...))
 		g.NginxProxy = EffectiveNginxProxy(nil, nil)
 		return &c
+	}
+	if msg, ok := in.Unreadable("Gateway", g.Key); ok {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", msg)
 	}
 	if !g.Class.Valid {
 		return reject(gatewayv1.GatewayReasonInvalid, "GatewayClass %s is not accepted", gw.Spec.GatewayClassName)
@@ -98,6 +116,9 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 	// server bypass or an offline manifest can make it invalid.
 	if err := validation.ObjectReference(gw.Namespace, gw.Name); err != nil {
 		return reject(gatewayv1.GatewayReasonInvalid, "%s", err)
+	}
+	if msg := checkGatewaySpec(gw); msg != "" {
+		return reject(gatewayv1.GatewayReasonInvalid, "%s", msg)
 	}
 	var gwNP *v1alpha2.NginxProxy
 	if infra := gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
@@ -119,7 +140,62 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 	if msg := checkAddresses(gw, g.NginxProxy); msg != "" {
 		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "%s", msg)
 	}
+	if problem != "" {
+		return reject(gatewayv1.GatewayReasonInvalidParameters, "%s: %s", nginxProxySources(g.Class.NginxProxy, gwNP), problem)
+	}
 	return nil
+}
+
+// nginxProxySources names the NginxProxies an effective NginxProxy comes from.
+func nginxProxySources(class, gateway *v1alpha2.NginxProxy) string {
+	name := func(np *v1alpha2.NginxProxy) string { return np.Namespace + "/" + np.Name }
+	switch {
+	case class != nil && gateway != nil:
+		return fmt.Sprintf("the effective NginxProxy (the GatewayClass's %s overlaid by the Gateway's %s)", name(class), name(gateway))
+	case class != nil:
+		return fmt.Sprintf("the GatewayClass's NginxProxy %s", name(class))
+	case gateway != nil:
+		return fmt.Sprintf("the Gateway's NginxProxy %s", name(gateway))
+	}
+	return "the default NginxProxy settings (no NginxProxy is set)"
+}
+
+// checkGatewaySpec applies the Gateway API's rules on a whole Gateway that
+// Gatewall relies on (CEL rules the API server may not have run): listener
+// names are unique (routes attach by name and listener statuses are keyed
+// by it: a status with a name twice is refused whole), and so are the ports
+// of tls.frontend.perPort (else which client certificate validation
+// applies would be a guess).
+func checkGatewaySpec(gw *gatewayv1.Gateway) string {
+	names := make([]string, 0, len(gw.Spec.Listeners))
+	for _, l := range gw.Spec.Listeners {
+		names = append(names, string(l.Name))
+	}
+	if n := repeated(names); n != "" {
+		return fmt.Sprintf("spec.listeners: the name %s is used more than once; listener names must be unique within the Gateway", conditions.Quote(n))
+	}
+	if gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
+		var ports []string
+		for _, p := range gw.Spec.TLS.Frontend.PerPort {
+			ports = append(ports, fmt.Sprint(p.Port))
+		}
+		if p := repeated(ports); p != "" {
+			return fmt.Sprintf("spec.tls.frontend.perPort: port %s is listed more than once; each port may have one client certificate validation", p)
+		}
+	}
+	return ""
+}
+
+// repeated returns the first value that occurs twice in list, or "".
+func repeated(list []string) string {
+	seen := map[string]bool{}
+	for _, v := range list {
+		if seen[v] {
+			return v
+		}
+		seen[v] = true
+	}
+	return ""
 }
 
 func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,14 @@ func BuildGatewayClass(in *Input, name string) *GatewayClass {
 		return nil
 	}
 	c := &GatewayClass{Source: gc, Valid: true}
+	if msg, ok := in.Unreadable("GatewayClass", key("", name)); ok {
+		// The Gateway API has no reason for a class that cannot be read;
+		// Invalid is the one it gives Gateways and ListenerSets for it.
+		c.Valid = false
+		c.Conditions = append(c.Conditions, conditions.False(string(gatewayv1.GatewayClassConditionStatusAccepted),
+			string(gatewayv1.GatewayReasonInvalid), msg))
+		return c
+	}
 	np, err := resolveNginxProxyRef(in, gc.Spec.ParametersRef)
 	if err != nil {
 		c.Valid = false
@@ -61,7 +70,7 @@ func resolveNginxProxyRef(in *Input, ref *gatewayv1.ParametersReference) (*v1alp
 func lookupNginxProxy(in *Input, namespace, name string) (*v1alpha2.NginxProxy, error) {
 	np := in.NginxProxies[key(namespace, name)]
 	if np == nil {
-		return nil, fmt.Errorf("NginxProxy %s/%s not found", namespace, name)
+		return nil, errors.New(in.missing("NginxProxy", key(namespace, name)))
 	}
 	if errs := validation.NginxProxy(np); len(errs) > 0 {
 		return nil, fmt.Errorf("NginxProxy %s/%s is invalid: %s", namespace, name, errs.ToAggregate())

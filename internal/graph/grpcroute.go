@@ -3,30 +3,24 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-var (
-	grpcServiceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
-	grpcMethodRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
-)
-
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
-	r := newRoute(KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	r := newRoute(in, KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
 	matches := 0
 	for _, rule := range gr.Spec.Rules {
 		matches += len(rule.Matches)
 	}
 	r.checkMatchCount(matches)
 	r.checkParentRefs(gr.Spec.ParentRefs)
-	var unresolved []string
-	reason := gatewayv1.RouteReasonResolvedRefs
+	var resolved resolvedRefs
 	for i, src := range gr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true, H2C: true}
 		var errs []error
@@ -45,21 +39,26 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, unsupportedRuleFields(nil, src.SessionPersistence)...)
 		rule.Filters = f
+		for _, m := range f.Mirrors {
+			resolved.addRefused(m.Backend)
+		}
 		for _, br := range src.BackendRefs {
 			if len(br.Filters) > 0 {
 				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
 			}
 			b, why := resolveBackend(in, KindGRPCRoute, k.Namespace, br.BackendObjectReference, br.Weight)
-			if !b.Valid {
-				unresolved = append(unresolved, b.Err)
-				if reason == gatewayv1.RouteReasonResolvedRefs {
-					reason = why
-				}
-			}
+			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
+		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
+		}
+		if err := grpcHeaders(rule); err != nil {
+			errs = append(errs, err)
 		}
 		tls, err := ruleTLS(rule.Backends)
 		if err != nil {
@@ -71,7 +70,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	r.setResolvedRefs(&resolved)
 	return r
 }
 
@@ -90,23 +89,30 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 		if svc == "" && method == "" {
 			return out, errors.New("method: one or both of service and method must be set")
 		}
-		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
+		regex, err := regexType(mm.Type, gatewayv1.GRPCMethodMatchExact, gatewayv1.GRPCMethodMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("method: %w", err)
+		}
 		if regex {
 			for _, part := range []struct{ what, v string }{{"service", svc}, {"method", method}} {
 				if part.v == "" {
 					continue
 				}
-				if err := validation.RegexValue("gRPC "+part.what, part.v); err != nil {
+				if err := validation.GRPCRegex(part.what, part.v); err != nil {
 					return out, err
 				}
 			}
 			out.Path = PathMatch{Type: PathRegex, Value: fmt.Sprintf("^/%s/%s$", orAny(svc), orAny(method))}
 		} else {
-			if svc != "" && !grpcServiceRE.MatchString(svc) {
-				return out, fmt.Errorf("gRPC service %q is not a valid service name", svc)
+			if svc != "" {
+				if err := validation.GRPCService(svc); err != nil {
+					return out, err
+				}
 			}
-			if method != "" && !grpcMethodRE.MatchString(method) {
-				return out, fmt.Errorf("gRPC method %q is not a valid method name", method)
+			if method != "" {
+				if err := validation.GRPCMethod(method); err != nil {
+					return out, err
+				}
 			}
 			switch {
 			case svc != "" && method != "":
@@ -118,6 +124,9 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 			}
 		}
 	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
+	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {
 		name := strings.ToLower(string(h.Name))
@@ -125,13 +134,17 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) (Match, error) {
 			continue
 		}
 		seen[name] = true
-		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression)
+		regex, err := regexType(h.Type, gatewayv1.GRPCHeaderMatchExact, gatewayv1.GRPCHeaderMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("header %s: %w", conditions.Quote(string(h.Name)), err)
+		}
+		vm, err := headerMatch(string(h.Name), h.Value, regex)
 		if err != nil {
 			return out, err
 		}
 		out.Headers = append(out.Headers, vm)
 	}
-	return out, nil
+	return out, matchTokens(out)
 }
 
 func orAny(s string) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -14,15 +13,14 @@ import (
 )
 
 func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
-	r := newRoute(KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
+	r := newRoute(in, KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
 	matches := 0
 	for _, rule := range hr.Spec.Rules {
 		matches += len(rule.Matches)
 	}
 	r.checkMatchCount(matches)
 	r.checkParentRefs(hr.Spec.ParentRefs)
-	var unresolved []string
-	reason := gatewayv1.RouteReasonResolvedRefs
+	var resolved resolvedRefs
 	for i, src := range hr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true}
 		var errs []error
@@ -41,10 +39,14 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, unsupportedRuleFields(src.Retry, src.SessionPersistence)...)
 		if f.Redirect != nil && len(src.BackendRefs) > 0 {
 			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
 		}
 		rule.Filters = f
+		for _, m := range f.Mirrors {
+			resolved.addRefused(m.Backend)
+		}
 		if t, err := httpTimeouts(src.Timeouts); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -57,21 +59,24 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 			}
 			b, why := resolveBackend(in, KindHTTPRoute, k.Namespace, br.BackendObjectReference, br.Weight)
 			b.RequestHeaders = headers
-			if !b.Valid {
-				unresolved = append(unresolved, b.Err)
-				if reason == gatewayv1.RouteReasonResolvedRefs {
-					reason = why
-				}
-			}
+			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
+		}
+		if err := headerTokens(rule); err != nil {
+			errs = append(errs, err)
 		}
 		h2c, err := h2cBackends(rule.Backends)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		rule.H2C = h2c
+		if h2c {
+			if err := grpcHeaders(rule); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if rule.TLS, err = ruleTLS(rule.Backends); err != nil {
 			errs = append(errs, err)
 		}
@@ -80,8 +85,22 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		}
 		r.Rules = append(r.Rules, rule)
 	}
-	r.resolvedRefs = resolvedRefsCondition(reason, unresolved)
+	r.setResolvedRefs(&resolved)
 	return r
+}
+
+// unsupportedRuleFields refuses a rule's retry and sessionPersistence
+// (Extended features Gatewall does not implement): serving the rule
+// without them would silently drop what it asks for.
+func unsupportedRuleFields(retry *gatewayv1.HTTPRouteRetry, sessionPersistence *gatewayv1.SessionPersistence) []error {
+	var errs []error
+	if retry != nil {
+		errs = append(errs, errors.New("retry is not supported"))
+	}
+	if sessionPersistence != nil {
+		errs = append(errs, errors.New("sessionPersistence is not supported"))
+	}
+	return errs
 }
 
 // backendFilters validates a backendRef's filters: Gatewall applies request
@@ -124,14 +143,6 @@ func h2cBackends(bs []*Backend) (bool, error) {
 	return h2c > 0, nil
 }
 
-func resolvedRefsCondition(reason gatewayv1.RouteConditionReason, unresolved []string) metav1.Condition {
-	t := string(gatewayv1.RouteConditionResolvedRefs)
-	if len(unresolved) == 0 {
-		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved")
-	}
-	return conditions.False(t, string(reason), strings.Join(unresolved, "; "))
-}
-
 func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 	out := Match{Path: PathMatch{Type: PathPrefix, Value: "/"}}
 	if m.Path != nil {
@@ -170,6 +181,12 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 		}
 		out.Method = string(*m.Method)
 	}
+	if err := validation.ListLength("headers", len(m.Headers), validation.MaxMatchHeaders); err != nil {
+		return out, err
+	}
+	if err := validation.ListLength("queryParams", len(m.QueryParams), validation.MaxMatchQuery); err != nil {
+		return out, err
+	}
 	seen := map[string]bool{}
 	for _, h := range m.Headers {
 		// Only the first of equivalent (case-insensitive) names counts.
@@ -178,7 +195,11 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 			continue
 		}
 		seen[name] = true
-		vm, err := headerMatch(string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression)
+		regex, err := regexType(h.Type, gatewayv1.HeaderMatchExact, gatewayv1.HeaderMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("header %s: %w", conditions.Quote(string(h.Name)), err)
+		}
+		vm, err := headerMatch(string(h.Name), h.Value, regex)
 		if err != nil {
 			return out, err
 		}
@@ -191,20 +212,36 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) (Match, error) {
 			continue
 		}
 		seenQ[name] = true
-		regex := q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression
+		regex, err := regexType(q.Type, gatewayv1.QueryParamMatchExact, gatewayv1.QueryParamMatchRegularExpression)
+		if err != nil {
+			return out, fmt.Errorf("query parameter %s: %w", conditions.Quote(name), err)
+		}
 		if err := validation.QueryParamName(name); err != nil {
 			return out, err
 		}
 		check := validation.QueryParamValue
 		if regex {
-			check = func(v string) error { return validation.RegexValue("query parameter value", v) }
+			check = validation.QueryParamValueRegex
 		}
 		if err := check(q.Value); err != nil {
 			return out, err
 		}
 		out.Query = append(out.Query, ValueMatch{Name: name, Value: q.Value, Regex: regex})
 	}
-	return out, nil
+	return out, matchTokens(out)
+}
+
+// regexType says whether a match asks for a regular expression. The
+// Gateway API requires an unknown match type to be refused, not read as
+// its default (Exact).
+func regexType[T ~string](t *T, exact, regex T) (bool, error) {
+	switch {
+	case t == nil || *t == exact:
+		return false, nil
+	case *t == regex:
+		return true, nil
+	}
+	return false, fmt.Errorf("match type %s is not supported; use %s or %s", conditions.Quote(string(*t)), exact, regex)
 }
 
 func headerMatch(name, value string, regex bool) (ValueMatch, error) {

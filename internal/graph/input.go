@@ -57,6 +57,8 @@ type Input struct {
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	// unreadable are the objects that do not decode, and why (AddUnreadable).
+	unreadable map[ObjectRef]string
 }
 
 // NewInput returns an Input with every map allocated.

@@ -97,7 +97,7 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	switch src.Protocol {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
 	default:
-		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", src.Protocol))
+		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", conditions.Quote(string(src.Protocol))))
 	}
 	if !validPort(int32(src.Port)) {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("port %d is not between 1 and 65535", src.Port))
@@ -111,13 +111,22 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 			reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
 		}
 	}
+	if msg := checkListenerTLS(src); msg != "" {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
+	}
 	if src.Protocol == gatewayv1.HTTPSProtocolType {
 		cert, reason, err := resolveCertificate(in, owner, src.TLS)
 		if err != nil {
 			unresolved(reason, err.Error())
 		}
 		l.TLS = cert
-		if v := frontendValidation(gw, src.Port); v != nil {
+		if cert != nil && len(src.TLS.CertificateRefs) > 1 {
+			accepted.Message += fmt.Sprintf("; only the first of its %d tls.certificateRefs is used (Gatewall serves one certificate per listener)", len(src.TLS.CertificateRefs))
+		}
+		if v := frontendValidation(gw, src.Port); v != nil && !knownValidationMode(v.Mode) {
+			reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf(
+				"the client certificate validation of port %d has mode %s; use AllowValidOnly or AllowInsecureFallback", src.Port, conditions.Quote(string(v.Mode))))
+		} else if v != nil {
 			cv, valid, reason, err := resolveClientValidation(in, gw, v)
 			if err != nil {
 				unresolved(reason, err.Error())
@@ -145,6 +154,28 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	l.Conditions = []metav1.Condition{accepted, resolved,
 		conditions.False(string(gatewayv1.ListenerConditionConflicted), string(gatewayv1.ListenerReasonNoConflicts), "No conflicts")}
 	return l
+}
+
+// checkListenerTLS applies the Gateway API's rule that HTTP listeners have
+// no tls (a CEL rule the API server may not have run), and refuses
+// tls.options: Gatewall reads none, and an option ignored could be a
+// security setting the listener's owner relies on.
+func checkListenerTLS(src gatewayv1.Listener) string {
+	switch {
+	case src.TLS == nil:
+		return ""
+	case src.Protocol == gatewayv1.HTTPProtocolType:
+		return "tls must not be specified for protocol HTTP"
+	case len(src.TLS.Options) > 0:
+		return "tls.options are not supported: Gatewall reads none of them; remove them"
+	}
+	return ""
+}
+
+// knownValidationMode says whether a client certificate validation mode is
+// one the Gateway API defines ("" is its default, AllowValidOnly).
+func knownValidationMode(m gatewayv1.FrontendValidationModeType) bool {
+	return m == "" || m == gatewayv1.AllowValidOnly || m == gatewayv1.AllowInsecureFallback
 }
 
 // supportedKinds returns the route kinds a listener admits: HTTPRoute and

@@ -62,7 +62,13 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 		}
 	}
 	for _, s := range sets {
+		unreadable, isUnreadable := in.Unreadable(KindListenerSet, s.Key)
 		switch err := validation.ObjectReference(s.Key.Namespace, s.Key.Name); {
+		case isUnreadable:
+			s.reject(gatewayv1.ListenerSetReasonInvalid, unreadable)
+		case s.repeatedListenerName() != "":
+			s.reject(gatewayv1.ListenerSetReasonInvalid, fmt.Sprintf(
+				"spec.listeners: the name %s is used more than once; listener names must be unique within the ListenerSet", conditions.Quote(s.repeatedListenerName())))
 		case err != nil:
 			// Its name reaches nginx.conf (listener IDs); the API server refuses such names.
 			s.reject(gatewayv1.ListenerSetReasonInvalid, "metadata: "+err.Error())
@@ -113,6 +119,14 @@ func listenerSetFilter(in *Input, gw *gatewayv1.Gateway) (func(string) bool, err
 		return none, fmt.Errorf("allowedListeners: %w", err)
 	}
 	return f, nil
+}
+
+func (s *ListenerSet) repeatedListenerName() string {
+	names := make([]string, 0, len(s.Source.Spec.Listeners))
+	for _, l := range s.Source.Spec.Listeners {
+		names = append(names, string(l.Name))
+	}
+	return repeated(names)
 }
 
 func (s *ListenerSet) reject(reason gatewayv1.ListenerSetConditionReason, msg string) {

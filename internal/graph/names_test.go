@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -68,31 +67,6 @@ func TestListenerPortRange(t *testing.T) {
 	}
 }
 
-// TestEndpointsArePlainIPs: only plain IP addresses and valid ports reach
-// upstreams; an IPv6 zone may hold any characters, so addresses with one
-// are dropped, like names.
-func TestEndpointsArePlainIPs(t *testing.T) {
-	in := testInput()
-	in.Add(&discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "ns", Name: "app-6", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
-		AddressType: discoveryv1.AddressTypeIPv6,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{
-			"fe80::1%eth0", "fe80::1%x];server_tokens on;#", "2001:DB8::0:1", "app.example.com", "10.0.0.2 ", "::ffff:10.0.0.3",
-		}}},
-	})
-	in.Add(&discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-bad-port", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
-		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](70000)}},
-		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.4"}}},
-	})
-	got := in.endpoints(key("ns", "app"), "http")
-	want := []Endpoint{{"10.0.0.1", 8080}, {"2001:db8::1", 8080}, {"::ffff:10.0.0.3", 8080}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("endpoints %v, want %v", got, want)
-	}
-}
-
 // TestBackendPortRange: a backendRef's port must be 1-65535.
 func TestBackendPortRange(t *testing.T) {
 	in := testInput()
@@ -100,6 +74,16 @@ func TestBackendPortRange(t *testing.T) {
 	b, reason := resolveBackend(in, KindHTTPRoute, "ns", gatewayv1.BackendObjectReference{Name: "app", Port: ptr.To[gatewayv1.PortNumber](0)}, nil)
 	if b.Valid || reason != gatewayv1.RouteReasonUnsupportedValue || !strings.Contains(b.Err, "port 0 is not between 1 and 65535") {
 		t.Fatalf("port 0: valid=%v %s %s", b.Valid, reason, b.Err)
+	}
+}
+
+// TestBackendPortProtocol: NGINX proxies to TCP ports only.
+func TestBackendPortProtocol(t *testing.T) {
+	in := testInput()
+	in.Services[key("ns", "app")].Spec.Ports[0].Protocol = corev1.ProtocolUDP
+	b, reason := resolveBackend(in, KindHTTPRoute, "ns", appBackend, nil)
+	if b.Valid || reason != gatewayv1.RouteReasonUnsupportedProtocol || !strings.Contains(b.Err, `port 80 is "UDP"`) {
+		t.Fatalf("UDP port: valid=%v %s %s", b.Valid, reason, b.Err)
 	}
 }
 

@@ -1,7 +1,11 @@
 package graph
 
 import (
+	"fmt"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
 )
 
 // refGrantFrom describes the referencing side of a cross-namespace reference.
@@ -55,4 +59,10 @@ var gatewayGroup = gatewayv1.GroupName
 // when a ReferenceGrant in the target's namespace allows it.
 func (in *Input) ReferenceAllowed(fromGroup, fromKind, fromNamespace, toGroup, toKind, toNamespace, toName string) bool {
 	return referenceAllowed(in, refGrantFrom{fromGroup, fromKind, fromNamespace}, refGrantTo{toGroup, toKind, toNamespace, toName})
+}
+
+// describeRef names a reference of an unsupported group or kind in a
+// message: its values are whatever the user wrote, so they are quoted.
+func describeRef(group, kind, name string) string {
+	return fmt.Sprintf("group %s kind %s name %s", conditions.Quote(group), conditions.Quote(kind), conditions.Quote(name))
 }

@@ -28,6 +28,9 @@ type Route struct {
 
 	// invalid holds why the whole route cannot be used ("" when usable).
 	invalid string
+	// unreadable says why the route could not be read ("" when it was):
+	// its parents learn it, and nothing of it is resolved.
+	unreadable string
 	// resolvedRefs is the route's ResolvedRefs condition (shared by all parents).
 	resolvedRefs metav1.Condition
 }
@@ -144,8 +147,15 @@ func parentRefsTo(refs []gatewayv1.ParentReference, routeNamespace string, g *Ga
 // server refuses objects with invalid names, but an object may have bypassed
 // it (or come from the offline renderer's files), and Gatewall names
 // configuration files after routes.
-func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
+func newRoute(in *Input, kind string, k types.NamespacedName, src client.Object, hostnames []gatewayv1.Hostname, refs []*ParentRef) *Route {
 	r := &Route{Kind: kind, Key: k, Source: src, Parents: refs}
+	if msg, ok := in.Unreadable(kind, k); ok {
+		r.invalid, r.unreadable = msg, msg
+		return r
+	}
+	if err := validation.ListLength("spec.hostnames", len(hostnames), validation.MaxHostnames); err != nil {
+		r.invalid = err.Error()
+	}
 	for _, h := range hostnames {
 		if err := validation.Hostname(string(h)); err != nil {
 			r.invalid = "spec.hostnames: " + err.Error()
@@ -156,6 +166,16 @@ func newRoute(kind string, k types.NamespacedName, src client.Object, hostnames 
 		r.invalid = "metadata: " + err.Error()
 	}
 	return r
+}
+
+// setResolvedRefs sets the route's ResolvedRefs condition from its backends;
+// a route that could not be read resolved nothing.
+func (r *Route) setResolvedRefs(c *resolvedRefs) {
+	if r.unreadable != "" {
+		r.resolvedRefs = conditions.False(string(gatewayv1.RouteConditionResolvedRefs), string(gatewayv1.RouteReasonUnsupportedValue), r.unreadable)
+		return
+	}
+	r.resolvedRefs = c.condition()
 }
 
 // checkParentRefs applies the Gateway API's rule on a route's parentRefs (a
@@ -221,6 +241,10 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 	set := func(c metav1.Condition) {
 		p.Conditions = []metav1.Condition{c, r.resolvedRefs}
 	}
+	if r.unreadable != "" {
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue), r.unreadable))
+		return
+	}
 	if !g.attachable {
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))
 		return
@@ -275,7 +299,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), msg))
 		if msg := r.ruleErrors(); msg != "" {
 			p.Conditions = append(p.Conditions, conditions.True(string(gatewayv1.RouteConditionPartiallyInvalid),
-				string(gatewayv1.RouteReasonUnsupportedValue), "some rules are invalid and not configured: "+msg))
+				string(gatewayv1.RouteReasonUnsupportedValue), partiallyInvalidPrefix+msg))
 		}
 	case notAllowed > 0:
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNotAllowedByListeners), "the listeners do not allow this route's kind or namespace"))
@@ -296,6 +320,11 @@ func unconfiguredListeners(as []Attachment) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// partiallyInvalidPrefix starts the PartiallyInvalid message: the Gateway
+// API requires it to start with "Dropped Rule" when invalid rules are
+// dropped (as Gatewall does) rather than the last good state kept.
+const partiallyInvalidPrefix = "Dropped Rule(s), invalid and not configured: "
 
 func (r *Route) ruleErrors() string {
 	var msgs []string

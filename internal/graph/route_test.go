@@ -2,7 +2,10 @@ package graph
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 func TestIntersectHostnames(t *testing.T) {
@@ -40,5 +43,21 @@ func TestNginxDuration(t *testing.T) {
 		if _, err := nginxDuration(in); err == nil {
 			t.Errorf("nginxDuration(%q) succeeded, want an error", in)
 		}
+	}
+}
+
+// TestPartiallyInvalidMessage: the Gateway API requires the message of a
+// route whose invalid rules are dropped to start with "Dropped Rule".
+func TestPartiallyInvalidMessage(t *testing.T) {
+	bad := gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{Type: "Unknown"}}}
+	g := buildTest(t, testInput(testHTTPRoute("r", gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, bad)))
+	var msg string
+	for _, c := range g.Routes[0].Parents[0].Conditions {
+		if c.Type == string(gatewayv1.RouteConditionPartiallyInvalid) {
+			msg = c.Message
+		}
+	}
+	if !strings.HasPrefix(msg, "Dropped Rule") || !strings.Contains(msg, "spec.rules[1]") {
+		t.Errorf("PartiallyInvalid message %q", msg)
 	}
 }

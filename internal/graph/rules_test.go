@@ -91,7 +91,10 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 		r.Matches = ms
 		return r
 	}
-	cors := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}}}
+	corsMaxAge := func(maxAge int32) gatewayv1.HTTPRouteFilter {
+		return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, MaxAge: maxAge}}
+	}
+	cors := corsMaxAge(5) // the API server's default
 	cases := []struct {
 		name string
 		rule gatewayv1.HTTPRouteRule
@@ -105,6 +108,9 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 			{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"B"}}}}},
 			"ResponseHeaderModifier filter cannot be repeated"},
 		{"repeated CORS", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{cors, cors}}, "CORS filter cannot be repeated"},
+		{"CORS maxAge 0 (the API server defaults an unset one to 5)", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(0)}},
+			"filters[0]: maxAge: 0 is less than 1"},
+		{"negative CORS maxAge", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{corsMaxAge(-5)}}, "filters[0]: maxAge: -5 is less than 1"},
 		{"repeated RequestRedirect", gatewayv1.HTTPRouteRule{Filters: []gatewayv1.HTTPRouteFilter{
 			redirectFilter(gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https")}), redirectFilter(gatewayv1.HTTPRequestRedirectFilter{})}},
 			"RequestRedirect filter cannot be repeated"},
@@ -137,18 +143,82 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 			Request: ptr.To[gatewayv1.Duration]("1s"), BackendRequest: ptr.To[gatewayv1.Duration]("2s")}}, "backendRequest cannot be longer than request"},
 		{"backendRequest with no request timeout", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Timeouts: &gatewayv1.HTTPRouteTimeouts{
 			Request: ptr.To[gatewayv1.Duration]("0s"), BackendRequest: ptr.To[gatewayv1.Duration]("2s")}}, ""},
+		{"16 header matches", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, headerMatches(16)), ""},
+		{"17 header matches", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, headerMatches(17)), "headers has 17 items, more than the 16"},
+		{"17 query matches", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, queryMatches(17, "v")), "queryParams has 17 items, more than the 16"},
+		{"query regex of 1025 characters", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, queryMatches(1, strings.Repeat("v", 1025))),
+			"query parameter value is 1025 characters long, more than the 1024"},
+		{"empty header value", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
+			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "X-A", Value: ""}}}), "header value must not be empty"},
+		{"empty header to set", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{headerFilter("X-A", "")}},
+			"header value must not be empty"},
+		{"17 headers to remove", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{
+			Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: headerNames(17)}}}},
+			"remove has 17 items, more than the 16"},
+		{"65 CORS allowHeaders", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS,
+			CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://a.example.com"}, AllowHeaders: httpHeaderNames(65)}}}},
+			"allowHeaders has 65 items, more than the 64"},
+		{"unknown header match type", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
+			Headers: []gatewayv1.HTTPHeaderMatch{{Type: ptr.To[gatewayv1.HeaderMatchType]("Prefix"), Name: "X-A", Value: "a"}}}),
+			`header "X-A": match type "Prefix" is not supported; use Exact or RegularExpression`},
+		{"unknown query parameter match type", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
+			QueryParams: []gatewayv1.HTTPQueryParamMatch{{Type: ptr.To[gatewayv1.QueryParamMatchType]("Glob"), Name: "q", Value: "a"}}}),
+			`query parameter "q": match type "Glob" is not supported`},
+		{"retry", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Attempts: ptr.To(2)}}, "retry is not supported"},
+		{"session persistence", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), SessionPersistence: &gatewayv1.SessionPersistence{}},
+			"sessionPersistence is not supported"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ok := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ok")}, BackendRefs: appRefs()}
-			g := buildTest(t, testInput(testHTTPRoute("r", ok, c.rule)))
-			r := g.Routes[0]
-			if !r.Parents[0].Attached() || !r.Rules[0].Valid {
-				t.Fatalf("the route's valid rule is not served: %+v", r.Parents[0].Conditions)
-			}
-			checkRule(t, r.Rules[1], c.want)
-		})
+		t.Run(c.name, func(t *testing.T) { checkRuleBesideValid(t, c.rule, c.want) })
 	}
+}
+
+// headerMatches is a match of n headers.
+func headerMatches(n int) gatewayv1.HTTPRouteMatch {
+	var m gatewayv1.HTTPRouteMatch
+	for _, name := range headerNames(n) {
+		m.Headers = append(m.Headers, gatewayv1.HTTPHeaderMatch{Name: gatewayv1.HTTPHeaderName(name), Value: "1"})
+	}
+	return m
+}
+
+// queryMatches is a match of n query parameters, each matching the regex value.
+func queryMatches(n int, value string) gatewayv1.HTTPRouteMatch {
+	var m gatewayv1.HTTPRouteMatch
+	for _, name := range headerNames(n) {
+		m.QueryParams = append(m.QueryParams, gatewayv1.HTTPQueryParamMatch{Name: gatewayv1.HTTPHeaderName(name),
+			Type: ptr.To(gatewayv1.QueryParamMatchRegularExpression), Value: value})
+	}
+	return m
+}
+
+func headerNames(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, "X-"+strings.Repeat("a", i+1))
+	}
+	return out
+}
+
+func httpHeaderNames(n int) []gatewayv1.HTTPHeaderName {
+	var out []gatewayv1.HTTPHeaderName
+	for _, h := range headerNames(n) {
+		out = append(out, gatewayv1.HTTPHeaderName(h))
+	}
+	return out
+}
+
+// checkRuleBesideValid builds a route with a valid rule and rule: the
+// valid rule must be served, and rule be valid (want "") or refused with an
+// error containing want.
+func checkRuleBesideValid(t *testing.T, rule gatewayv1.HTTPRouteRule, want string) {
+	t.Helper()
+	ok := gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ok")}, BackendRefs: appRefs()}
+	r := buildTest(t, testInput(testHTTPRoute("r", ok, rule))).Routes[0]
+	if !r.Parents[0].Attached() || !r.Rules[0].Valid {
+		t.Fatalf("the route's valid rule is not served: %+v", r.Parents[0].Conditions)
+	}
+	checkRule(t, r.Rules[1], want)
 }
 
 // checkRule checks that a rule is valid (want "") or refused with an error containing want.
@@ -188,6 +258,32 @@ func TestGRPCRouteRuleChecks(t *testing.T) {
 			Type: ptr.To(gatewayv1.GRPCMethodMatchExact)})}, "one or both of service and method must be set"},
 		{"named group", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
 			Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression), Service: ptr.To("(?P<uri>svc)")})}, "named groups are not allowed"},
+		{"service and method of 1024 characters", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Service: ptr.To(strings.Repeat("s", 1024)), Method: ptr.To(strings.Repeat("m", 1024))})}, ""},
+		{"service of 4100 characters", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Service: ptr.To(strings.Repeat("s", 4100)), Method: ptr.To("M")})}, "gRPC service is 4100 characters long, more than the 1024"},
+		{"method of 4100 characters", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Method: ptr.To(strings.Repeat("m", 4100))})}, "gRPC method is 4100 characters long, more than the 1024"},
+		{"regex service of 4100 characters", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression), Service: ptr.To(strings.Repeat("s", 4100))})},
+			"gRPC service is 4100 characters long, more than the 1024"},
+		{"regex method of 1025 characters", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression), Method: ptr.To(strings.Repeat("m", 1025))})},
+			"gRPC method is 1025 characters long, more than the 1024"},
+		{"17 header matches", gatewayv1.GRPCRouteRule{Matches: []gatewayv1.GRPCRouteMatch{{Headers: grpcHeaderMatches(17)}}},
+			"headers has 17 items, more than the 16"},
+		// NGINX's table of gRPC headers has a fixed bucket size.
+		{"header to set of 46 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("X-" + strings.Repeat("a", 44))}}, ""},
+		{"header to set of 47 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{modifier("X-" + strings.Repeat("a", 45))}},
+			"is 47 characters long: NGINX's fixed table of gRPC request headers takes names of at most 46 characters"},
+		{"header to hide of 47 characters", gatewayv1.GRPCRouteRule{Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier,
+			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-" + strings.Repeat("a", 45)}}}}},
+			"NGINX's fixed table of gRPC response headers takes names of at most 46 characters"},
+		{"unknown method match type", gatewayv1.GRPCRouteRule{Matches: method(gatewayv1.GRPCMethodMatch{
+			Type: ptr.To[gatewayv1.GRPCMethodMatchType]("Prefix"), Service: ptr.To("svc")})}, `method: match type "Prefix" is not supported`},
+		{"unknown header match type", gatewayv1.GRPCRouteRule{Matches: []gatewayv1.GRPCRouteMatch{{Headers: []gatewayv1.GRPCHeaderMatch{
+			{Type: ptr.To[gatewayv1.GRPCHeaderMatchType]("Prefix"), Name: "x-a", Value: "a"}}}}}, `header "x-a": match type "Prefix" is not supported`},
+		{"session persistence", gatewayv1.GRPCRouteRule{SessionPersistence: &gatewayv1.SessionPersistence{}}, "sessionPersistence is not supported"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,6 +298,14 @@ func TestGRPCRouteRuleChecks(t *testing.T) {
 			checkRule(t, g.Routes[0].Rules[0], c.want)
 		})
 	}
+}
+
+func grpcHeaderMatches(n int) []gatewayv1.GRPCHeaderMatch {
+	var out []gatewayv1.GRPCHeaderMatch
+	for _, name := range headerNames(n) {
+		out = append(out, gatewayv1.GRPCHeaderMatch{Name: gatewayv1.GRPCHeaderName(name), Value: "1"})
+	}
+	return out
 }
 
 // TestTooManyMatches: a route may have fewer than 128 matches in all.
@@ -219,6 +323,21 @@ func TestTooManyMatches(t *testing.T) {
 		attached := g.Routes[0].Parents[0].Attached()
 		if attached != (n < maxRouteMatches) {
 			t.Errorf("%d matches: attached=%v, conditions %+v", n, attached, g.Routes[0].Parents[0].Conditions)
+		}
+	}
+}
+
+// TestTooManyHostnames: a route may have 16 hostnames.
+func TestTooManyHostnames(t *testing.T) {
+	for _, n := range []int{16, 17} {
+		r := testHTTPRoute("r", gatewayv1.HTTPRouteRule{BackendRefs: appRefs()})
+		for i := range n {
+			r.Spec.Hostnames = append(r.Spec.Hostnames, gatewayv1.Hostname(strings.Repeat("h", i+1)+".example.com"))
+		}
+		p := buildTest(t, testInput(r)).Routes[0].Parents[0]
+		msg := p.Conditions[0].Message
+		if p.Attached() != (n <= 16) || (n > 16 && !strings.Contains(msg, "spec.hostnames has 17 items, more than the 16")) {
+			t.Errorf("%d hostnames: attached=%v %q", n, p.Attached(), msg)
 		}
 	}
 }

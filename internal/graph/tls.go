@@ -56,7 +56,7 @@ func resolveSecretCertificate(in *Input, owner listenerOwner, ref gatewayv1.Secr
 		kind = string(*ref.Kind)
 	}
 	if group != coreGroup || kind != "Secret" {
-		return nil, false, fmt.Errorf("%s %s %s/%s: only core Secrets are supported", what, group, kind, ref.Name)
+		return nil, false, fmt.Errorf("%s %s: only core Secrets are supported", what, describeRef(group, kind, string(ref.Name)))
 	}
 	ns := owner.namespace
 	if ref.Namespace != nil {
@@ -67,11 +67,12 @@ func resolveSecretCertificate(in *Input, owner listenerOwner, ref gatewayv1.Secr
 	}
 	secretKey := key(ns, string(ref.Name))
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, owner.kind, owner.namespace}, refGrantTo{coreGroup, "Secret", ns, string(ref.Name)}) {
-		return nil, true, fmt.Errorf("%s to Secret %s is not permitted: no ReferenceGrant in %s allows %ss from %s", what, secretKey, ns, owner.kind, owner.namespace)
+		return nil, true, fmt.Errorf("%s to Secret %s is not permitted: no ReferenceGrant in %s allows %ss from %s%s",
+			what, secretKey, ns, owner.kind, owner.namespace, in.UnreadableGrants(ns))
 	}
 	s := in.Secrets[secretKey]
 	if s == nil {
-		return nil, false, fmt.Errorf("Secret %s not found", secretKey)
+		return nil, false, errors.New(in.missing("Secret", secretKey))
 	}
 	certPEM, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)

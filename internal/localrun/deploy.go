@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatewall/gatewall/internal/local/images"
+	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 )
 
@@ -25,9 +26,11 @@ import (
 const (
 	ManagerNamespace  = "gatewall-system"
 	ManagerDeployment = "gatewall-controller-manager"
-	// LeaderLease is the manager's leader election Lease (--leader-election-id).
-	LeaderLease = "gatewall-leader"
 )
+
+// LeaderLease is the leader election Lease of the manager config/default
+// deploys (--leader-election-id's default for its controllerName).
+var LeaderLease = manager.LeaderElectionID(manager.DefaultControllerName)
 
 // managerLabels select the manager's pods (config/manager).
 var managerLabels = labels.Set{"app.kubernetes.io/name": "gatewall", "app.kubernetes.io/component": "controller"}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,10 @@ type AgentOptions struct {
 	// Observe, if set, receives the agent server's protocol events (for
 	// metrics and tests); it must return quickly.
 	Observe func(agent.Event)
+	// PodName is the manager's own pod ($POD_NAME, in Namespace), if it runs
+	// in one: the leader labels it AgentServerLabel once it listens, and
+	// every replica removes the label at start.
+	PodName string
 }
 
 // setupAgent builds the agent server (run by the leader only), the data
@@ -76,8 +81,14 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// A replica starts as a follower, whatever its pod said before (a
+	// restarted container keeps its pod's labels).
+	self := leaderPod{c: uncached, key: types.NamespacedName{Namespace: opts.Namespace, Name: a.PodName}}
+	if err := self.set(ctx, false); err != nil {
+		return nil, nil, err
+	}
 	names := []string{serverName, "localhost", "127.0.0.1"}
-	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names)
+	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names, opts.ControllerName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +100,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	server, err := agent.NewServer(agent.Options{
 		// Pods are read uncached: a cache would watch every pod in the cluster.
 		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience,
-			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached))),
+			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached, opts.ControllerName))),
 		TLS:      certs.TLSConfig(),
 		OnChange: notifier.NotifyGateway,
 		Observe:  logEvents(log.V(AgentEventsVerbosity), a.Observe),
@@ -104,7 +115,12 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		if err != nil {
 			return fmt.Errorf("agent server: %w", err)
 		}
-		go certs.poll(ctx, uncached, secretKey, names, log)
+		// The agent Service sends agents to this pod from now on.
+		if err := self.set(ctx, true); err != nil {
+			l.Close()
+			return fmt.Errorf("agent server: %w", err)
+		}
+		go certs.poll(ctx, uncached, secretKey, names, opts.ControllerName, log)
 		return server.Serve(ctx, l)
 	})
 	if err := mgr.Add(serve); err != nil {
@@ -124,12 +140,22 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 
 // dataPlaneServiceAccount returns the ServiceAccount the provisioner gives
 // a Gateway's data plane, read from the API server (agents authenticate
-// rarely: their reviews are cached).
-func dataPlaneServiceAccount(c client.Client) agent.ServiceAccountFunc {
+// rarely: their reviews are cached). A Gateway whose class another
+// controller serves is refused: its data plane's agent reached the wrong
+// Gatewall installation, which would never configure it.
+func dataPlaneServiceAccount(c client.Client, controller string) agent.ServiceAccountFunc {
 	return func(ctx context.Context, key agent.Key) (string, error) {
 		gw := &gatewayv1.Gateway{}
 		if err := c.Get(ctx, key, gw); err != nil {
 			return "", err
+		}
+		class := &gatewayv1.GatewayClass{}
+		if err := c.Get(ctx, client.ObjectKey{Name: string(gw.Spec.GatewayClassName)}, class); err != nil {
+			return "", err
+		}
+		if string(class.Spec.ControllerName) != controller {
+			return "", fmt.Errorf("Gateway %s is of GatewayClass %s, which controller %q serves, not this Gatewall (%q): its data plane reached the wrong installation (its --agent-server-address)",
+				key, class.Name, class.Spec.ControllerName, controller)
 		}
 		return provisioner.Name(gw), nil
 	}

@@ -120,7 +120,7 @@ func (a *agentTLS) TLSConfig() *tls.Config {
 // that a rotated certificate is served and a rotated CA handed out without
 // a restart; a deleted Secret is made again for names. It returns when ctx
 // ends.
-func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.NamespacedName, names []string, log logr.Logger) {
+func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.NamespacedName, names []string, controller string, log logr.Logger) {
 	tick := time.NewTicker(agentTLSPoll)
 	defer tick.Stop()
 	for {
@@ -132,7 +132,7 @@ func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.Namespac
 		if a.mounted() {
 			continue
 		}
-		s, err := ensureAgentTLS(ctx, c, key, names)
+		s, err := ensureAgentTLS(ctx, c, key, names, controller)
 		if err == nil {
 			err = a.load(s)
 		}

@@ -37,8 +37,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", true,
 		"Elect a leader so only one replica reconciles at a time.")
-	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "gatewall-leader",
-		"The name of the leader election Lease.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "",
+		"The name of the leader election Lease (default: gatewall-leader-<hash of --gateway-ctlr-name>, one per installation).")
 	fs.StringVar(&opts.PLM.StorageURL, "plm-storage-url", "",
 		"PLM storage (S3-compatible) URL, http:// or https://; required for WAF.")
 	fs.StringVar(&opts.PLM.CredentialsSecret, "plm-storage-credentials-secret", "",
@@ -64,6 +64,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.StringVar(&opts.Agent.TLSDir, "agent-tls-dir", "",
 		"Directory where --agent-tls-secret is mounted (an optional Secret volume); its files are read again when they change. "+
 			"Empty reads the Secret from the API server every 30 s.")
+	fs.StringVar(&opts.Agent.PodName, "pod-name", os.Getenv("POD_NAME"),
+		"The manager's own pod (default from $POD_NAME): the leader labels it "+AgentServerLabel+", which the agent Service selects.")
 	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
 		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")

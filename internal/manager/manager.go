@@ -1,9 +1,11 @@
 package manager
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -28,7 +30,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, LeaderElectionID(opts.ControllerName)),
 		LeaderElectionNamespace: opts.Namespace,
 		// Release the lease on shutdown so a new replica takes over at once.
 		LeaderElectionReleaseOnCancel: true,
@@ -43,11 +45,19 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("adding health check: %w", err)
 	}
 	// Ready once the informer caches have synced: before that, reconcilers
-	// would act on a partial view of the cluster.
+	// would act on a partial view of the cluster. Ready stays true after:
+	// a replica that becomes the leader starts its controllers' informers
+	// then, and a probe waiting for them would take the new leader, the one
+	// pod that serves the agents, out of the agent Service for a probe period.
+	var once atomic.Bool
 	synced := func(req *http.Request) error {
+		if once.Load() {
+			return nil
+		}
 		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
 			return errors.New("informer caches not synced")
 		}
+		once.Store(true)
 		return nil
 	}
 	if err := mgr.AddReadyzCheck("readyz", synced); err != nil {

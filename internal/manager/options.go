@@ -5,6 +5,8 @@
 package manager
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -42,7 +44,8 @@ type Options struct {
 	ProbeAddr string
 	// LeaderElection makes only one replica reconcile at a time.
 	LeaderElection bool
-	// LeaderElectionID names the leader election Lease.
+	// LeaderElectionID names the leader election Lease; "" uses
+	// LeaderElectionID(ControllerName).
 	LeaderElectionID string
 
 	// PLM configures access to PLM's bundle storage.
@@ -145,4 +148,12 @@ func SecretName(s, defaultNamespace string) (types.NamespacedName, error) {
 		return types.NamespacedName{}, fmt.Errorf("name of %q: %s", s, strings.Join(msgs, "; "))
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// LeaderElectionID is the default leader election Lease of the installation
+// serving controllerName: installations of other controllers in the same
+// namespace elect their own leaders.
+func LeaderElectionID(controllerName string) string {
+	sum := sha256.Sum256([]byte(controllerName))
+	return "gatewall-leader-" + hex.EncodeToString(sum[:])[:10]
 }

@@ -79,8 +79,7 @@ func ReadFiles(paths ...string) ([]*unstructured.Unstructured, error) {
 }
 
 func isManifest(path string) bool {
-	base := filepath.Base(path)
-	if strings.HasPrefix(base, "kustomization.") {
+	if IsKustomization(path) {
 		return false
 	}
 	switch filepath.Ext(path) {
@@ -88,6 +87,12 @@ func isManifest(path string) bool {
 		return true
 	}
 	return false
+}
+
+// IsKustomization says whether a file is a kustomization, by its name.
+func IsKustomization(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, "kustomization.") || base == "Kustomization"
 }
 
 // Decode decodes a multi-document YAML (or JSON) stream; empty documents are skipped.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	apiplm "github.com/gatewall/gatewall/api/plm"
 )
 
 // tempPrefix marks files being written; they never have a sha256 name, so a
@@ -59,7 +61,7 @@ func (c *cache) load(log logr.Logger) (files map[string]cachedFile, discarded in
 			}
 			continue
 		}
-		if ValidateSha256(name) != nil || !e.Type().IsRegular() {
+		if apiplm.ValidateSha256(name) != nil || !e.Type().IsRegular() {
 			continue
 		}
 		info, err := e.Info()

@@ -35,6 +35,7 @@
 //     TLSFromSecrets turn the Secrets named by the manager's flags into those
 //     settings.
 //
-// Bundle locations come from another controller's status, so ParseLocation
-// accepts only plain s3://bucket/key locations and rejects anything odd.
+// Bundle locations and sha256s come from another controller's status, so
+// they pass api/plm's ParseLocation (plain s3://bucket/key locations only)
+// and ValidateSha256 before anything is fetched.
 package plm

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	apiplm "github.com/gatewall/gatewall/api/plm"
 )
 
 // fakeSource is an in-memory object store for the scheduling tests; the
@@ -41,7 +43,7 @@ func newFakeSource() *fakeSource {
 }
 
 func (s *fakeSource) put(loc string, data []byte) {
-	b, k, err := ParseLocation(loc)
+	b, k, err := apiplm.ParseLocation(loc)
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +53,7 @@ func (s *fakeSource) put(loc string, data []byte) {
 }
 
 func (s *fakeSource) setFail(loc string, err error) {
-	b, k, _ := ParseLocation(loc)
+	b, k, _ := apiplm.ParseLocation(loc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+
+	apiplm "github.com/gatewall/gatewall/api/plm"
 )
 
 // Fetcher fetches wanted bundles into the cache. Its methods are safe for
@@ -173,8 +175,8 @@ func (f *Fetcher) Want(refs []BundleRef) {
 		if locs[r.Sha256] == nil {
 			locs[r.Sha256] = make(map[string]revisions)
 		}
-		if _, _, err := ParseLocation(r.Location); err != nil {
-			problems[r.Sha256] = append(problems[r.Sha256], err.Error())
+		if _, _, err := apiplm.ParseLocation(r.Location); err != nil {
+			problems[r.Sha256] = append(problems[r.Sha256], fmt.Sprintf("%.64q: %v", r.Location, err))
 			continue
 		}
 		locs[r.Sha256][r.Location] = locs[r.Sha256][r.Location].with(r.Revision)
@@ -205,7 +207,7 @@ func (f *Fetcher) Want(refs []BundleRef) {
 
 // updateLocked applies a Want to one entry.
 func (f *Fetcher) updateLocked(e *entry, locs map[string]revisions, problems []string, now time.Time) {
-	if err := ValidateSha256(e.sha); err != nil {
+	if err := apiplm.ValidateSha256(e.sha); err != nil {
 		e.locations, e.due = nil, time.Time{}
 		e.result = Result{State: Failed, Reason: ReasonInvalidReference, Message: err.Error()}
 		return
@@ -400,7 +402,7 @@ func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path str
 func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, error) {
 	ctx, cancel := context.WithTimeout(runCtx, f.opts.AttemptTimeout)
 	defer cancel()
-	bucket, key, err := ParseLocation(loc)
+	bucket, key, err := apiplm.ParseLocation(loc)
 	if err != nil {
 		return "", &FetchError{Location: loc, Err: err} // Want let only valid ones through
 	}

@@ -5,11 +5,14 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // TargetRef identifies an object a policy targets: kind and namespace/name.
@@ -38,6 +41,26 @@ func older(a, b client.Object) bool {
 	return client.ObjectKeyFromObject(a).String() < client.ObjectKeyFromObject(b).String()
 }
 
+// values lists a map's policies, in no particular order.
+func values[T client.Object](m map[types.NamespacedName]T) []T {
+	out := make([]T, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out
+}
+
+// unreadable is the Accepted=False condition of a policy that could not
+// be read (its stub holds only its targets), or nil.
+func unreadable(in *graph.Input, kind string, p client.Object) *metav1.Condition {
+	msg, ok := in.Unreadable(kind, client.ObjectKeyFromObject(p))
+	if !ok {
+		return nil
+	}
+	c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), msg)
+	return &c
+}
+
 func sortPolicies[T client.Object](ps []T) []T {
 	out := append([]T(nil), ps...)
 	sort.SliceStable(out, func(i, j int) bool { return older(out[i], out[j]) })
@@ -56,6 +79,30 @@ func attachedRoutes(g *graph.Gateway) map[TargetRef]*graph.Route {
 		}
 	}
 	return out
+}
+
+// unattachedRoutes are the routes that name a Gateway in a parentRef but
+// attached to none of its listeners, sorted: a policy targeting one has no
+// effect there, and says so rather than nothing.
+func unattachedRoutes(g *graph.Gateway) []TargetRef {
+	attached := attachedRoutes(g)
+	var out []TargetRef
+	for _, r := range g.Routes { // sorted by kind, namespace, name
+		if ref := (TargetRef{Kind: r.Kind, Key: r.Key}); attached[ref] == nil {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// notAttachedMessage says that a policy's target route is not attached to
+// a Gateway.
+func notAttachedMessage(ref TargetRef, g *graph.Gateway) string {
+	name := ref.String()
+	if validation.ObjectReference(ref.Key.Namespace, ref.Key.Name) != nil {
+		name = ref.Kind + " " + conditions.Quote(ref.Key.String()) // the route is refused for its name
+	}
+	return fmt.Sprintf("%s is not attached to Gateway %s (its status says why), so nothing of the policy applies to it there", name, g.Key)
 }
 
 func gatewayRef(g *graph.Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }

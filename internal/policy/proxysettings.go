@@ -64,8 +64,8 @@ type pspState struct {
 }
 
 // EvaluateProxySettings attaches the ProxySettingsPolicies to one Gateway.
-// all are every ProxySettingsPolicy that may matter (conflicts are decided
-// across all of them, so every Gateway agrees on them).
+// Conflicts are decided across every policy of the snapshot, so every
+// Gateway agrees on them.
 //
 // A policy has one outcome per Gateway, but it may target the Gateway and
 // several of its routes. On each of those targets it is rendered, rendered
@@ -83,9 +83,9 @@ type pspState struct {
 // This matches GEP-713 (Accepted: the policy is attached and in effect) and
 // the proposal (PartiallyInvalid: not fully programmed), and a policy with
 // a single target reads as it always did.
-func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy) *ProxySettings {
+func EvaluateProxySettings(g *graph.Gateway, in *graph.Input) *ProxySettings {
 	res := &ProxySettings{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{}, Affected: map[TargetRef]bool{}}
-	states := pspStates(all)
+	states := pspStates(in)
 	gwRef := gatewayRef(g)
 	routes := attachedRoutes(g)
 	on := func(t TargetRef) []*pspState {
@@ -156,6 +156,12 @@ func EvaluateProxySettings(g *graph.Gateway, all []*v1alpha1.ProxySettingsPolicy
 			res.Routes[ref] = dirs
 			res.Affected[ref] = true
 		}
+	}
+
+	for _, ref := range unattachedRoutes(g) {
+		ss := on(ref)
+		attach(ss)
+		report(accepted(ss), &targetIssue{target: ref, refused: true, notAttached: true, msg: notAttachedMessage(ref, g)})
 	}
 
 	res.Pinned = pinnedDefaults(gw, res)
@@ -255,12 +261,15 @@ func ruleList(idx []int) string {
 // pspStates validates every policy and decides conflicts: on each target, a
 // field belongs to the oldest valid policy that sets it; a policy that sets a
 // field another, older one already sets on a shared target is Conflicted.
-func pspStates(all []*v1alpha1.ProxySettingsPolicy) []*pspState {
+func pspStates(in *graph.Input) []*pspState {
 	claimed := map[TargetRef]map[string]*v1alpha1.ProxySettingsPolicy{}
 	var states []*pspState
-	for _, p := range sortPolicies(all) {
+	for _, p := range sortPolicies(values(in.ProxySettingsPolicies)) {
 		s := &pspState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
 		states = append(states, s)
+		if s.rejected = unreadable(in, "ProxySettingsPolicy", p); s.rejected != nil {
+			continue
+		}
 		if errs := validation.ProxySettingsPolicy(p); len(errs) > 0 {
 			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), errs.ToAggregate().Error())
 			s.rejected = &c

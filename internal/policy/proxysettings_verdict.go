@@ -16,6 +16,8 @@ type targetIssue struct {
 	target TargetRef
 	// refused: nothing of the policy is rendered on the target.
 	refused bool
+	// notAttached: the target is a route not attached to the Gateway (refused too).
+	notAttached bool
 	// disabled: the policy's sizes are moot under an inherited disable:
 	// true (msg is the proposal's fixed message, which names no target).
 	disabled bool
@@ -33,10 +35,13 @@ type verdict struct {
 // outcome turns a verdict into the Accepted condition and the Partial
 // message (see EvaluateProxySettings for the semantics).
 func (v *verdict) outcome() (metav1.Condition, string) {
-	refused := 0
+	refused, notAttached := 0, 0
 	for _, i := range v.issues {
 		if i.refused {
 			refused++
+		}
+		if i.notAttached {
+			notAttached++
 		}
 	}
 	if refused > 0 && refused == v.targets {
@@ -44,7 +49,12 @@ func (v *verdict) outcome() (metav1.Condition, string) {
 		for _, i := range v.issues {
 			msgs = append(msgs, i.msg)
 		}
-		return conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), strings.Join(msgs, "; ")), ""
+		// GEP-713's TargetNotFound covers targets that are not valid ones.
+		reason := gatewayv1.PolicyReasonInvalid
+		if notAttached == refused {
+			reason = gatewayv1.PolicyReasonTargetNotFound
+		}
+		return conditions.False(string(gatewayv1.PolicyConditionAccepted), string(reason), strings.Join(msgs, "; ")), ""
 	}
 	accepted := conditions.True(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonAccepted), "Policy is accepted")
 	switch {

@@ -59,7 +59,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
 		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
 	}
-	states := wafStates(in.WAFPolicies)
+	states := wafStates(in)
 	gwRef := gatewayRef(g)
 	routes := attachedRoutes(g)
 	// The Gateway first: what a route policy that renders nothing leaves its
@@ -100,7 +100,36 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 			res.Affected[ref] = true
 		}
 	}
+	for _, ref := range unattachedRoutes(g) {
+		for _, s := range states {
+			if s.hasTarget(ref) {
+				res.notAttached(g, s, ref)
+			}
+		}
+	}
 	return res
+}
+
+// notAttached records that a policy targets a route not attached to the
+// Gateway: TargetNotFound when that is all it targets here, else a part of
+// it that is not programmed.
+func (res *WAF) notAttached(g *graph.Gateway, s *wafState, ref TargetRef) {
+	key := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
+	msg := notAttachedMessage(ref, g)
+	switch o := res.Outcomes[key]; {
+	case o == nil:
+		accepted := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonTargetNotFound), msg)
+		if s.rejected != nil {
+			accepted = *s.rejected
+		}
+		res.Outcomes[key] = &Outcome{Policy: key, Generation: s.policy.Generation, DeploymentReason: v1alpha1.WAFReasonDeploymentError, Accepted: accepted}
+	case o.Accepted.Status == metav1.ConditionTrue && o.Partial == "":
+		o.Partial = msg
+	case o.Accepted.Status == metav1.ConditionTrue:
+		o.Partial += "; " + msg
+	case o.Accepted.Reason == string(gatewayv1.PolicyReasonTargetNotFound):
+		o.Accepted.Message += "; " + msg
+	}
 }
 
 func (s *wafState) hasTarget(ref TargetRef) bool {
@@ -148,16 +177,15 @@ func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState, unrende
 
 // wafStates validates every policy and decides conflicts: a target belongs
 // to the oldest valid policy that targets it; later ones are Conflicted.
-func wafStates(all map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy) []*wafState {
-	list := make([]*v1alpha1.WAFGatewayBindingPolicy, 0, len(all))
-	for _, p := range all {
-		list = append(list, p)
-	}
+func wafStates(in *graph.Input) []*wafState {
 	claimed := map[TargetRef]*v1alpha1.WAFGatewayBindingPolicy{}
 	var states []*wafState
-	for _, p := range sortPolicies(list) {
+	for _, p := range sortPolicies(values(in.WAFPolicies)) {
 		s := &wafState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
 		states = append(states, s)
+		if s.rejected = unreadable(in, "WAFGatewayBindingPolicy", p); s.rejected != nil {
+			continue
+		}
 		if errs := validation.WAFGatewayBindingPolicy(p); len(errs) > 0 {
 			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), errs.ToAggregate().Error())
 			s.rejected = &c

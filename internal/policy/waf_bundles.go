@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -36,7 +37,7 @@ type problem struct {
 	msg    string
 }
 
-var problemRank = map[string]int{v1alpha1.PolicyReasonPending: 1, "Invalid": 2, v1alpha1.WAFReasonFetchError: 3, v1alpha1.WAFReasonIntegrityError: 4}
+var problemRank = map[string]int{v1alpha1.PolicyReasonPending: 1, string(gatewayv1.PolicyReasonInvalid): 2, v1alpha1.WAFReasonFetchError: 3, v1alpha1.WAFReasonIntegrityError: 4}
 
 // planBundles picks the bundles of a policy: the ones PLM reports when
 // fetched and verified; else, the ones in force (in the policy's status) when
@@ -52,14 +53,10 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 		var prob *problem
 		if rerr != nil {
 			refErrs = append(refErrs, rerr)
-			if rerr.reason != v1alpha1.WAFReasonInvalidRef || strings.HasSuffix(rerr.msg, "not found") {
+			if rerr.problem == refGone {
 				return nil // not permitted, or gone: nothing may stay in force
 			}
-			reason := v1alpha1.PolicyReasonPending
-			if strings.Contains(rerr.msg, "failed to compile") {
-				reason = "Invalid"
-			}
-			prob = &problem{reason, rerr.msg}
+			prob = &problem{rerr.problem.programmedReason(), rerr.msg}
 		} else {
 			b := in.Bundles[cur.Sha256]
 			if b.State == graph.BundleFetched {
@@ -108,7 +105,8 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 // still exists and may still be referred to (a deleted or no longer
 // permitted object leaves nothing in force, like the current reference).
 func keptInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
-	if inForce == nil || inForce.Bundle.Sha256 == "" || inForce.Bundle.Sha256 == cur.Sha256 || in.Bundles[inForce.Bundle.Sha256].State != graph.BundleFetched {
+	if inForce == nil || inForce.Bundle.Sha256 == cur.Sha256 || checkBundle(inForce.Bundle.Location, inForce.Bundle.Sha256) != nil ||
+		in.Bundles[inForce.Bundle.Sha256].State != graph.BundleFetched {
 		return nil
 	}
 	old := BundleRef{Kind: kind, Object: types.NamespacedName{Namespace: inForce.Namespace, Name: inForce.Name},
@@ -118,8 +116,7 @@ func keptInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind stri
 	}
 	if old.Object != cur.Object {
 		ns := old.Object.Namespace
-		if _, rerr := resolvePLM(in, p, kind, v1alpha1.PLMObjectReference{Name: old.Object.Name, Namespace: &ns}); rerr != nil &&
-			(rerr.reason == v1alpha1.WAFReasonRefNotPermitted || strings.HasSuffix(rerr.msg, "not found")) {
+		if _, rerr := resolvePLM(in, p, kind, v1alpha1.PLMObjectReference{Name: old.Object.Name, Namespace: &ns}); rerr != nil && rerr.problem == refGone {
 			return nil
 		}
 	}
@@ -166,7 +163,7 @@ func blockedCondition(rendered bool, refErrs []*refError, problems []problem, un
 		if rendered {
 			return nil
 		}
-		c := conditions.False(v1alpha1.PolicyConditionProgrammed, "Invalid", "the policy's references do not resolve, so nothing of it is configured: "+unrendered)
+		c := conditions.False(v1alpha1.PolicyConditionProgrammed, string(gatewayv1.PolicyReasonInvalid), "the policy's references do not resolve, so nothing of it is configured: "+unrendered)
 		return &c
 	}
 	worst := problems[0]

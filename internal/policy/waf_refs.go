@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
-	"github.com/gatewall/gatewall/api/plm"
+	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
@@ -31,10 +33,36 @@ type BundleRef struct {
 	Revision string
 }
 
-// refError is why a reference does not resolve, with its ResolvedRefs reason.
+// refError is why a reference does not resolve, with its ResolvedRefs
+// reason and what the problem means for the bundle in force.
 type refError struct {
-	reason string
-	msg    string
+	reason  string
+	msg     string
+	problem refProblem
+}
+
+// refProblem classifies an unresolved reference; it decides whether the
+// bundle in force stays and the Programmed reason.
+type refProblem int
+
+const (
+	// refGone: the object does not exist or may not be referred to; nothing
+	// of it may stay in force.
+	refGone refProblem = iota
+	// refNotReady: PLM has not (yet) reported a usable bundle; Pending.
+	refNotReady
+	// refInvalid: PLM reports a bundle that cannot be used (it failed to
+	// compile, or its sha256 or location is malformed); Invalid.
+	refInvalid
+)
+
+// programmedReason is the Programmed reason of an unresolved reference
+// that leaves the policy (or a part of it) unprogrammed.
+func (p refProblem) programmedReason() string {
+	if p == refInvalid {
+		return string(gatewayv1.PolicyReasonInvalid)
+	}
+	return v1alpha1.PolicyReasonPending
 }
 
 // resolvePLM resolves a policy's reference to an APPolicy or APLogConf and
@@ -46,45 +74,88 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 	}
 	key := types.NamespacedName{Namespace: ns, Name: ref.Name}
 	out := BundleRef{Kind: kind, Object: key}
+	invalidRef := func(problem refProblem, format string, args ...any) (BundleRef, *refError) {
+		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf(format, args...), problem}
+	}
 	if in.PLMGroup == "" {
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s cannot be resolved: no PLM %s CRD is installed", kind, key, kind)}
+		return invalidRef(refNotReady, "%s %s cannot be resolved: no PLM %s CRD is installed", kind, key, kind)
 	}
 	if !in.ReferenceAllowed(v1alpha1.GroupVersion.Group, "WAFGatewayBindingPolicy", p.Namespace, in.PLMGroup, kind, ns, ref.Name) {
 		return out, &refError{v1alpha1.WAFReasonRefNotPermitted, fmt.Sprintf(
-			"%s %s is in another namespace and no ReferenceGrant in %s allows WAFGatewayBindingPolicies from %s to refer to %s.%s",
-			kind, key, ns, p.Namespace, kind, in.PLMGroup)}
+			"%s %s is in another namespace and no ReferenceGrant in %s allows WAFGatewayBindingPolicies from %s to refer to %s.%s%s",
+			kind, key, ns, p.Namespace, kind, in.PLMGroup, in.UnreadableGrants(ns)), refGone}
 	}
 	objects := in.APPolicies
 	if kind == KindAPLogConf {
 		objects = in.APLogConfs
 	}
 	st, ok := objects[key]
+	if msg, unreadable := in.Unreadable(kind, key); unreadable {
+		return invalidRef(refInvalid, "%s", msg) // what it reports cannot be trusted; what is in force stays
+	}
 	if !ok {
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s not found", kind, key)}
+		return invalidRef(refGone, "%s %s not found", kind, key)
 	}
 	if st == nil || st.Bundle == nil || st.Bundle.State == "" {
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s has no compiled bundle yet (PLM has not reported one)", kind, key)}
+		return invalidRef(refNotReady, "%s %s has no compiled bundle yet (PLM has not reported one)", kind, key)
 	}
 	b := st.Bundle
 	switch b.State {
-	case plm.BundleStateReady:
-	case plm.BundleStateInvalid:
+	case apiplm.BundleStateReady:
+	case apiplm.BundleStateInvalid:
 		errs := "no errors reported"
 		if st.Processing != nil && len(st.Processing.Errors) > 0 {
 			errs = strings.Join(st.Processing.Errors, "; ")
 		}
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s failed to compile: %s", kind, key, errs)}
+		return invalidRef(refInvalid, "%s %s failed to compile: %s", kind, key, errs)
 	default:
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s is not compiled yet (bundle state %s)", kind, key, b.State)}
+		return invalidRef(refNotReady, "%s %s is not compiled yet (bundle state %s)", kind, key, conditions.Quote(b.State))
 	}
 	if b.Location == "" || b.Sha256 == "" {
-		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf("%s %s is ready but its status has no bundle location or sha256", kind, key)}
+		return invalidRef(refNotReady, "%s %s is ready but its status has no bundle location or sha256", kind, key)
 	}
-	out.Location, out.Sha256 = b.Location, strings.ToLower(b.Sha256)
+	sha := strings.ToLower(b.Sha256)
+	if err := checkBundle(b.Location, sha); err != nil {
+		return invalidRef(refInvalid, "%s %s reports a bundle Gatewall cannot use: %v", kind, key, err)
+	}
+	out.Location, out.Sha256 = b.Location, sha
 	if st.Processing != nil {
 		out.Revision = st.Processing.Datetime
 	}
 	return out, nil
+}
+
+// checkBundle refuses a bundle whose sha256 or location is malformed: the
+// sha256 names files on the data plane and in the fetcher's cache and is
+// what the bundle is verified against; the location is where it is fetched
+// from. The message shows the value quoted and cut.
+func checkBundle(location, sha string) error {
+	if err := apiplm.ValidateSha256(sha); err != nil {
+		return fmt.Errorf("sha256 %s: %w", conditions.Quote(sha), err)
+	}
+	if _, _, err := apiplm.ParseLocation(location); err != nil {
+		return fmt.Errorf("location %s: %w", conditions.Quote(location), err)
+	}
+	return nil
+}
+
+// ReportedBundle is what a policy's status mirrors of a bundle PLM reports:
+// its state, location and sha256 when each is well-formed. A malformed value
+// is left out (the policy's conditions say what is wrong with it), so a
+// status never carries another controller's bad value, whatever its size.
+func ReportedBundle(b *apiplm.Bundle) v1alpha1.BundleSummary {
+	var out v1alpha1.BundleSummary
+	switch b.State {
+	case apiplm.BundleStatePending, apiplm.BundleStateProcessing, apiplm.BundleStateReady, apiplm.BundleStateInvalid:
+		out.State = b.State
+	}
+	if _, _, err := apiplm.ParseLocation(b.Location); err == nil {
+		out.Location = b.Location
+	}
+	if sha := strings.ToLower(b.Sha256); apiplm.ValidateSha256(sha) == nil {
+		out.Sha256 = sha
+	}
+	return out
 }
 
 // WantedBundles returns every bundle the WAF policies need: the bundles PLM
@@ -112,11 +183,15 @@ func WantedBundles(in *graph.Input) []BundleRef {
 				add(r)
 			}
 		}
-		if s := p.Status.APPolicyStatus; s != nil {
+		// A record the policy's status holds is Gatewall's own, but anyone
+		// allowed to write the status can change it: it is wanted only if valid.
+		if s := p.Status.APPolicyStatus; s != nil && checkBundle(s.Bundle.Location, s.Bundle.Sha256) == nil {
 			add(BundleRef{Kind: KindAPPolicy, Location: s.Bundle.Location, Sha256: s.Bundle.Sha256})
 		}
 		for _, s := range p.Status.APLogConfStatus {
-			add(BundleRef{Kind: KindAPLogConf, Location: s.Bundle.Location, Sha256: s.Bundle.Sha256})
+			if checkBundle(s.Bundle.Location, s.Bundle.Sha256) == nil {
+				add(BundleRef{Kind: KindAPLogConf, Location: s.Bundle.Location, Sha256: s.Bundle.Sha256})
+			}
 		}
 	}
 	return out

@@ -5,10 +5,8 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -32,26 +30,16 @@ func (e *NotOwnedError) Error() string {
 		e.Kind, e.Namespace, e.Name, e.Controller)
 }
 
-// Owns says whether obj is controlled by gw: its controller owner reference
-// is the Gateway, with gw's UID (not a deleted Gateway of the same name).
-func Owns(gw *gatewayv1.Gateway, obj metav1.Object) bool {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != "Gateway" || ref.UID != gw.UID {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == gatewayv1.GroupName
-}
-
 // Apply writes a Gateway's data-plane objects with server-side apply,
 // taking ownership of every field Gatewall sets, so changes made by others
-// (drift) are reverted. It first reads each object: when one exists that gw
-// does not control, nothing is applied and a *NotOwnedError says which.
+// (drift) are reverted. It first reads each object: when one exists that is
+// not gw's data plane made by owner, nothing is applied and a
+// *NotOwnedError says which.
 // c reads from the cache; confirm, if set, reads from the API server, so
 // that an object a cache has not seen yet is not overwritten.
-func Apply(ctx context.Context, c client.Client, confirm client.Reader, gw *gatewayv1.Gateway, objs []client.Object) error {
+func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, objs []client.Object) error {
 	for _, o := range objs {
-		if err := checkOwner(ctx, c, confirm, gw, o); err != nil {
+		if err := checkOwner(ctx, c, confirm, owner, gw, o); err != nil {
 			return err
 		}
 	}
@@ -71,9 +59,9 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, gw *gate
 	return nil
 }
 
-// checkOwner returns a *NotOwnedError when o's name is taken by an object gw
-// does not control.
-func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, gw *gatewayv1.Gateway, o client.Object) error {
+// checkOwner returns a *NotOwnedError when o's name is taken by an object
+// that is not gw's data plane made by owner.
+func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, o client.Object) error {
 	have, ok := o.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is not an object", o)
@@ -88,14 +76,10 @@ func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, gw 
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading %s %s: %w", kind(o), key, err)
-	case Owns(gw, have):
+	case owner.Owns(gw, have):
 		return nil
 	}
-	controller := "no controller"
-	if ref := metav1.GetControllerOf(have); ref != nil {
-		controller = fmt.Sprintf("%s %s (UID %s)", ref.Kind, ref.Name, ref.UID)
-	}
-	return &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: controller}
+	return &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: describeController(have)}
 }
 
 func kind(o client.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }

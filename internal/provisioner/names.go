@@ -63,7 +63,18 @@ func Annotations(gw *gatewayv1.Gateway) map[string]string {
 	return out
 }
 
-// selector is the subset of Labels that selects the pods; it never changes.
+// selector is the subset of Labels that selects the pods; it never changes
+// (a Deployment's selector cannot).
 func selector(gw *gatewayv1.Gateway) map[string]string {
 	return map[string]string{GatewayNameLabel: gw.Name, ManagedByLabel: managedBy}
+}
+
+// serviceSelector selects the pods of the Gateway's data plane for its
+// current class: while a Gateway changes class, the data plane of its
+// former class (another installation's, perhaps) still runs pods with the
+// same Gateway name, and must not receive the new Service's traffic.
+func serviceSelector(gw *gatewayv1.Gateway) map[string]string {
+	s := selector(gw)
+	s[GatewayClassLabel] = string(gw.Spec.GatewayClassName)
+	return s
 }

@@ -66,6 +66,8 @@ type Params struct {
 	// AgentCA is the PEM CA bundle the agent verifies Gatewall's server with.
 	AgentCA []byte
 	Images  Images
+	// Owner is the installation that makes the objects (ControllerAnnotation).
+	Owner Owner
 }
 
 // agentConfigHashAnnotation on the pod template rolls the pods when the agent's configuration changes.
@@ -75,9 +77,14 @@ const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
 func Objects(p Params) []client.Object {
 	gw := p.Gateway
 	name, labels := Name(gw), Labels(gw)
+	annotations := Annotations(gw)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[ControllerAnnotation] = p.Owner.ControllerName
 	meta := func(n string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{
-			Name: n, Namespace: gw.Namespace, Labels: labels, Annotations: Annotations(gw),
+			Name: n, Namespace: gw.Namespace, Labels: labels, Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway", Name: gw.Name, UID: gw.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -186,6 +193,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 	if podAnnotations == nil {
 		podAnnotations = map[string]string{}
 	}
+	podAnnotations[ControllerAnnotation] = p.Owner.ControllerName
 	// The agent reads its configuration at start: roll the pods when it changes.
 	podAnnotations[agentConfigHashAnnotation] = hash(p.AgentConfig)
 	return &appsv1.Deployment{
@@ -225,7 +233,7 @@ func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
 		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
-			Selector: selector(p.Gateway),
+			Selector: serviceSelector(p.Gateway),
 		},
 	}
 	for _, port := range sortedPorts(p.Ports) {

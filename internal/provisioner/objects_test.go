@@ -25,8 +25,12 @@ func params(np *v1alpha2.NginxProxySpec) Params {
 		AgentConfig: []byte("command: {}\n"),
 		AgentCA:     []byte("CA"),
 		Images:      DefaultImages,
+		Owner:       testOwner,
 	}
 }
+
+// testOwner is the installation the tests' objects are made by.
+var testOwner = Owner{ControllerName: "gateway.nginx.org/nginx-gateway-controller", GatewayClassName: "nginx"}
 
 func find[T any](t *testing.T, p Params) T {
 	t.Helper()

@@ -13,14 +13,15 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// Remove deletes the data-plane objects gw controls in its namespace,
-// except those in keep (by kind and name): the data plane of a Gateway that
-// is no longer Gatewall's (keep nothing), or the objects of its former
-// class after its class changed (keep the current ones). It finds them by
-// the gateway-name label and deletes only those whose controller is gw,
-// with gw's UID, each with a precondition on its own UID: an object
-// Gatewall did not create for this Gateway is never deleted.
-func Remove(ctx context.Context, c client.Client, gw *gatewayv1.Gateway, keep []client.Object) error {
+// Remove deletes the data-plane objects owner made for gw in its
+// namespace, except those in keep (by kind and name): the data plane of a
+// Gateway that is no longer this installation's (keep nothing), or the
+// objects of its former class after its class changed (keep the current
+// ones). It finds them by the gateway-name label and deletes only those
+// owner.Owns, each with a precondition on its own UID: an object this
+// installation did not create for this Gateway (another installation's data
+// plane for it, say) is never deleted.
+func Remove(ctx context.Context, c client.Client, owner Owner, gw *gatewayv1.Gateway, keep []client.Object) error {
 	kept := map[string]bool{}
 	for _, o := range keep {
 		kept[kind(o)+"/"+o.GetName()] = true
@@ -42,7 +43,7 @@ func Remove(ctx context.Context, c client.Client, gw *gatewayv1.Gateway, keep []
 		}
 		for _, item := range items {
 			o, ok := item.(client.Object)
-			if !ok || kept[k.kind+"/"+o.GetName()] || !Owns(gw, o) {
+			if !ok || kept[k.kind+"/"+o.GetName()] || !owner.Owns(gw, o) {
 				continue
 			}
 			uid := o.GetUID()

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 )
@@ -85,7 +86,7 @@ func TestReadinessWaitsForTheGatewaysListeners(t *testing.T) {
 func TestOwns(t *testing.T) {
 	gw := params(&v1alpha2.NginxProxySpec{}).Gateway
 	ours := Objects(params(&v1alpha2.NginxProxySpec{}))[0]
-	if !Owns(gw, ours) {
+	if !testOwner.Owns(gw, ours) {
 		t.Fatal("an object provisioned for the Gateway is not owned by it")
 	}
 	for name, refs := range map[string][]metav1.OwnerReference{
@@ -95,9 +96,51 @@ func TestOwns(t *testing.T) {
 		"another kind":        {{APIVersion: "apps/v1", Kind: "Deployment", Name: "gw", UID: gw.UID, Controller: ptr.To(true)}},
 		"another API's group": {{APIVersion: "example.com/v1", Kind: "Gateway", Name: "gw", UID: gw.UID, Controller: ptr.To(true)}},
 	} {
-		o := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gw-nginx", OwnerReferences: refs}}
-		if Owns(gw, o) {
+		o := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gw-nginx", OwnerReferences: refs,
+			Annotations: map[string]string{ControllerAnnotation: testOwner.ControllerName}}}
+		if testOwner.Owns(gw, o) {
 			t.Errorf("%s: owned", name)
 		}
+	}
+}
+
+// TestOwnsOnlyItsInstallationsDataPlane: two installations (two
+// controllerNames, two classes) may see the same Gateway; each owns only
+// the data plane it made, whatever the Gateway's class is now.
+func TestOwnsOnlyItsInstallationsDataPlane(t *testing.T) {
+	gw := params(&v1alpha2.NginxProxySpec{}).Gateway
+	other := Owner{ControllerName: "example.com/other", GatewayClassName: "other"}
+	mine := Objects(params(&v1alpha2.NginxProxySpec{}))
+	theirsParams := params(&v1alpha2.NginxProxySpec{})
+	theirsParams.Owner = other
+	theirs := Objects(theirsParams)
+	for i := range mine {
+		if !testOwner.Owns(gw, mine[i]) || other.Owns(gw, mine[i]) {
+			t.Errorf("%s made by %s: owned by it %v, by the other %v", mine[i].GetName(), testOwner.ControllerName,
+				testOwner.Owns(gw, mine[i]), other.Owns(gw, mine[i]))
+		}
+		if testOwner.Owns(gw, theirs[i]) || !other.Owns(gw, theirs[i]) {
+			t.Errorf("%s made by %s: owned by the first %v, by it %v", theirs[i].GetName(), other.ControllerName,
+				testOwner.Owns(gw, theirs[i]), other.Owns(gw, theirs[i]))
+		}
+	}
+	// Objects made before the annotation belong to the installation of
+	// the class they were made for.
+	legacy := mine[0].DeepCopyObject().(client.Object)
+	legacy.SetAnnotations(nil)
+	if !testOwner.Owns(gw, legacy) || other.Owns(gw, legacy) {
+		t.Errorf("an object without %s labelled class %q: owned by nginx's installation %v, by the other %v",
+			ControllerAnnotation, legacy.GetLabels()[GatewayClassLabel], testOwner.Owns(gw, legacy), other.Owns(gw, legacy))
+	}
+	// The pods say which installation made them too.
+	dep := find[*appsv1.Deployment](t, theirsParams)
+	if got := dep.Spec.Template.Annotations[ControllerAnnotation]; got != other.ControllerName {
+		t.Errorf("pod template annotation %s = %q, want %q", ControllerAnnotation, got, other.ControllerName)
+	}
+	// The Service sends traffic only to the data plane of the Gateway's
+	// current class (another class's may still run while it changes).
+	svc := find[*corev1.Service](t, theirsParams)
+	if svc.Spec.Selector[GatewayClassLabel] != "nginx" {
+		t.Errorf("Service selector %v does not select the class", svc.Spec.Selector)
 	}
 }

@@ -3,6 +3,10 @@
 // configuration with the same core the manager uses, and writes the files
 // each data plane would receive plus the statuses Gatewall would set. Users
 // preview changes with it; golden tests are driven by it.
+//
+// Readable input never fails the whole preview: an object that does not
+// decode into its kind is refused and reported (Decode), and what the
+// offline setting cannot do (fetch a WAF bundle) is said in status.
 package render
 
 import (
@@ -33,6 +37,7 @@ type Result struct {
 // Render renders every Gateway of a class Gatewall serves. now stamps the
 // conditions' transition times.
 func Render(in *graph.Input, now metav1.Time) Result {
+	in = withOfflineBundles(in)
 	res := Result{Files: map[types.NamespacedName][]config.File{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
@@ -109,6 +114,28 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	}
 	sort.Slice(res.Statuses, func(i, j int) bool { return objectID(res.Statuses[i]) < objectID(res.Statuses[j]) })
 	return res
+}
+
+// notInBundlesDir is the state of a bundle the policies want that the
+// bundles given to render do not hold.
+var notInBundlesDir = graph.Bundle{State: graph.BundlePending,
+	Message: "not among the bundles given to render (--plm-bundles-dir); in a cluster, Gatewall fetches it from PLM storage"}
+
+// withOfflineBundles returns the snapshot with every bundle the WAF
+// policies want and render was not given marked as such: nothing fetches
+// it offline, so "being fetched" would never end. in is not modified.
+func withOfflineBundles(in *graph.Input) *graph.Input {
+	out := *in
+	out.Bundles = make(map[string]graph.Bundle, len(in.Bundles))
+	for sha, b := range in.Bundles {
+		out.Bundles[sha] = b
+	}
+	for _, r := range policy.WantedBundles(in) {
+		if _, ok := out.Bundles[r.Sha256]; !ok {
+			out.Bundles[r.Sha256] = notInBundlesDir
+		}
+	}
+	return &out
 }
 
 func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) client.Object {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,17 +14,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manifest"
-	"github.com/gatewall/gatewall/internal/scheme"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -32,15 +29,17 @@ const StatusFile = "status.yaml"
 
 // Options configure a render run.
 type Options struct {
-	// Paths are manifest files or directories.
+	// Paths are manifest files or directories, read as they are.
 	Paths []string
+	// Kustomizations are directories built with kustomize (as kubectl -k does).
+	Kustomizations []string
 	// OutputDir receives <namespace>_<gateway>/<absolute path> files and status.yaml.
 	OutputDir string
 	// ControllerName is the GatewayClass controllerName to render for.
 	ControllerName string
 	// Now stamps condition transition times; zero means the current time.
 	Now time.Time
-	// Warnings receives notes about skipped objects.
+	// Warnings receives notes about skipped, duplicate and refused objects.
 	Warnings io.Writer
 	// PLMGroup is the PLM API group to read APPolicy/APLogConf from; ""
 	// picks the one the manifests use (appprotect.f5.com when both).
@@ -50,14 +49,24 @@ type Options struct {
 	BundlesDir string
 }
 
-// Run reads the manifests, renders them and writes the results. Only
-// unreadable input (a file that cannot be read or an object that does not
-// decode strictly into its kind) is an error; invalid resources are reported
-// in status.yaml like the manager would.
+// Run reads the manifests, renders them and writes the results. Only input
+// that cannot be read at all (a file that cannot be read or is not YAML, a
+// document without apiVersion and kind, a kustomization that does not
+// build) is an error. An object that does not decode into its kind is
+// refused and reported (see Decode), and invalid resources are reported in
+// status.yaml like the manager would: the rest is rendered.
 func Run(opts Options) error {
 	objs, err := manifest.ReadFiles(opts.Paths...)
 	if err != nil {
 		return err
+	}
+	warnUnbuiltKustomizations(opts.Paths, opts.Warnings)
+	for _, dir := range opts.Kustomizations {
+		built, err := manifest.Kustomize(dir)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, built...)
 	}
 	in, err := Decode(objs, opts.ControllerName, plmGroup(objs, opts.PLMGroup), opts.Warnings)
 	if err != nil {
@@ -74,57 +83,22 @@ func Run(opts Options) error {
 	return Write(res, opts.OutputDir)
 }
 
-// Decode decodes objects strictly into their Go types and builds the input
-// snapshot. Kinds the graph does not use are skipped with a warning.
-func Decode(objs []*unstructured.Unstructured, controllerName, plmGroup string, warnings io.Writer) (*graph.Input, error) {
-	s := scheme.New()
-	decoder := serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
-	in := graph.NewInput(controllerName)
-	in.PLMGroup = plmGroup
-	for _, u := range objs {
-		data, err := u.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		id := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
-		if !s.Recognizes(u.GroupVersionKind()) {
-			if warnings != nil {
-				fmt.Fprintf(warnings, "skipping %s: kind %s is not one Gatewall reads\n", id, u.GroupVersionKind())
+// warnUnbuiltKustomizations warns about kustomization files in the
+// directories read as plain manifests: their patches and generators are
+// not applied, and files they do not list are read all the same.
+func warnUnbuiltKustomizations(paths []string, warnings io.Writer) {
+	if warnings == nil {
+		return
+	}
+	for _, p := range paths {
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && manifest.IsKustomization(path) {
+				fmt.Fprintf(warnings, "%s is not built: the files of %s are read as they are (use -k %s to build the kustomization)\n",
+					path, filepath.Dir(path), filepath.Dir(path))
 			}
-			continue
-		}
-		obj, _, err := decoder.Decode(data, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", id, err)
-		}
-		if co, ok := obj.(client.Object); ok && co.GetNamespace() == "" && isNamespaced(co) {
-			co.SetNamespace("default")
-		}
-		if !in.Add(obj) && warnings != nil {
-			fmt.Fprintf(warnings, "skipping %s: not used to render\n", id)
-		}
+			return nil
+		})
 	}
-	return in, nil
-}
-
-// plmGroup returns the forced group, else the one the manifests use.
-func plmGroup(objs []*unstructured.Unstructured, forced string) string {
-	if forced != "" {
-		return forced
-	}
-	found := ""
-	for _, o := range objs {
-		switch g := o.GroupVersionKind().Group; g {
-		case plm.GroupAppProtect:
-			return g
-		case plm.GroupWAF:
-			found = g
-		}
-	}
-	if found == "" {
-		return plm.GroupAppProtect
-	}
-	return found
 }
 
 // LoadBundles reads <sha256>.tgz bundles from dir into the snapshot,
@@ -157,15 +131,6 @@ func LoadBundles(in *graph.Input, dir string) error {
 		in.Bundles[want] = graph.Bundle{State: graph.BundleFetched, Data: data}
 	}
 	return nil
-}
-
-// isNamespaced says whether an object of a kind the graph uses is namespaced.
-func isNamespaced(o runtime.Object) bool {
-	switch o.GetObjectKind().GroupVersionKind().Kind {
-	case "GatewayClass", "Namespace":
-		return false
-	}
-	return true
 }
 
 // Write writes each Gateway's files under dir/<namespace>_<name>/ at their

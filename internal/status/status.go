@@ -97,7 +97,7 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 	for _, l := range old.Listeners {
 		oldListeners[l.Name] = l.Conditions
 	}
-	for _, l := range g.Listeners {
+	for _, l := range uniqueListeners(g.Listeners) {
 		have := oldListeners[l.Source.Name]
 		lw := append(append([]metav1.Condition(nil), l.Conditions...), listenerProgrammed(l, g.Valid, dp, have, gen))
 		st.Listeners = append(st.Listeners, gatewayv1.ListenerStatus{
@@ -120,6 +120,21 @@ func listenerProgrammed(l *graph.Listener, parentValid bool, dp DataPlane, old [
 		return c
 	}
 	return programmed(l.Valid && parentValid, dp, "the listener is not valid")
+}
+
+// uniqueListeners leaves out listeners whose name an earlier one has: the
+// API server refuses a status listing a name twice (such a Gateway or
+// ListenerSet is not accepted, and its conditions say why).
+func uniqueListeners(ls []*graph.Listener) []*graph.Listener {
+	seen := map[gatewayv1.SectionName]bool{}
+	var out []*graph.Listener
+	for _, l := range ls {
+		if !seen[l.Source.Name] {
+			seen[l.Source.Name] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func supportedKinds(l *graph.Listener) []gatewayv1.RouteGroupKind {
@@ -147,7 +162,7 @@ func ListenerSet(s *graph.ListenerSet, dp DataPlane, old gatewayv1.ListenerSetSt
 	for _, l := range old.Listeners {
 		oldListeners[l.Name] = l.Conditions
 	}
-	for _, l := range s.Listeners {
+	for _, l := range uniqueListeners(s.Listeners) {
 		have := oldListeners[l.Source.Name]
 		lprog := notProgrammedAsRejected(l.Conditions)
 		if l.Attachable {

@@ -5,8 +5,6 @@
 package translate
 
 import (
-	"sort"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,14 +30,27 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	if g == nil {
 		return nil
 	}
-	t := &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, proxySettingsPolicies(in)), WAF: policy.EvaluateWAF(g, in)}
-	if g.Valid {
-		var inc config.Includes
-		t.ProxySettings.AddIncludes(&inc)
-		t.WAF.AddIncludes(&inc)
-		t.Files = config.Build(g, inc).Files()
+	t := evaluate(in, g)
+	if !g.Valid {
+		return t
 	}
+	var inc config.Includes
+	t.ProxySettings.AddIncludes(&inc)
+	t.WAF.AddIncludes(&inc)
+	cfg := config.Build(g, inc)
+	if err := cfg.CheckConnections(); err != nil {
+		// NGINX would refuse the whole configuration: the Gateway is
+		// rejected for its NginxProxy, as for an invalid one, and keeps
+		// its last good configuration.
+		return evaluate(in, graph.BuildRejectingParameters(in, key, err.Error()))
+	}
+	t.Files = cfg.Files()
 	return t
+}
+
+// evaluate evaluates the policies on a Gateway's graph.
+func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
+	return &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, in), WAF: policy.EvaluateWAF(g, in)}
 }
 
 // Extra returns the conditions the policies add to a target: one
@@ -63,13 +74,4 @@ func (t *Translation) GatewayRef() policy.TargetRef {
 // RouteRef is a route's target reference.
 func RouteRef(r *graph.Route) policy.TargetRef {
 	return policy.TargetRef{Kind: r.Kind, Key: r.Key}
-}
-
-func proxySettingsPolicies(in *graph.Input) []*v1alpha1.ProxySettingsPolicy {
-	out := make([]*v1alpha1.ProxySettingsPolicy, 0, len(in.ProxySettingsPolicies))
-	for _, p := range in.ProxySettingsPolicies {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
-	return out
 }

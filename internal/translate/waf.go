@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
@@ -26,8 +27,8 @@ func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations
 		APLogConfStatus: old.APLogConfStatus,
 	}
 	p := in.WAFPolicies[k]
-	if p == nil {
-		return st
+	if _, unreadable := in.Unreadable("WAFGatewayBindingPolicy", k); p == nil || unreadable {
+		return st // an unreadable policy's stub names no bundles
 	}
 	for _, t := range translations {
 		f, ok := t.WAF.InForce[k]
@@ -106,7 +107,7 @@ func reported(in *graph.Input, kind string, o types.NamespacedName) *v1alpha1.Bu
 	}
 	out := &v1alpha1.BundleReferenceStatus{Name: o.Name, Namespace: o.Namespace}
 	if st := objects[o]; st != nil && st.Bundle != nil {
-		out.Bundle = v1alpha1.BundleSummary{State: st.Bundle.State, Location: st.Bundle.Location, Sha256: st.Bundle.Sha256}
+		out.Bundle = policy.ReportedBundle(st.Bundle)
 	}
 	return out
 }
@@ -118,8 +119,10 @@ func plmState(in *graph.Input, r policy.BundleRef) string {
 	if r.Kind == policy.KindAPLogConf {
 		objects = in.APLogConfs
 	}
-	if st := objects[r.Object]; st != nil && st.Bundle != nil && st.Bundle.Sha256 == r.Sha256 {
-		return st.Bundle.State
+	if st := objects[r.Object]; st != nil && st.Bundle != nil {
+		if b := policy.ReportedBundle(st.Bundle); b.Sha256 == r.Sha256 && b.State != "" {
+			return b.State
+		}
 	}
-	return "ready"
+	return apiplm.BundleStateReady
 }

@@ -4,6 +4,17 @@
 // bypassed (an older CRD, a direct etcd write), so controllers call these
 // functions on everything they read.
 //
+// Regular expressions are refused when NGINX's backtracking PCRE2 could
+// spend a long time on one request (redos.go): exponential backtracking
+// (a repeated part that matches one text several ways, (a+)+), a repeated
+// part that can match nothing ((a?){30}), and polynomial backtracking of
+// degree 3 or more (.*a.*a.*a). NGINX 1.22 offers no directive to bound
+// PCRE2's work, and a bound written into the pattern ((*LIMIT_MATCH=n))
+// would also fail slow but legitimate matches, so the expressions are
+// refused instead, with the reason in the route's status. Degree 2
+// (^/api/.*/v1/.*$) stays accepted: PCRE2's default match limit ends it
+// within tens of milliseconds on the longest request line NGINX reads.
+//
 // Messages match the API server's where a rule exists in both places, so users
 // see the same words whichever layer stopped them.
 //

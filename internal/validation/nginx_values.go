@@ -12,7 +12,10 @@ import (
 // '{', '}', ';', quotes, '\', '$' (variable interpolation), whitespace and
 // control characters — and overlong values, with a message saying what is wrong.
 
-// Length limits of values that reach nginx.conf.
+// Length limits of values that reach nginx.conf: the Gateway API's schema
+// limits, which an object that bypassed the API server may exceed. Values
+// also get the NGINX token limit (package syntax) where the graph knows
+// how they are written.
 const (
 	maxHostnameLength    = 253
 	maxPathLength        = 1024
@@ -20,6 +23,7 @@ const (
 	maxHeaderValueLength = 4096
 	maxQueryNameLength   = 256
 	maxQueryValueLength  = 1024
+	maxGRPCNameLength    = 1024
 )
 
 var (
@@ -37,14 +41,28 @@ var (
 	headerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 	// headerValueRE: printable ASCII without the characters NGINX interprets.
 	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9 !#%&()*+,./:<=>?@\[\]^_` + "`" + `|~-]*$`)
-	queryNameRE   = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,:@%-]+$`)
-	queryValueRE  = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,:@%/?=-]*$`)
+	// queryNameRE: the Gateway API's header-name characters that are also
+	// URI query characters NGINX's configuration takes safely.
+	queryNameRE  = regexp.MustCompile(`^[A-Za-z0-9._~!*+%-]+$`)
+	queryValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,:@%/?=-]*$`)
 )
 
 const forbidden = "must not contain '{', '}', ';', quotes, '\\', '$', whitespace or control characters"
 
 func lengthError(what string, n, limit int) error {
-	return fmt.Errorf("%s is %d characters long, more than the %d NGINX configuration allows here", what, n, limit)
+	return fmt.Errorf("%s is %d characters long, more than the %d the Gateway API allows", what, n, limit)
+}
+
+// valueLength checks that a value the Gateway API requires to be set (its
+// minLength is 1) is not empty and fits its limit.
+func valueLength(what, v string, limit int) error {
+	switch {
+	case v == "":
+		return fmt.Errorf("%s must not be empty", what)
+	case len(v) > limit:
+		return lengthError(what, len(v), limit)
+	}
+	return nil
 }
 
 // Hostname checks a hostname (exact or with a leading "*." wildcard label).
@@ -101,8 +119,9 @@ func containsDotSegment(p string) bool {
 
 // RegexPath checks a RegularExpression path. NGINX compiles it with PCRE2;
 // the check requires it to compile as a Go (RE2) expression, whose syntax is
-// nearly a subset (so lookarounds and backreferences are refused), and to
-// mean the same to PCRE2 (pcreDifference).
+// nearly a subset (so lookarounds and backreferences are refused), to mean
+// the same to PCRE2 (pcreDifference), and not to make PCRE2 backtrack for
+// a long time (backtracking).
 func RegexPath(p string) error {
 	if len(p) > maxPathLength {
 		return lengthError("path", len(p), maxPathLength)
@@ -117,6 +136,9 @@ func RegexPath(p string) error {
 		return fmt.Errorf("regular expression path %q does not compile: %w", p, err)
 	}
 	if err := pcreDifference(p); err != nil {
+		return fmt.Errorf("regular expression path %q: %w", p, err)
+	}
+	if err := backtracking(p); err != nil {
 		return fmt.Errorf("regular expression path %q: %w", p, err)
 	}
 	return nil
@@ -135,8 +157,8 @@ func HeaderName(n string) error {
 
 // HeaderValue checks an HTTP header value to match or set.
 func HeaderValue(v string) error {
-	if len(v) > maxHeaderValueLength {
-		return lengthError("header value", len(v), maxHeaderValueLength)
+	if err := valueLength("header value", v, maxHeaderValueLength); err != nil {
+		return err
 	}
 	if !headerValueRE.MatchString(v) {
 		return fmt.Errorf("header value %q %s", v, forbidden)
@@ -146,13 +168,10 @@ func HeaderValue(v string) error {
 
 // HeaderValueRegex checks a RegularExpression header value match.
 func HeaderValueRegex(v string) error {
-	if len(v) > maxHeaderValueLength {
-		return lengthError("header value", len(v), maxHeaderValueLength)
-	}
-	if err := RegexValue("header value", v); err != nil {
+	if err := valueLength("header value", v, maxHeaderValueLength); err != nil {
 		return err
 	}
-	return nil
+	return RegexValue("header value", v)
 }
 
 // RegexValue checks a regular expression used in a map: regex syntax is
@@ -176,6 +195,9 @@ func RegexValue(what, v string) error {
 	if err := pcreDifference(v); err != nil {
 		return fmt.Errorf("%s %q: %w", what, v, err)
 	}
+	if err := backtracking(v); err != nil {
+		return fmt.Errorf("%s %q: %w", what, v, err)
+	}
 	return nil
 }
 
@@ -185,20 +207,66 @@ func QueryParamName(n string) error {
 		return lengthError("query parameter name", len(n), maxQueryNameLength)
 	}
 	if !queryNameRE.MatchString(n) {
-		return fmt.Errorf("query parameter name %q must use only URI query characters; it %s", n, forbidden)
+		return fmt.Errorf("query parameter name %q must use only letters, digits and the characters . _ ~ ! * + %% -; it %s", n, forbidden)
 	}
 	return nil
 }
 
 // QueryParamValue checks a query parameter value to match exactly.
 func QueryParamValue(v string) error {
-	if len(v) > maxQueryValueLength {
-		return lengthError("query parameter value", len(v), maxQueryValueLength)
+	if err := valueLength("query parameter value", v, maxQueryValueLength); err != nil {
+		return err
 	}
 	if !queryValueRE.MatchString(v) {
 		return fmt.Errorf("query parameter value %q must use only URI query characters; it %s", v, forbidden)
 	}
 	return nil
+}
+
+// QueryParamValueRegex checks a RegularExpression query parameter value match.
+func QueryParamValueRegex(v string) error {
+	if err := valueLength("query parameter value", v, maxQueryValueLength); err != nil {
+		return err
+	}
+	return RegexValue("query parameter value", v)
+}
+
+var (
+	// grpcServiceRE is the Gateway API's service pattern without its
+	// optional leading '.', which no request path starts with.
+	grpcServiceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
+	grpcMethodRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
+)
+
+// GRPCService checks the service of an Exact gRPC method match.
+func GRPCService(s string) error {
+	if err := valueLength("gRPC service", s, maxGRPCNameLength); err != nil {
+		return err
+	}
+	if !grpcServiceRE.MatchString(s) {
+		return fmt.Errorf("gRPC service %q is not a valid service name", s)
+	}
+	return nil
+}
+
+// GRPCMethod checks the method of an Exact gRPC method match.
+func GRPCMethod(m string) error {
+	if err := valueLength("gRPC method", m, maxGRPCNameLength); err != nil {
+		return err
+	}
+	if !grpcMethodRE.MatchString(m) {
+		return fmt.Errorf("gRPC method %q is not a valid method name", m)
+	}
+	return nil
+}
+
+// GRPCRegex checks the service or method (what) of a RegularExpression
+// gRPC method match.
+func GRPCRegex(what, v string) error {
+	if err := valueLength("gRPC "+what, v, maxGRPCNameLength); err != nil {
+		return err
+	}
+	return RegexValue("gRPC "+what, v)
 }
 
 // httpMethods are the methods the Gateway API lets a route match.
@@ -224,6 +292,26 @@ func ObjectReference(namespace, name string) error {
 	}
 	if !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
 		return fmt.Errorf("name %q is not a valid object name", name)
+	}
+	return nil
+}
+
+// Gateway API limits on the number of items of lists whose values reach
+// nginx.conf (their maxItems).
+const (
+	MaxHostnames     = 16
+	MaxMatchHeaders  = 16
+	MaxMatchQuery    = 16
+	MaxHeaderChanges = 16
+	MaxCORSListItems = 64
+	MaxCORSMethods   = 9
+)
+
+// ListLength checks the number of items of a list (what) against its
+// Gateway API limit.
+func ListLength(what string, n, limit int) error {
+	if n > limit {
+		return fmt.Errorf("%s has %d items, more than the %d the Gateway API allows", what, n, limit)
 	}
 	return nil
 }

@@ -135,6 +135,9 @@ func TestRegexPath(t *testing.T) {
 		{"collating element", "/[[.a.]]", "collating elements"},
 		{"nested too deep", strings.Repeat("(", 101) + "/" + strings.Repeat(")", 101), "nested more than 100 deep"},
 		{"too large", "/([a-z]x|y){1000}", "too large"},
+		{"nested repetition", "^/(a+)+$", "time exponential"},
+		{"segments", "^/(/[^/]+)+$", ""},
+		{"three overlapping stars", "^/.*a.*a.*a$", "power 3"},
 		{"too long", "/" + strings.Repeat("a", 1024), "more than the 1024"},
 	})
 }
@@ -156,7 +159,8 @@ func TestHeaderName(t *testing.T) {
 
 func TestHeaderValue(t *testing.T) {
 	checkValues(t, validation.HeaderValue, []valueCase{
-		{"empty", "", ""},
+		{"empty", "", "must not be empty"},
+		{"longest", strings.Repeat("v", 4096), ""},
 		{"text", "text/html", ""},
 		{"punctuation", "a b!#%&()*+,./:<=>?@[]^_`|~-", ""},
 		{"semicolon", "a;b", forbidden},
@@ -199,6 +203,8 @@ var regexValueCases = []valueCase{
 	{"repeated anchor", "^*a", "follows an anchor"},
 	{"range from a class", `[\w-.]`, "cannot start at a class"},
 	{"nested too deep", strings.Repeat("(", 101) + "a" + strings.Repeat(")", 101), "nested more than 100 deep"},
+	{"nested repetition", "((a|aa)+)+b", "time exponential"},
+	{"repeated optional", "(a?)*b", "can match nothing"},
 }
 
 func TestRegexValue(t *testing.T) {
@@ -210,26 +216,83 @@ func TestRegexValue(t *testing.T) {
 
 func TestHeaderValueRegex(t *testing.T) {
 	checkValues(t, validation.HeaderValueRegex, append(regexValueCases,
+		valueCase{"empty", "", "must not be empty"},
 		valueCase{"too long", strings.Repeat("a", 4097), "more than the 4096"},
 	))
+}
+
+func TestQueryParamValueRegex(t *testing.T) {
+	checkValues(t, validation.QueryParamValueRegex, append(regexValueCases,
+		valueCase{"empty", "", "must not be empty"},
+		valueCase{"longest", strings.Repeat("a", 1024), ""},
+		valueCase{"too long", strings.Repeat("a", 1025), "more than the 1024"},
+	))
+}
+
+func TestGRPCService(t *testing.T) {
+	checkValues(t, validation.GRPCService, []valueCase{
+		{"service", "helloworld.Greeter", ""},
+		{"underscores", "_a._b1", ""},
+		{"longest", strings.Repeat("s", 1024), ""},
+		{"too long", strings.Repeat("s", 1025), "more than the 1024"},
+		{"far too long", strings.Repeat("s", 4100), "more than the 1024"},
+		{"empty", "", "must not be empty"},
+		{"leading dot", ".a.B", "not a valid service name"},
+		{"slash", "a/b", "not a valid service name"},
+		{"digit first", "1a", "not a valid service name"},
+	})
+}
+
+func TestGRPCMethod(t *testing.T) {
+	checkValues(t, validation.GRPCMethod, []valueCase{
+		{"method", "SayHello", ""},
+		{"longest", strings.Repeat("m", 1024), ""},
+		{"too long", strings.Repeat("m", 1025), "more than the 1024"},
+		{"far too long", strings.Repeat("m", 4100), "more than the 1024"},
+		{"dot", "a.b", "not a valid method name"},
+		{"empty", "", "must not be empty"},
+	})
+}
+
+func TestGRPCRegex(t *testing.T) {
+	checkValues(t, func(v string) error { return validation.GRPCRegex("method", v) }, append(regexValueCases,
+		valueCase{"longest", strings.Repeat("m", 1024), ""},
+		valueCase{"too long", strings.Repeat("m", 1025), "gRPC method is 1025 characters long, more than the 1024"},
+		valueCase{"far too long", "(" + strings.Repeat("m", 4100) + ")", "more than the 1024"},
+	))
+}
+
+func TestListLength(t *testing.T) {
+	if err := validation.ListLength("headers", 16, validation.MaxMatchHeaders); err != nil {
+		t.Errorf("16 headers refused: %v", err)
+	}
+	err := validation.ListLength("headers", 17, validation.MaxMatchHeaders)
+	if err == nil || !strings.Contains(err.Error(), "headers has 17 items, more than the 16") {
+		t.Errorf("17 headers: got %v", err)
+	}
 }
 
 func TestQueryParamName(t *testing.T) {
 	checkValues(t, validation.QueryParamName, []valueCase{
 		{"name", "page", ""},
-		{"characters", "a.b_c~d!e*f(g)h+i,j:k@l%20-", ""},
-		{"empty", "", "URI query characters"},
-		{"equals", "a=b", "URI query characters"},
-		{"ampersand", "a&b", "URI query characters"},
-		{"semicolon", "a;", "URI query characters"},
-		{"variable", "$args", "URI query characters"},
+		{"characters", "a.b_c~d!e*f+g%20-", ""},
+		{"parenthesis", "a(b)", "must use only letters"}, // not a Gateway API header-name character
+		{"comma", "a,b", "must use only letters"},
+		{"colon", "a:b", "must use only letters"},
+		{"at", "a@b", "must use only letters"},
+		{"empty", "", "must use only letters"},
+		{"equals", "a=b", "must use only letters"},
+		{"ampersand", "a&b", "must use only letters"},
+		{"semicolon", "a;", "must use only letters"},
+		{"variable", "$args", "must use only letters"},
 		{"too long", strings.Repeat("q", 257), "more than the 256"},
 	})
 }
 
 func TestQueryParamValue(t *testing.T) {
 	checkValues(t, validation.QueryParamValue, []valueCase{
-		{"empty", "", ""},
+		{"empty", "", "must not be empty"},
+		{"longest", strings.Repeat("v", 1024), ""},
 		{"value", "a/b?c=d", ""},
 		{"ampersand", "a&b", "URI query characters"},
 		{"space", "a b", "URI query characters"},

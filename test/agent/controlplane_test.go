@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,7 +87,10 @@ func (a *staticAuth) Authenticate(_ context.Context, token string) (agent.Identi
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	id, ok := a.tokens[token]
-	if !ok {
+	switch {
+	case strings.HasPrefix(token, "later-"):
+		return agent.Identity{}, &agent.RetryLater{Err: errors.New("the API server is unavailable")}
+	case !ok:
 		return agent.Identity{}, errors.New("unknown token")
 	}
 	return id, nil

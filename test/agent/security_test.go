@@ -166,6 +166,10 @@ func TestRPCRefusals(t *testing.T) {
 	wantCode(t, "no token", err, codes.Unauthenticated, "no token")
 	_, err = c.cmd.CreateConnection(withToken(t, "bad"), &mpi.CreateConnectionRequest{Resource: resource(key)})
 	wantCode(t, "bad token", err, codes.Unauthenticated, "token refused: unknown token")
+	// nginx-agent gives up on Unauthenticated and retries Unavailable: a
+	// refusal that may pass later must say Unavailable.
+	_, err = c.cmd.CreateConnection(withToken(t, "later-1"), &mpi.CreateConnectionRequest{Resource: resource(key)})
+	wantCode(t, "API server unavailable", err, codes.Unavailable, "the API server is unavailable")
 	_, err = c.cmd.CreateConnection(withToken(t, "good"), &mpi.CreateConnectionRequest{Resource: resource(other)})
 	wantCode(t, "labels of another Gateway", err, codes.PermissionDenied, "names another Gateway")
 	_, err = c.cmd.CreateConnection(withToken(t, "good"), &mpi.CreateConnectionRequest{Resource: &mpi.Resource{}})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/localrun"
 )
 
 // events records the agent server's protocol events, read from the
@@ -40,17 +41,17 @@ type logLine struct {
 	Message string    `json:"message"`
 }
 
-// watchEvents follows the log of the manager pod that leads now, from since,
-// until the test ends.
+// watchEvents follows the log of the manager pod that leads now (it holds
+// the leader Lease), from since, until the test ends.
 func watchEvents(t *testing.T, since time.Time) *events {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	pods, err := rt.ManagerPods(ctx)
-	if err != nil || len(pods) != 1 {
-		t.Fatalf("want one manager pod, got %d (%v)", len(pods), err)
+	leader := leaderName(ctx)
+	if leader == "" {
+		t.Fatal("no manager pod holds the leader Lease")
 	}
-	stream, err := rt.Clientset.CoreV1().Pods(pods[0].Namespace).GetLogs(pods[0].Name, &corev1.PodLogOptions{
+	stream, err := rt.Clientset.CoreV1().Pods(localrun.ManagerNamespace).GetLogs(leader, &corev1.PodLogOptions{
 		Follow: true, SinceTime: &metav1.Time{Time: since.Add(-time.Second)},
 	}).Stream(ctx)
 	if err != nil {
@@ -96,4 +97,20 @@ func (e *events) of(t agent.EventType, gw types.NamespacedName) []timedEvent {
 		}
 	}
 	return out
+}
+
+// confirmed is when gw's agent was first confirmed running the current
+// configuration: it reported files that match it, or answered a push OK.
+func (e *events) confirmed(gw types.NamespacedName) (time.Time, bool) {
+	for _, ev := range e.of(agent.EventFilesReported, gw) {
+		if ev.Version != "" {
+			return ev.at, true
+		}
+	}
+	for _, ev := range e.of(agent.EventApplyResult, gw) {
+		if ev.Message == "OK" {
+			return ev.at, true
+		}
+	}
+	return time.Time{}, false
 }

@@ -83,19 +83,12 @@ func TestManagerRestart(t *testing.T) {
 	// from the files it reports or by a push it answers without fetching.
 	var resync time.Duration
 	eventually(t, 60*time.Second, func() error {
-		for _, ev := range rec.of(agent.EventFilesReported, gwKey) {
-			if ev.Version != "" {
-				resync = ev.at.Sub(restarted)
-				return nil
-			}
+		at, ok := rec.confirmed(gwKey)
+		if !ok {
+			return errf("waiting for the data-plane pod's agent to reconnect and confirm")
 		}
-		for _, ev := range rec.of(agent.EventApplyResult, gwKey) {
-			if ev.Message == "OK" {
-				resync = ev.at.Sub(restarted)
-				return nil
-			}
-		}
-		return errf("waiting for the data-plane pod's agent to reconnect and confirm")
+		resync = at.Sub(restarted)
+		return nil
 	})
 	time.Sleep(time.Second)
 	close(stop)

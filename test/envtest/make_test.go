@@ -28,6 +28,9 @@ func copyTree(t *testing.T) string {
 		rel, _ := filepath.Rel(root, path)
 		switch {
 		case rel == "bin" || rel == ".git" || rel == ".local":
+			if !d.IsDir() {
+				return nil // a worktree's .git is a file: SkipDir would skip the rest of the root
+			}
 			return filepath.SkipDir
 		case d.IsDir():
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)

@@ -70,6 +70,22 @@ func Test(files []config.File) (string, error) {
 	return out.String(), nil
 }
 
+// Warnings returns the lines of NGINX's output that are warnings or worse
+// (a configuration Gatewall renders must make NGINX log nothing of the
+// kind: a warning is repeated on every test and reload).
+func Warnings(out string) []string {
+	var ws []string
+	for _, line := range strings.Split(out, "\n") {
+		for _, level := range []string{"[warn]", "[error]", "[crit]", "[alert]", "[emerg]"} {
+			if strings.Contains(line, level) {
+				ws = append(ws, line)
+				break
+			}
+		}
+	}
+	return ws
+}
+
 // APStubModule is the App Protect test double (hack/apstub.sh builds it).
 var APStubModule = filepath.Join(repoRoot(), "bin", "ngx_http_app_protect_module.so")
 

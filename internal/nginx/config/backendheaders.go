@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
 // Request header modifiers on backendRefs apply to the requests each backend
@@ -122,18 +123,17 @@ func untouchedValue(name string, defaults []Directive) string {
 			return dir.Args[1]
 		}
 	}
-	return headerVariable(name)
+	return syntax.HeaderVariable(name)
 }
 
 // addHeaderVar is a variable holding the request's value of a header with
 // value appended, comma-separated.
 func (b *builder) addHeaderVar(name, value string) string {
-	v := headerVariable(name)
 	return b.addMap(&Map{
-		Source:   v,
+		Source:   syntax.HeaderVariable(name),
 		Variable: "$gw_add_" + id(name, value),
 		Entries:  []MapEntry{{Key: `""`, Value: Quote(value)}},
-		Default:  Quote(v + "," + value),
+		Default:  Quote(syntax.AppendedHeaderValue(name, value)),
 	})
 }
 

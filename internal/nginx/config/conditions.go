@@ -1,10 +1,8 @@
 package config
 
 import (
-	"regexp"
-	"strings"
-
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
 // conditions returns the variables that are "1" when each of a match's
@@ -13,13 +11,13 @@ import (
 func (b *builder) conditions(m graph.Match) []string {
 	var vars []string
 	if m.Method != "" {
-		vars = append(vars, b.condition("$request_method", "^"+regexp.QuoteMeta(m.Method)+"$"))
+		vars = append(vars, b.condition("$request_method", syntax.ExactRegex(m.Method)))
 	}
 	for _, h := range m.Headers {
-		vars = append(vars, b.condition(headerVariable(h.Name), valueRegex(h)))
+		vars = append(vars, b.condition(syntax.HeaderVariable(h.Name), syntax.ValueRegex(h.Value, h.Regex)))
 	}
 	for _, q := range m.Query {
-		vars = append(vars, b.condition("$args", queryRegex(q)))
+		vars = append(vars, b.condition("$args", syntax.QueryRegex(q.Name, q.Value, q.Regex)))
 	}
 	return vars
 }
@@ -29,32 +27,7 @@ func (b *builder) condition(source, regex string) string {
 	return b.addMap(&Map{
 		Source:   source,
 		Variable: "$gw_c_" + id(source, regex),
-		Entries:  []MapEntry{{Key: Quote("~" + regex), Value: "1"}},
+		Entries:  []MapEntry{{Key: Quote(syntax.MatchKey(regex)), Value: "1"}},
 		Default:  "0",
 	})
-}
-
-// headerVariable is NGINX's variable for a request header: $http_ with the
-// name lower-cased and '-' turned into '_'.
-func headerVariable(name string) string {
-	return "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
-
-// valueRegex matches a header value exactly, or by the user's expression.
-func valueRegex(v graph.ValueMatch) string {
-	if v.Regex {
-		return v.Value
-	}
-	return "^" + regexp.QuoteMeta(v.Value) + "$"
-}
-
-// queryRegex matches $args when the first parameter named q.Name has the
-// wanted value: it skips parameters with other names, then requires the value.
-func queryRegex(q graph.ValueMatch) string {
-	name := regexp.QuoteMeta(q.Name)
-	value := regexp.QuoteMeta(q.Value)
-	if q.Regex {
-		value = "(?:" + q.Value + ")"
-	}
-	return "^(?:(?!" + name + "=)[^&]*&)*" + name + "=" + value + "(?:&|$)"
 }

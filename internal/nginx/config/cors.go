@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
 // corsDirectives renders a rule's CORS filter. A preflight (OPTIONS from an
@@ -45,7 +46,7 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 		pre = append(pre, always("Access-Control-Allow-Credentials", "true"))
 	}
 	if len(c.Expose) > 0 {
-		pre = append(pre, always("Access-Control-Expose-Headers", Quote(strings.Join(c.Expose, ", "))))
+		pre = append(pre, always("Access-Control-Expose-Headers", Quote(syntax.HeaderList(c.Expose))))
 	}
 	pre = append(pre, always("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge))), always("Vary", "Origin"), d("return", "204"))
 
@@ -53,8 +54,7 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 		{Name: "if", Args: []string{"(" + allowed + ")"}, Block: pre},
 		{Name: "if", Args: []string{"(" + preflight + ")"}, Block: []Directive{d("return", "204")}},
 	}
-	for _, h := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
-		"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"} {
+	for _, h := range syntax.CORSHiddenHeaders {
 		ds = append(ds, d(prefix+"_hide_header", h))
 	}
 	ds = append(ds, always("Access-Control-Allow-Origin", origin))
@@ -67,7 +67,7 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 	}
 	if len(c.Expose) > 0 {
 		ds = append(ds, always("Access-Control-Expose-Headers", b.addMap(&Map{
-			Source: origin, Variable: "$gw_cors_e_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: Quote(strings.Join(c.Expose, ", ")),
+			Source: origin, Variable: "$gw_cors_e_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: Quote(syntax.HeaderList(c.Expose)),
 		})))
 	}
 	return append(ds, always("Vary", "Origin"))
@@ -79,7 +79,7 @@ func corsList(values []string, echo string) string {
 	if len(values) == 1 && values[0] == "*" {
 		return echo
 	}
-	return Quote(strings.Join(values, ", "))
+	return Quote(syntax.HeaderList(values))
 }
 
 // corsOriginEntries map an allowed Origin header to itself.

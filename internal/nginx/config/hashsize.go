@@ -2,76 +2,88 @@ package config
 
 import (
 	"strconv"
-	"strings"
+
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
-// NGINX keeps server names and map keys in hash tables whose buckets must
-// hold the longest key: a name of 47 characters or more makes `nginx -t`
-// fail ("could not build server_names_hash, you should increase
-// server_names_hash_bucket_size") with the default bucket size of one cache
-// line (64 bytes). Gatewall sizes the buckets from the keys it renders, so
-// long hostnames (up to 253 characters) never break a configuration.
+// Gatewall sizes the hash tables NGINX builds from its configuration (see
+// package syntax): for each family of tables sized by one pair of
+// http-level directives it runs NGINX's search on the keys it renders and
+// writes the bucket size and maximum that make it succeed, so NGINX logs
+// nothing however many routes, hostnames and maps there are.
 
-// cacheLine is NGINX's default bucket size and the unit it rounds bucket
-// sizes up to (x86-64 and arm64).
-const cacheLine = 64
+// maxHashSize bounds the sizes Gatewall asks for: above 10,000 NGINX starts
+// its search near the maximum instead of its estimate when there are fewer
+// than a hundredth as many keys, which Gatewall's search would not follow.
+// A larger bucket is chosen instead.
+const maxHashSize = 10000
 
-// hashBucketSize returns the bucket size that fits every key, or 0 when the
-// default does. It follows ngx_hash_init: an element takes a pointer plus
-// the key and two bytes rounded up to a pointer, and a bucket needs one
-// more pointer for its end marker.
-func hashBucketSize(keys []string) int {
-	longest := 0
-	for _, k := range keys {
-		longest = max(longest, len(k))
-	}
-	const ptr = 8
-	need := ptr + alignUp(longest+2, ptr) + ptr
-	if need <= cacheLine {
-		return 0
-	}
-	return alignUp(need, cacheLine)
+// maxBucketSize is the largest bucket NGINX accepts (65,536 minus a cache line).
+const maxBucketSize = 65536 - syntax.CacheLine
+
+// hashFamily is the tables one pair of http-level directives sizes.
+type hashFamily struct {
+	// name is the directives' prefix, "server_names_hash".
+	name string
+	// defaultBucket and defaultMax are NGINX's defaults.
+	defaultBucket, defaultMax int
+	tables                    []syntax.HashTable
+	// shared, when set, says NGINX adds keys of its own that Gatewall
+	// cannot name (its variables, about 150 in Debian's build): the search
+	// runs with stand-ins for them and must succeed within half of NGINX's
+	// default maximum, so that NGINX, searching up to all of it, finds a
+	// size for the real ones too; the bucket grows instead.
+	shared bool
 }
 
-func alignUp(n, unit int) int { return (n + unit - 1) / unit * unit }
-
-// serverNames are the names of the http servers.
-func (c *Config) serverNames() []string {
-	var out []string
-	for _, s := range c.Servers {
-		if s.Name != "" {
-			out = append(out, s.Name)
+// size returns the smallest bucket size (from NGINX's default, doubling)
+// for which every table fits, and the maximum that lets NGINX find it.
+func (f hashFamily) size() (bucket, maxSize int) {
+	load := make([]int, maxHashSize+1)
+	for bucket = f.defaultBucket; ; bucket = min(bucket*2, maxBucketSize) {
+		limit := maxHashSize
+		if f.shared {
+			limit = f.defaultMax / 2
 		}
+		need, ok := 0, true
+		for _, t := range f.tables {
+			s, fits := t.Fit(bucket, bucket-8, limit, load)
+			if !fits {
+				ok = false
+				break
+			}
+			need = max(need, s)
+		}
+		if f.shared {
+			need *= 2
+		}
+		if ok || bucket == maxBucketSize {
+			// Past the largest bucket, only keys crafted to share one hash
+			// value remain; NGINX then warns, but still builds the table.
+			return bucket, min(maxHashSize, max(f.defaultMax, need))
+		}
+	}
+}
+
+// directives are the family's bucket size and maximum, where they differ
+// from NGINX's defaults.
+func (f hashFamily) directives() []Directive {
+	bucket, maxSize := f.size()
+	var out []Directive
+	if bucket != f.defaultBucket {
+		out = append(out, d(f.name+"_bucket_size", strconv.Itoa(bucket)))
+	}
+	if maxSize != f.defaultMax {
+		out = append(out, d(f.name+"_max_size", strconv.Itoa(maxSize)))
 	}
 	return out
 }
 
-// hashedMapKeys are the map keys NGINX hashes: every key but regular
-// expressions, unquoted.
-func (c *Config) hashedMapKeys() []string {
-	var out []string
-	for _, m := range c.Maps {
-		for _, e := range m.Entries {
-			k := e.Key
-			if u, err := strconv.Unquote(k); err == nil && strings.HasPrefix(k, `"`) {
-				k = u
-			}
-			if !strings.HasPrefix(k, "~") {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
-
-// hashSizeDirectives are the http-level bucket sizes the configuration needs.
+// hashSizeDirectives are the http-level hash sizes the configuration needs.
 func (c *Config) hashSizeDirectives() []Directive {
 	var out []Directive
-	if n := hashBucketSize(c.serverNames()); n > 0 {
-		out = append(out, d("server_names_hash_bucket_size", strconv.Itoa(n)))
-	}
-	if n := hashBucketSize(c.hashedMapKeys()); n > 0 {
-		out = append(out, d("map_hash_bucket_size", strconv.Itoa(n)))
+	for _, f := range c.hashFamilies() {
+		out = append(out, f.directives()...)
 	}
 	return out
 }

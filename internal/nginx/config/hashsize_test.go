@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -75,8 +76,9 @@ func hostsInput(t *testing.T, host string) *graph.Input {
 }
 
 // TestLongHostnamesPassNginx: hostnames up to the DNS limit render
-// configurations NGINX accepts; without the bucket sizes Gatewall adds,
-// NGINX rejects the long ones (so the sizes are what makes them pass).
+// configurations NGINX accepts without a warning; without the bucket sizes
+// Gatewall adds for the server names and the hostnames map, NGINX rejects
+// the long ones (so the sizes are what makes them pass).
 func TestLongHostnamesPassNginx(t *testing.T) {
 	if err := nginxtest.Available(); err != nil {
 		t.Fatal(err)
@@ -91,10 +93,8 @@ func TestLongHostnamesPassNginx(t *testing.T) {
 			t.Fatalf("%d: the Gateway or its route is not valid: %+v", n, g.Conditions)
 		}
 		files := config.Build(g, config.Includes{}).Files()
-		if out, err := nginxtest.Test(files); err != nil {
-			t.Errorf("hostname of %d characters: %v\n%s", n, err, out)
-		}
-		stripped, removed := withoutBucketSizes(files)
+		checkNoWarnings(t, fmt.Sprintf("hostname of %d characters", n), files)
+		stripped, removed := withoutLines(files, "server_names_hash_", "map_hash_")
 		_, err := nginxtest.Test(stripped)
 		switch {
 		case n <= 46 && removed:
@@ -105,15 +105,32 @@ func TestLongHostnamesPassNginx(t *testing.T) {
 	}
 }
 
-func withoutBucketSizes(files []config.File) ([]config.File, bool) {
+// checkNoWarnings runs nginx -t on files: it must accept them and log no warning.
+func checkNoWarnings(t *testing.T, what string, files []config.File) {
+	t.Helper()
+	out, err := nginxtest.Test(files)
+	if err != nil {
+		t.Errorf("%s: %v\n%s", what, err, out)
+		return
+	}
+	if ws := nginxtest.Warnings(out); len(ws) > 0 {
+		t.Errorf("%s: NGINX warns:\n%s", what, strings.Join(ws, "\n"))
+	}
+}
+
+// withoutLines removes the lines holding any of the words.
+func withoutLines(files []config.File, words ...string) ([]config.File, bool) {
 	out := make([]config.File, 0, len(files))
 	removed := false
 	for _, f := range files {
 		var kept [][]byte
+	lines:
 		for _, line := range bytes.Split(f.Data, []byte("\n")) {
-			if bytes.Contains(line, []byte("_hash_bucket_size")) {
-				removed = true
-				continue
+			for _, w := range words {
+				if bytes.Contains(line, []byte(w)) {
+					removed = true
+					continue lines
+				}
 			}
 			kept = append(kept, line)
 		}

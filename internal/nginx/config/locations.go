@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
 // entry is one match of one rule of one route: a candidate for a location.
@@ -197,44 +198,103 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		// Another location of the server has the same short id (see addMap).
 		lid = longID(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
 	}
+	var conds [][]string
+	for _, c := range cands {
+		conds = append(conds, b.conditions(c.match))
+		if !c.conditional() {
+			break
+		}
+	}
+	ictx := ctx
+	ictx.internal = true
+	paths := make([]string, len(conds))
+	for i, c := range cands[:len(conds)] {
+		paths[i] = InternalPrefix + lid + "/" + strconv.Itoa(i)
+		extra[paths[i]] = &Location{Modifier: "=", Path: paths[i], Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c.route)}
+	}
+	conditional := len(conds)
+	next := ""
+	if !cands[len(conds)-1].conditional() {
+		conditional--
+		next = Quote(paths[conditional])
+	} else {
+		notFound := InternalPrefix + "404"
+		next = Quote(notFound)
+		extra[notFound] = &Location{Modifier: "=", Path: notFound, Internal: true, Directives: []Directive{d("return", "404")}}
+	}
+	// Each group's map falls back to the next group's, the last one's to
+	// the default, so candidates are still tried in precedence order.
+	groups := dispatchGroups(conds[:conditional])
+	for g := len(groups) - 1; g >= 0; g-- {
+		variable := "$gw_l_" + lid
+		if g > 0 {
+			variable += "_" + strconv.Itoa(g)
+		}
+		next = b.addMap(dispatchMap(variable, conds, paths, groups[g], next))
+	}
+	loc.Directives = []Directive{
+		d("set", "$gw_orig_uri", "$uri"),
+		d("rewrite", "^", next, "last"),
+	}
+}
+
+// dispatchGroups splits conditional candidates (given by their condition
+// variables) into consecutive groups whose variables, concatenated as a
+// map's source, fit in one NGINX token: the candidates of one location
+// come from every route with that path on the server, so there is no
+// bound on their number. It returns each group's [first, end) range.
+func dispatchGroups(conds [][]string) [][2]int {
+	var groups [][2]int
+	start, size := 0, 0
+	seen := map[string]bool{}
+	for i, vars := range conds {
+		if i > start && size+newLength(vars, seen) > syntax.MaxToken {
+			groups = append(groups, [2]int{start, i})
+			start, size, seen = i, 0, map[string]bool{}
+		}
+		size += newLength(vars, seen)
+		for _, v := range vars {
+			seen[v] = true
+		}
+	}
+	return append(groups, [2]int{start, len(conds)})
+}
+
+// newLength is the length of the variables not yet seen.
+func newLength(vars []string, seen map[string]bool) int {
+	n := 0
+	counted := map[string]bool{}
+	for _, v := range vars {
+		if !seen[v] && !counted[v] {
+			counted[v] = true
+			n += len(v)
+		}
+	}
+	return n
+}
+
+// dispatchMap is the map of one group of candidates: its source is the
+// concatenated "1"/"0" values of the group's condition variables, and a
+// regex per candidate, in precedence order, requires that candidate's
+// digits to be "1"; otherwise it gives fallback.
+func dispatchMap(variable string, conds [][]string, paths []string, group [2]int, fallback string) *Map {
 	var vars []string
 	index := map[string]int{}
-	condsOf := make([][]string, len(cands))
-	for i, c := range cands {
-		condsOf[i] = b.conditions(c.match)
-		for _, v := range condsOf[i] {
+	for _, cs := range conds[group[0]:group[1]] {
+		for _, v := range cs {
 			if _, ok := index[v]; !ok {
 				index[v] = len(vars)
 				vars = append(vars, v)
 			}
 		}
-		if !c.conditional() {
-			break
-		}
 	}
-	m := &Map{Source: Quote(strings.Join(vars, "")), Variable: "$gw_l_" + lid}
-	ictx := ctx
-	ictx.internal = true
-	for i, c := range cands {
-		path := InternalPrefix + lid + "/" + strconv.Itoa(i)
-		extra[path] = &Location{Modifier: "=", Path: path, Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c.route)}
-		if !c.conditional() {
-			m.Default = Quote(path)
-			break
-		}
+	m := &Map{Source: Quote(strings.Join(vars, "")), Variable: variable, Default: fallback}
+	for i := group[0]; i < group[1]; i++ {
 		digits := []byte(strings.Repeat(".", len(vars)))
-		for _, v := range condsOf[i] {
+		for _, v := range conds[i] {
 			digits[index[v]] = '1'
 		}
-		m.Entries = append(m.Entries, MapEntry{Key: Quote("~^" + string(digits) + "$"), Value: Quote(path)})
+		m.Entries = append(m.Entries, MapEntry{Key: Quote("~^" + string(digits) + "$"), Value: Quote(paths[i])})
 	}
-	if m.Default == "" {
-		notFound := InternalPrefix + "404"
-		m.Default = Quote(notFound)
-		extra[notFound] = &Location{Modifier: "=", Path: notFound, Internal: true, Directives: []Directive{d("return", "404")}}
-	}
-	loc.Directives = []Directive{
-		d("set", "$gw_orig_uri", "$uri"),
-		d("rewrite", "^", b.addMap(m), "last"),
-	}
+	return m
 }

@@ -103,8 +103,12 @@ func nginxAccepts(t *testing.T, cfg *config.Config) {
 	if err := nginxtest.Available(); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := nginxtest.Test(cfg.Files()); err != nil {
+	out, err := nginxtest.Test(cfg.Files())
+	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if ws := nginxtest.Warnings(out); len(ws) > 0 {
+		t.Fatalf("NGINX warns:\n%s", strings.Join(ws, "\n"))
 	}
 }
 

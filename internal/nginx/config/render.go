@@ -85,14 +85,7 @@ func (c *Config) httpConf() []byte {
 		w.line("include", Quote(p))
 	}
 	w.blank()
-	// $gw_connection keeps upstream connections alive unless the client asks to upgrade.
-	writeMap(w, &Map{Source: "$http_upgrade", Variable: "$gw_connection", Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "upgrade"})
-	// $gw_host is the Host header as sent, with the port, or the server's name for HTTP/1.0.
-	writeMap(w, &Map{Source: "$http_host", Variable: "$gw_host", Entries: []MapEntry{{Key: `""`, Value: "$host"}}, Default: "$http_host"})
-	// $gw_server_port is the port the client connected to, also through a
-	// sniffed port's unix sockets (where $server_port is empty).
-	writeMap(w, &Map{Source: "$proxy_protocol_server_port", Variable: "$gw_server_port", Entries: []MapEntry{{Key: `""`, Value: "$server_port"}}, Default: "$proxy_protocol_server_port"})
-	for _, m := range c.Maps {
+	for _, m := range c.allMaps() {
 		writeMap(w, m)
 	}
 	for _, s := range c.Splits {
@@ -111,6 +104,22 @@ func (c *Config) httpConf() []byte {
 	}
 	return w.bytes()
 }
+
+// fixedMaps are the maps every configuration has, before the Gateway's own.
+func fixedMaps() []*Map {
+	return []*Map{
+		// $gw_connection keeps upstream connections alive unless the client asks to upgrade.
+		{Source: "$http_upgrade", Variable: "$gw_connection", Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "upgrade"},
+		// $gw_host is the Host header as sent, with the port, or the server's name for HTTP/1.0.
+		{Source: "$http_host", Variable: "$gw_host", Entries: []MapEntry{{Key: `""`, Value: "$host"}}, Default: "$http_host"},
+		// $gw_server_port is the port the client connected to, also through a
+		// sniffed port's unix sockets (where $server_port is empty).
+		{Source: "$proxy_protocol_server_port", Variable: "$gw_server_port", Entries: []MapEntry{{Key: `""`, Value: "$server_port"}}, Default: "$proxy_protocol_server_port"},
+	}
+}
+
+// allMaps are the fixed maps, then the Gateway's.
+func (c *Config) allMaps() []*Map { return append(fixedMaps(), c.Maps...) }
 
 func writeMap(w *writer, m *Map) {
 	w.open("map", m.Source, m.Variable)
@@ -172,8 +181,9 @@ func (c *Config) serversConf() []byte {
 	w.comment(header)
 	for _, code := range c.Sinks {
 		w.open("server")
-		w.line("listen", sinkSocket(code))
-		w.line("listen", sinkSocketH2(code), "http2")
+		for _, l := range sinkListens(code) {
+			w.line(l.words()...)
+		}
 		w.line("access_log", "off")
 		w.line("return", strconv.Itoa(code))
 		w.close()
@@ -200,27 +210,13 @@ func (c *Config) sortedServers() []*Server {
 
 func (c *Config) writeServer(w *writer, s *Server) {
 	w.open("server")
-	var params []string
-	if s.Default {
-		params = append(params, "default_server")
+	for _, l := range c.serverListens(s) {
+		w.line(l.words()...)
 	}
-	if s.SSL {
-		params = append(params, "ssl")
-	}
-	if s.HTTP2 {
-		params = append(params, "http2")
-	}
-	port := strconv.Itoa(int(s.Port))
-	switch {
-	case c.sniffed(s.Port):
-		writeSniffedListens(w, s)
-	default:
-		if c.Main.IPv4 {
-			w.line(append([]string{"listen", port}, params...)...)
-		}
-		if c.Main.IPv6 {
-			w.line(append([]string{"listen", "[::]:" + port}, params...)...)
-		}
+	if c.sniffed(s.Port) {
+		// The client's address comes from the stream sniffer's PROXY protocol.
+		w.line("set_real_ip_from", "unix:")
+		w.line("real_ip_header", "proxy_protocol")
 	}
 	if s.Name != "" {
 		w.line("server_name", s.Name)

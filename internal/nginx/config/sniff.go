@@ -63,33 +63,12 @@ func (c *Config) streamConf() []byte {
 	for _, port := range c.Sniffed {
 		w.blank()
 		w.open("server")
-		p := strconv.Itoa(int(port))
-		if c.Main.IPv4 {
-			w.line("listen", p)
-		}
-		if c.Main.IPv6 {
-			w.line("listen", "[::]:"+p)
+		for _, l := range c.streamListens(port) {
+			w.line(l.words()...)
 		}
 		w.line("js_preread", "gw.preread")
 		w.line("proxy_pass", sniffSocket(port, "$gw_proto"))
 		w.close()
 	}
 	return w.bytes()
-}
-
-// writeSniffedListens writes the listens of a server on a sniffed port,
-// and restores the client's address from the PROXY protocol.
-func writeSniffedListens(w *writer, s *Server) {
-	for _, proto := range []string{"h1", "h2"} {
-		words := []string{"listen", sniffSocket(s.Port, proto)}
-		if s.Default {
-			words = append(words, "default_server")
-		}
-		if proto == "h2" {
-			words = append(words, "http2")
-		}
-		w.line(append(words, "proxy_protocol")...)
-	}
-	w.line("set_real_ip_from", "unix:")
-	w.line("real_ip_header", "proxy_protocol")
 }

@@ -2,26 +2,13 @@ package config
 
 import (
 	"strings"
+
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
-// Quote returns s as an NGINX double-quoted string. Values reaching it have
-// passed package validation's allow-lists; Quote still escapes the two
-// characters the configuration parser treats specially inside double quotes,
-// so that no value can end the string early.
-func Quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '"' || c == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// Quote returns s as an NGINX double-quoted string: it is syntax.Quote, the
+// one quoting function, under the name the renderer and policies use.
+func Quote(s string) string { return syntax.Quote(s) }
 
 // writer writes NGINX configuration text with indentation.
 type writer struct {

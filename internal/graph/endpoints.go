@@ -1,0 +1,170 @@
+package graph
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+)
+
+// RouteReasonUnusableEndpoints is Gatewall's ResolvedRefs reason when every
+// reference resolves but endpoints of a Service were left out (an
+// EndpointSlice or address Gatewall cannot use). The Gateway API has no
+// reason for it; its own reasons win when they also apply.
+const RouteReasonUnusableEndpoints gatewayv1.RouteConditionReason = "UnusableEndpoints"
+
+// maxRefusalsShown bounds how many refused endpoints one EndpointSlice
+// names in a message; the rest are counted.
+const maxRefusalsShown = 3
+
+// endpoints returns the ready endpoints of a Service port, sorted, and why
+// any endpoint of it was left out: an EndpointSlice Gatewall cannot use, or
+// addresses and ports the API server would have refused. The refusals are
+// reported on the routes that use the Service; the endpoints that are valid
+// keep serving.
+//
+// EndpointSlices of addressType FQDN are refused. NGINX 1.22 resolves a
+// name in an upstream only when it loads its configuration, and a name that
+// does not resolve then fails the whole configuration, every route's; a
+// resolver would change that only for proxy_pass with variables, which
+// gives up the upstream's balancing and keepalive. Names are left to
+// ExternalName-like setups Gatewall does not serve; Kubernetes itself
+// writes only IPv4 and IPv6 slices.
+func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoint, []string) {
+	seen := map[Endpoint]bool{}
+	var out []Endpoint
+	var refused []string
+	for _, s := range in.slicesOf(svc) {
+		if msg, ok := in.Unreadable("EndpointSlice", key(s.Namespace, s.Name)); ok {
+			refused = append(refused, msg)
+			continue
+		}
+		port, problem := slicePort(s, portName)
+		if problem == "" && port == 0 {
+			continue // a slice of the Service's other ports
+		}
+		if problem == "" {
+			problem = checkAddressType(s.AddressType)
+		}
+		if problem != "" {
+			refused = append(refused, fmt.Sprintf("EndpointSlice %s/%s: %s; none of its endpoints is used", s.Namespace, s.Name, problem))
+			continue
+		}
+		var bad []string
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				addr, err := endpointIP(a)
+				if err != "" {
+					bad = append(bad, err)
+					continue
+				}
+				e := Endpoint{Address: addr, Port: port}
+				if !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+				}
+			}
+		}
+		if len(bad) > 0 {
+			refused = append(refused, fmt.Sprintf("EndpointSlice %s/%s: %s", s.Namespace, s.Name, summarize(bad)))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Address != out[j].Address {
+			return out[i].Address < out[j].Address
+		}
+		return out[i].Port < out[j].Port
+	})
+	return out, refused
+}
+
+// slicePort finds a slice's port for the Service port portName: its number,
+// 0 when the slice does not list that port, or why the port is unusable.
+func slicePort(s *discoveryv1.EndpointSlice, portName string) (int32, string) {
+	for _, p := range s.Ports {
+		if (p.Name == nil && portName != "") || (p.Name != nil && *p.Name != portName) {
+			continue
+		}
+		name := portName
+		if name == "" {
+			name = "(unnamed)"
+		}
+		switch {
+		case p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP:
+			return 0, fmt.Sprintf("port %s is %s, not TCP", name, conditions.Quote(string(*p.Protocol)))
+		case p.Port == nil:
+			return 0, fmt.Sprintf("port %s has no number", name)
+		case !validPort(*p.Port):
+			return 0, fmt.Sprintf("port %s is %d, not between 1 and 65535", name, *p.Port)
+		}
+		return *p.Port, ""
+	}
+	return 0, ""
+}
+
+func checkAddressType(t discoveryv1.AddressType) string {
+	switch t {
+	// An unset type (the API server requires one) is judged by the addresses.
+	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, "":
+		return ""
+	case discoveryv1.AddressTypeFQDN:
+		return "addressType FQDN is not supported (NGINX would resolve the names once, when it loads its configuration, " +
+			"and a name that does not resolve would fail the whole configuration); use IPv4 or IPv6 endpoints"
+	}
+	return fmt.Sprintf("addressType %s is not supported; use IPv4 or IPv6", conditions.Quote(string(t)))
+}
+
+// endpointIP returns an EndpointSlice address in canonical form, or why it
+// cannot be used. Only plain unicast IP addresses reach nginx.conf. Like
+// the API server, it refuses the unspecified, loopback and link-local
+// addresses: a data plane told to proxy to them would reach itself (the WAF
+// enforcer, the agent) or its node. An IPv6 zone ("fe80::1%eth0") may hold any
+// characters and means nothing on another host.
+func endpointIP(s string) (string, string) {
+	a, err := netip.ParseAddr(s)
+	switch {
+	case err != nil || a.Zone() != "":
+		return "", fmt.Sprintf("address %s is not an IP address", conditions.Quote(s))
+	case a.IsUnspecified(), a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsMulticast():
+		return "", fmt.Sprintf("address %s is unspecified, loopback, link-local or multicast", a)
+	}
+	return a.String(), ""
+}
+
+// summarize names the first refused addresses of a slice and counts the rest.
+func summarize(bad []string) string {
+	if len(bad) <= maxRefusalsShown {
+		return strings.Join(bad, ", ") + "; not used"
+	}
+	return fmt.Sprintf("%s and %d more refused addresses; not used", strings.Join(bad[:maxRefusalsShown], ", "), len(bad)-maxRefusalsShown)
+}
+
+// slicesOf returns the EndpointSlices of a Service sorted by name, indexing
+// them on first use.
+func (in *Input) slicesOf(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+	if in.sliceIndex == nil {
+		in.sliceIndex = map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
+		for k, s := range in.EndpointSlices {
+			name := s.Labels[discoveryv1.LabelServiceName]
+			if name == "" {
+				continue
+			}
+			sk := key(k.Namespace, name)
+			in.sliceIndex[sk] = append(in.sliceIndex[sk], s)
+		}
+		for _, ss := range in.sliceIndex {
+			sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		}
+	}
+	return in.sliceIndex[svc]
+}

@@ -1,0 +1,63 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/conditions"
+)
+
+// resolvedRefs collects a route's backends for its ResolvedRefs condition
+// (one for all its parents): the references that do not resolve, with the
+// Gateway API reason of the first; and the endpoints left out of backends
+// that do resolve, so that a rule answering 503 because Gatewall refused
+// its endpoints never reads as fully resolved.
+type resolvedRefs struct {
+	reason     gatewayv1.RouteConditionReason
+	unresolved []string
+	refused    []string
+	seen       map[string]bool
+}
+
+// add records a backendRef and, when it does not resolve, why.
+func (c *resolvedRefs) add(b *Backend, why gatewayv1.RouteConditionReason) {
+	if !b.Valid {
+		c.unresolved = append(c.unresolved, b.Err)
+		if c.reason == "" {
+			c.reason = why
+		}
+		return
+	}
+	c.addRefused(b)
+}
+
+// addRefused records the refused endpoints of a valid backend, once per
+// backend however many rules use it.
+func (c *resolvedRefs) addRefused(b *Backend) {
+	for _, r := range b.Refused {
+		msg := fmt.Sprintf("backendRef %s: %s", b.Name, r)
+		if c.seen[msg] {
+			continue
+		}
+		if c.seen == nil {
+			c.seen = map[string]bool{}
+		}
+		c.seen[msg] = true
+		c.refused = append(c.refused, msg)
+	}
+}
+
+func (c *resolvedRefs) condition() metav1.Condition {
+	t := string(gatewayv1.RouteConditionResolvedRefs)
+	reason := c.reason
+	if reason == "" && len(c.refused) > 0 {
+		reason = RouteReasonUnusableEndpoints
+	}
+	if reason == "" {
+		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved")
+	}
+	return conditions.False(t, string(reason), strings.Join(append(append([]string(nil), c.unresolved...), c.refused...), "; "))
+}

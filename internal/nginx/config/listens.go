@@ -1,0 +1,104 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Every listen directive Gatewall writes comes from this file, and the
+// listening sockets NGINX opens are counted from the same lists, so the
+// check of worker_connections (CheckConnections) and the configuration
+// cannot disagree.
+
+// listen is one listen directive: its address and its parameters.
+type listen struct {
+	addr   string
+	params []string
+}
+
+func (l listen) words() []string { return append([]string{"listen", l.addr}, l.params...) }
+
+// serverListens are the listens of an http server: the port on IPv4 and
+// IPv6 (as the effective NginxProxy's ipFamily allows), or, on a sniffed
+// port, the two unix sockets the stream sniffer passes connections to.
+func (c *Config) serverListens(s *Server) []listen {
+	var params []string
+	if s.Default {
+		params = append(params, "default_server")
+	}
+	if c.sniffed(s.Port) {
+		h1 := listen{sniffSocket(s.Port, "h1"), append(params, "proxy_protocol")}
+		h2 := listen{sniffSocket(s.Port, "h2"), append(append(params[:len(params):len(params)], "http2"), "proxy_protocol")}
+		return []listen{h1, h2}
+	}
+	if s.SSL {
+		params = append(params, "ssl")
+	}
+	if s.HTTP2 {
+		params = append(params, "http2")
+	}
+	return c.portListens(strconv.Itoa(int(s.Port)), params)
+}
+
+// portListens listen on a TCP port on each IP family the NginxProxy allows.
+func (c *Config) portListens(port string, params []string) []listen {
+	var out []listen
+	if c.Main.IPv4 {
+		out = append(out, listen{port, params})
+	}
+	if c.Main.IPv6 {
+		out = append(out, listen{"[::]:" + port, params})
+	}
+	return out
+}
+
+// sinkListens are the listens of the internal server answering a fixed
+// status, over HTTP/1.1 and HTTP/2.
+func sinkListens(code int) []listen {
+	return []listen{{sinkSocket(code), nil}, {sinkSocketH2(code), []string{"http2"}}}
+}
+
+// streamListens are the listens of a sniffed port's stream server.
+func (c *Config) streamListens(port int32) []listen {
+	return c.portListens(strconv.Itoa(int(port)), nil)
+}
+
+// ListeningSockets are the distinct addresses NGINX listens on with this
+// configuration, sorted as written: http servers sharing an address share
+// one socket.
+func (c *Config) ListeningSockets() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(ls []listen) {
+		for _, l := range ls {
+			if !seen[l.addr] {
+				seen[l.addr] = true
+				out = append(out, l.addr)
+			}
+		}
+	}
+	for _, code := range c.Sinks {
+		add(sinkListens(code))
+	}
+	for _, s := range c.sortedServers() {
+		add(c.serverListens(s))
+	}
+	for _, port := range c.Sniffed {
+		add(c.streamListens(port))
+	}
+	return out
+}
+
+// CheckConnections says why NGINX would refuse the configuration's
+// worker_connections: every worker keeps one connection per listening
+// socket and one for its channel to the master process, so NGINX needs
+// more connections than sockets ("N worker_connections are not enough for
+// M listening sockets"). Nil when they suffice.
+func (c *Config) CheckConnections() error {
+	sockets := len(c.ListeningSockets())
+	if int(c.Main.WorkerConnections) > sockets {
+		return nil
+	}
+	return fmt.Errorf("workerConnections is %d, but this Gateway's configuration opens %d listening sockets and NGINX needs at least one connection more than it has sockets: set workerConnections to %d or more",
+		c.Main.WorkerConnections, sockets, sockets+1)
+}

@@ -1,0 +1,150 @@
+package syntax
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// NGINX keeps server names, map keys, variable names and the proxied
+// header names of each location in hash tables it builds when it reads
+// the configuration (ngx_hash_init). For each table it tries every number
+// of buckets from an estimate up to a maximum and takes the first where no
+// bucket holds more than the bucket size in bytes of keys. A key longer
+// than a bucket fails `nginx -t` ("could not build server_names_hash, you
+// should increase server_names_hash_bucket_size"); no fitting size logs a
+// warning on every test and reload ("could not build optimal
+// variables_hash") and builds a slower table. HashTable runs the same
+// search on the keys Gatewall renders, with NGINX's hash function.
+
+// CacheLine is the unit NGINX rounds bucket sizes up to (x86-64, arm64).
+const CacheLine = 64
+
+// HashKey is a key as NGINX hashes it: its length and ngx_hash_key_lc.
+type HashKey struct {
+	Len  int
+	Hash uint64
+}
+
+// NewHashKey hashes s as NGINX does.
+func NewHashKey(s string) HashKey {
+	var h uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = h*31 + uint64(c)
+	}
+	return HashKey{Len: len(s), Hash: h}
+}
+
+// eltSize is the bytes a key takes in a bucket (NGX_HASH_ELT_SIZE): a value
+// pointer, then the name with a two-byte length, aligned to a pointer.
+func eltSize(n int) int { return 8 + (n+2+7)/8*8 }
+
+// HashTable is the keys of one table NGINX builds.
+type HashTable []HashKey
+
+// HashKeys hashes names.
+func HashKeys(names []string) HashTable {
+	t := make(HashTable, 0, len(names))
+	for _, n := range names {
+		t = append(t, NewHashKey(n))
+	}
+	return t
+}
+
+// Fit returns a number of buckets, at most limit, for which NGINX's search
+// with this bucket size succeeds, where each bucket may use only usable of
+// its bytes (bucket-8: all but its end marker); ok is false when there is
+// none. load is scratch space of more than limit entries.
+func (t HashTable) Fit(bucket, usable, limit int, load []int) (size int, ok bool) {
+	if len(t) == 0 {
+		return 1, true
+	}
+	total := 0
+	for _, k := range t {
+		if eltSize(k.Len) > usable {
+			return 0, false
+		}
+		total += eltSize(k.Len)
+	}
+	// NGINX's first size; below total/usable some bucket must overflow.
+	start := max(1, len(t)/((bucket-8)/16), (total+usable-1)/usable)
+	for size = start; size <= limit; size++ {
+		clear(load[:size])
+		fits := true
+		for _, k := range t {
+			b := int(k.Hash % uint64(size))
+			load[b] += eltSize(k.Len)
+			if load[b] > usable {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			return size, true
+		}
+	}
+	return 0, false
+}
+
+// Headers NGINX 1.22 puts in the tables of proxied request headers (set)
+// and hidden response headers (hide) of every location, besides the
+// configuration's (ngx_http_proxy_headers, ngx_http_proxy_hide_headers and
+// their gRPC counterparts).
+var (
+	ProxySetDefaults  = []string{"Host", "Connection", "Content-Length", "Transfer-Encoding", "TE", "Keep-Alive", "Expect", "Upgrade"}
+	ProxyHideDefaults = []string{"Date", "Server", "X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+	GRPCSetDefaults   = []string{"Content-Length", "TE", "Host", "Connection", "Transfer-Encoding", "Keep-Alive", "Expect", "Upgrade"}
+	GRPCHideDefaults  = []string{"Date", "Server", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+)
+
+// HeaderTable is a table of header names: NGINX's defaults and the
+// configuration's, lower-cased, without repeats, sorted.
+func HeaderTable(defaults, names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range append(append([]string(nil), defaults...), names...) {
+		if l := strings.ToLower(h); !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NGINX 1.22 sizes its tables of gRPC headers itself: no directive changes
+// them (unlike proxy_headers_hash_*).
+const (
+	grpcHeadersBucket = 64
+	grpcHeadersMax    = 512
+)
+
+// CheckGRPCHeaders says why NGINX could not build, or not build well, the
+// tables of a location passing requests with grpc_pass that sets (or
+// removes) the request headers set and hides the response headers hide.
+func CheckGRPCHeaders(set, hide []string) error {
+	load := make([]int, grpcHeadersMax+1)
+	for _, table := range []struct {
+		what  string
+		names []string
+	}{{"request headers", HeaderTable(GRPCSetDefaults, set)}, {"response headers", HeaderTable(GRPCHideDefaults, hide)}} {
+		for _, n := range table.names {
+			if eltSize(len(n))+8 > grpcHeadersBucket {
+				return fmt.Errorf("header name %q is %d characters long: NGINX's fixed table of gRPC %s takes names of at most %d characters", n, len(n), table.what, grpcHeadersBucket-8-8-2)
+			}
+		}
+		if _, ok := HashKeys(table.names).Fit(grpcHeadersBucket, grpcHeadersBucket-8, grpcHeadersMax, load); !ok {
+			return fmt.Errorf("NGINX cannot build its fixed-size table of gRPC %s for these %d header names (shorter or fewer names fit)", table.what, len(table.names))
+		}
+	}
+	return nil
+}
+
+// CORSHiddenHeaders are the response headers a CORS filter hides from the
+// backend's answer, replacing them with its own.
+var CORSHiddenHeaders = []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
+	"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"}
