@@ -40,20 +40,26 @@ var rules = map[string]rule{
 	"http":               {ctx: []string{ctxMain}, block: ctxHTTP},
 	"stream":             {ctx: []string{ctxMain}, block: ctxStream},
 
-	"server_tokens":                 {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
-	"access_log":                    {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
-	"client_body_temp_path":         {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "client_body_temp")},
-	"proxy_temp_path":               {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "proxy_temp")},
-	"fastcgi_temp_path":             {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "fastcgi_temp")},
-	"uwsgi_temp_path":               {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "uwsgi_temp")},
-	"scgi_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "scgi_temp")},
-	"proxy_http_version":            {ctx: http, min: 1, max: 1, check: oneOfArgs("1.1")},
-	"server_names_hash_bucket_size": {ctx: http, min: 1, max: 1, check: number(64, 4096)},
-	"map_hash_bucket_size":          {ctx: http, min: 1, max: 1, check: number(64, 4096)},
-	"map":                           {ctx: http, min: 2, max: 2, block: "body", check: mapBlock},
-	"split_clients":                 {ctx: http, min: 2, max: 2, block: "body", check: splitBlock},
-	"upstream":                      {ctx: http, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
-	"keepalive":                     {ctx: []string{ctxUpstream}, min: 1, max: 1, check: oneOfArgs("16")},
+	"server_tokens":                  {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
+	"access_log":                     {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
+	"client_body_temp_path":          {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "client_body_temp")},
+	"proxy_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "proxy_temp")},
+	"fastcgi_temp_path":              {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "fastcgi_temp")},
+	"uwsgi_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "uwsgi_temp")},
+	"scgi_temp_path":                 {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "scgi_temp")},
+	"proxy_http_version":             {ctx: http, min: 1, max: 1, check: oneOfArgs("1.1")},
+	"server_names_hash_bucket_size":  {ctx: http, min: 1, max: 1, check: hashBucket},
+	"server_names_hash_max_size":     {ctx: http, min: 1, max: 1, check: hashMax},
+	"map_hash_bucket_size":           {ctx: http, min: 1, max: 1, check: hashBucket},
+	"map_hash_max_size":              {ctx: http, min: 1, max: 1, check: hashMax},
+	"variables_hash_bucket_size":     {ctx: http, min: 1, max: 1, check: hashBucket},
+	"variables_hash_max_size":        {ctx: http, min: 1, max: 1, check: hashMax},
+	"proxy_headers_hash_bucket_size": {ctx: http, min: 1, max: 1, check: hashBucket},
+	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
+	"map":                            {ctx: http, min: 2, max: 2, block: "body", check: mapBlock},
+	"split_clients":                  {ctx: http, min: 2, max: 2, block: "body", check: splitBlock},
+	"upstream":                       {ctx: http, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
+	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: oneOfArgs("16")},
 
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
 	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
@@ -158,6 +164,13 @@ func number(min, max int) func(*checker, *Directive) {
 		}
 	}
 }
+
+// hashBucket is a hash table's bucket size: from NGINX's smallest default
+// up to the largest it accepts (65,536 minus a cache line).
+var hashBucket = number(64, 65536-64)
+
+// hashMax is a hash table's maximum size: Gatewall asks for at most 10,000.
+var hashMax = number(512, 10000)
 
 func errorLog(c *checker, d *Directive) {
 	oneOfArgs("stderr", "/var/log/nginx/error.log")(c, &Directive{Name: d.Name, Args: d.Args[:1], File: d.File, Line: d.Line})

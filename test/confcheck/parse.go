@@ -3,6 +3,8 @@ package confcheck
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
 // Directive is one parsed directive, with its block when it has one.
@@ -131,7 +133,11 @@ func (p *parser) statement() (words []Arg, line int, end byte, err error) {
 			}
 			words = append(words, w)
 		default:
-			words = append(words, p.word())
+			w, err := p.word()
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			words = append(words, w)
 		}
 	}
 }
@@ -164,6 +170,9 @@ func (p *parser) quoted(q byte) (Arg, error) {
 		p.advance()
 	}
 	raw := p.data[start:p.pos]
+	if len(raw) > syntax.MaxToken {
+		return Arg{}, p.errorf("a quoted token of %d bytes, longer than the %d NGINX reads", len(raw), syntax.MaxToken)
+	}
 	p.advance()
 	if p.pos < len(p.data) {
 		if c := p.data[p.pos]; !isSpace(c) && c != ';' && c != '{' && c != ')' {
@@ -175,7 +184,7 @@ func (p *parser) quoted(q byte) (Arg, error) {
 
 // word reads an unquoted word: it ends at a space, ';' or '{' (unless the
 // '{' follows '$', as in ${name}); a backslash takes the next character.
-func (p *parser) word() Arg {
+func (p *parser) word() (Arg, error) {
 	start := p.pos
 	variable := false
 	for p.pos < len(p.data) {
@@ -196,7 +205,10 @@ func (p *parser) word() Arg {
 		variable = c == '$'
 		p.advance()
 	}
-	return Arg{Value: unescape(p.data[start:p.pos])}
+	if n := p.pos - start; n > syntax.MaxToken {
+		return Arg{}, p.errorf("a token of %d bytes, longer than the %d NGINX reads", n, syntax.MaxToken)
+	}
+	return Arg{Value: unescape(p.data[start:p.pos])}, nil
 }
 
 // unescape applies the escapes NGINX applies to every word.

@@ -45,10 +45,15 @@ func (c *checker) variablesIn(d *Directive, v string) {
 // headerValueExpr checks a header's value: a variable, or literal text
 // with variables. The literal text is what a user wrote, possibly several
 // values joined by commas (a rule's and a backend's modifier composed), so
-// each part must be a valid header value.
+// each part must be a valid header value; a variable stands for a
+// non-empty value. The empty value is the renderer's own: it removes a
+// request header, or is a map's value when no header is set.
 func headerValueExpr(c *checker, d *Directive, a Arg) {
+	if a.Value == "" {
+		return
+	}
 	c.variablesIn(d, a.Value)
-	literal := variableRE.ReplaceAllString(a.Value, "")
+	literal := variableRE.ReplaceAllString(a.Value, "v")
 	for _, part := range strings.Split(literal, ",") {
 		if err := validation.HeaderValue(part); err != nil {
 			c.fail(d, "%s: %v", d.Name, err)
