@@ -19,6 +19,7 @@ import (
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/internal/validation"
 	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/snapgen"
@@ -64,7 +65,10 @@ func checkProperties(t testing.TB, generate func() *snapgen.Snapshot) render.Res
 		if accepted := meta.IsStatusConditionTrue(gw.Status.Conditions, string(gatewayv1.GatewayConditionAccepted)); accepted != rendered {
 			t.Fatalf("Gateway %s: Accepted is %v, but files rendered is %v", key, accepted, rendered)
 		}
-		g := graph.Build(inB, key)
+		var g *graph.Gateway
+		if tr := translate.Gateway(inB, key); tr != nil {
+			g = tr.Graph
+		}
 		checkRouteStatuses(t, g, routes)
 		if !rendered {
 			continue
