@@ -25,7 +25,7 @@ func (g *gen) classes() {
 	if g.one(2) {
 		gc.Spec.ParametersRef = &gatewayv1.ParametersReference{Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy",
 			Name: "np-class", Namespace: ptr.To(gatewayv1.Namespace(nsDefault))}
-		if g.one(16) {
+		if g.one(32) {
 			gc.Spec.ParametersRef.Name = "missing"
 		}
 		g.nginxProxy("np-class")
@@ -44,12 +44,17 @@ func (g *gen) nginxProxy(name string) {
 		s.IPFamily = ptr.To(oneOf(g, v1alpha2.IPFamilyDual, v1alpha2.IPFamilyIPv4, v1alpha2.IPFamilyIPv6))
 	}
 	if g.one(2) {
-		s.WorkerConnections = ptr.To(oneOf[int32](g, 1024, 512, 65535, 8))
+		s.WorkerConnections = ptr.To(oneOf[int32](g, 1024, 512, 65535, 64))
+		if g.one(16) {
+			// Fewer than the listening sockets of most configurations:
+			// the Gateway is refused for its NginxProxy.
+			s.WorkerConnections = ptr.To(oneOf[int32](g, 1, 3, 8))
+		}
 	}
 	if g.one(2) {
 		s.Logging = &v1alpha2.NginxLogging{ErrorLevel: ptr.To(oneOf[v1alpha2.NginxErrorLevel](g, "warn", "debug", "emerg", "error"))}
 	}
-	if g.one(10) {
+	if g.one(20) {
 		// Values the CRD refuses.
 		switch g.intn(4) {
 		case 0:
@@ -160,7 +165,7 @@ func (g *gen) allowedRoutes() *gatewayv1.AllowedRoutes {
 	case 2:
 		ar.Namespaces = &gatewayv1.RouteNamespaces{From: ptr.To(gatewayv1.NamespacesFromSame)}
 	}
-	if g.one(4) {
+	if g.one(6) {
 		ar.Kinds = []gatewayv1.RouteGroupKind{{Kind: oneOf[gatewayv1.Kind](g, "HTTPRoute", "GRPCRoute", "TCPRoute")}}
 	}
 	return ar

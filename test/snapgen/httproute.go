@@ -34,6 +34,14 @@ func (g *gen) routeSpec(kind, name string) (string, gatewayv1.CommonRouteSpec, [
 	for range oneOf(g, 0, 0, 1, 2, 3) {
 		hosts = append(hosts, gatewayv1.Hostname(g.routeHostname()))
 	}
+	if g.one(32) {
+		// As many hostnames as the Gateway API allows (16), so that many
+		// routes make hundreds of server names; rarely one too many.
+		hosts = hosts[:0]
+		for i := range 16 + oneOf(g, 0, 0, 0, 1) {
+			hosts = append(hosts, gatewayv1.Hostname(fmt.Sprintf("h%d-%s.example.com", i, name)))
+		}
+	}
 	return ns, spec, hosts
 }
 
@@ -292,19 +300,36 @@ func (g *gen) mirror(ns string) *gatewayv1.HTTPRequestMirrorFilter {
 
 func (g *gen) cors() *gatewayv1.HTTPCORSFilter {
 	c := &gatewayv1.HTTPCORSFilter{}
-	for range 1 + g.intn(2) {
-		c.AllowOrigins = append(c.AllowOrigins, gatewayv1.CORSOrigin(oneOf(g, "https://a.example.com", "*", "http://*.example.com",
-			"https://a.example.com:8443", "http://*")))
+	// "*" stands alone in a list; beside other values it is refused.
+	if g.one(5) {
+		c.AllowOrigins = []gatewayv1.CORSOrigin{"*"}
+	} else {
+		for range 1 + g.intn(2) {
+			c.AllowOrigins = append(c.AllowOrigins, gatewayv1.CORSOrigin(oneOf(g, "https://a.example.com", "http://*.example.com",
+				"https://a.example.com:8443", "http://*")))
+		}
 	}
-	for range g.upTo(2) {
-		c.AllowMethods = append(c.AllowMethods, gatewayv1.HTTPMethodWithWildcard(oneOf(g, "GET", "POST", "*")))
+	if g.one(4) {
+		c.AllowMethods = []gatewayv1.HTTPMethodWithWildcard{"*"}
+	} else {
+		for range g.upTo(2) {
+			c.AllowMethods = append(c.AllowMethods, gatewayv1.HTTPMethodWithWildcard(oneOf(g, "GET", "POST", "PUT")))
+		}
 	}
 	if g.bad() {
 		c.AllowOrigins = append(c.AllowOrigins, gatewayv1.CORSOrigin(oneOf(g, "ftp://x.example.com", "https://a b")))
 		c.AllowMethods = append(c.AllowMethods, "FOO")
 	}
-	for range g.upTo(2) {
-		c.AllowHeaders = append(c.AllowHeaders, gatewayv1.HTTPHeaderName(oneOf(g, "X-A", "*", g.headerName())))
+	if g.one(4) {
+		c.AllowHeaders = []gatewayv1.HTTPHeaderName{"*"}
+	} else {
+		for range g.upTo(2) {
+			c.AllowHeaders = append(c.AllowHeaders, gatewayv1.HTTPHeaderName(oneOf(g, "X-A", g.headerName())))
+		}
+	}
+	if g.bad() {
+		c.AllowMethods = append(c.AllowMethods, "*", "GET")
+		c.AllowHeaders = append(c.AllowHeaders, "*", "X-A")
 	}
 	for range g.upTo(1) {
 		c.ExposeHeaders = append(c.ExposeHeaders, gatewayv1.HTTPHeaderName(g.headerName()))
@@ -312,7 +337,11 @@ func (g *gen) cors() *gatewayv1.HTTPCORSFilter {
 	if g.one(2) {
 		c.AllowCredentials = ptr.To(true)
 	}
-	c.MaxAge = oneOf[int32](g, 0, 5, 86400, -1)
+	// The API server sets an unset maxAge to 5; under 1 is refused.
+	c.MaxAge = oneOf[int32](g, 5, 86400, 1)
+	if g.bad() {
+		c.MaxAge = oneOf[int32](g, 0, -1)
+	}
 	return c
 }
 

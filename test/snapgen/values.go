@@ -118,8 +118,9 @@ func (g *gen) regex() string { return g.regexOf(regexAtoms) }
 func (g *gen) regexOf(atoms []string) string {
 	if g.bad() {
 		// What RE2 and PCRE read differently, and what NGINX's syntax forbids.
+		// And what PCRE2 could backtrack through for a long time.
 		return oneOf(g, "(?=x)", `\1`, "a{1001}", "(", "a$b", "a;b", `a"b`, "a{b", `\Qx\E`, "a b", "\x00", `\z`, "[[:word:]]",
-			"(?P<host>x)", "(?<n>a)")
+			"(?P<host>x)", "(?<n>a)", "(a+)+", "((a|aa)+)+b", "(a|a)*", `(\w+\s?)*`, "(a*)*", "^.*a.*a.*a$", "^(.*a){20}$")
 	}
 	var b strings.Builder
 	if g.one(3) {
@@ -159,7 +160,9 @@ func (g *gen) headerName() string {
 		return oneOf(g, "Host", "Connection", "Upgrade", "X-Forwarded-For", "X-Real-IP", "Content-Type")
 	case 4:
 		if g.edge() {
-			return "X-" + repeat("h", 254)
+			// The longest name, and the lengths either side of the
+			// longest a gRPC header table holds (46).
+			return "X-" + repeat("h", oneOf(g, 254, 44, 45))
 		}
 		return "X-H"
 	case 5:
@@ -175,13 +178,13 @@ func (g *gen) headerName() string {
 // headerValue is a header value to match exactly or to set.
 func (g *gen) headerValue() string {
 	if g.bad() {
-		return oneOf(g, repeat("v", 4097), `a"b`, "$host", "a;b", "a{b}", "a\nb", "a\\b", "a'b", "\t", "text/html; q=1")
+		return oneOf(g, repeat("v", 4097), `a"b`, "$host", "a;b", "a{b}", "a\nb", "a\\b", "a'b", "\t", "text/html; q=1", "")
 	}
 	switch g.intn(7) {
 	case 0:
 		return "v"
 	case 1:
-		return ""
+		return "a"
 	case 2:
 		return "a,b"
 	case 3:
@@ -211,12 +214,12 @@ func (g *gen) queryName() string {
 // queryValue is a query parameter value to match exactly.
 func (g *gen) queryValue() string {
 	if g.bad() {
-		return oneOf(g, "a&b", "a b", "$x", `a"b`, repeat("w", 1025), "a;b")
+		return oneOf(g, "a&b", "a b", "$x", `a"b`, repeat("w", 1025), "a;b", "")
 	}
 	if g.edge() {
 		return repeat("w", 1024)
 	}
-	return oneOf(g, "1", "", "a/b?c=d", "x~y", "%41")
+	return oneOf(g, "1", "a/b?c=d", "x~y", "%41")
 }
 
 // method is an HTTP method to match.
