@@ -19,19 +19,7 @@ import (
 var (
 	propertyCount = flag.Int("property.count", 150, "random snapshots TestNginxAcceptsRandomSnapshots renders and checks with nginx -t")
 	propertySeed  = flag.Uint64("property.seed", 1, "seed of the first snapshot of TestNginxAcceptsRandomSnapshots; snapshot i uses seed+i")
-	shrinkKnown   = flag.Bool("property.shrink-known", false, "shrink and print the known rejections too")
 )
-
-// knownRejections are rejections reported on issue 12 whose fixes belong
-// to other work on validation (token lengths, workerConnections, hash
-// sizing); they are logged, not failed, until that work lands. Remove an
-// entry once its fix is merged: the run then fails if it still happens.
-var knownRejections = map[string]string{
-	`[emerg] N#N: too long parameter, probably missing terminating "…"" character`:                           "a value of 4,096 characters (the header value limit), quoted, exceeds NGINX's 4,096-byte token buffer",
-	`[emerg] N#N: N worker_connections are not enough for N listening sockets`:                               "workerConnections below the number of listening sockets",
-	`[emerg] N#N: could not build proxy_headers_hash, you should increase proxy_headers_hash_bucket_size: N`: "long header names in proxy_set_header",
-	`[emerg] N#N: could not build grpc_headers_hash, you should increase grpc_headers_hash_bucket_size: N`:   "long header names in grpc_set_header",
-}
 
 // nginxBatch is how many configurations one nginx -t batch tests.
 const nginxBatch = 64
@@ -103,21 +91,12 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 	t.Logf("%d snapshots rendered, %d configurations checked by nginx -t, %d rejected (%d kinds)", snapshots, checked, rejected, len(failures))
 	for _, sig := range order {
 		seed := failures[sig]
-		if why, known := knownRejections[sig]; known && !*shrinkKnown {
-			t.Logf("known rejection (%s), first at seed %d: %s", why, seed, sig)
-			continue
-		}
 		snap, out := shrink(t, seed, sig)
 		y, err := snap.YAML()
 		if err != nil {
 			t.Fatal(err)
 		}
-		report := t.Errorf
-		if why, known := knownRejections[sig]; known {
-			report = t.Logf
-			sig += " (known: " + why + ")"
-		}
-		report("nginx -t rejects the configuration of seed %d (-property.seed=%d -property.count=1): %s\nshrunk to this snapshot:\n%s\nnginx -t said:\n%s", seed, seed, sig, y, out)
+		t.Errorf("nginx -t rejects the configuration of seed %d (-property.seed=%d -property.count=1): %s\nshrunk to this snapshot:\n%s\nnginx -t said:\n%s", seed, seed, sig, y, out)
 	}
 }
 
