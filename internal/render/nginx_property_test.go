@@ -45,7 +45,7 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 	failures := map[string]uint64{} // signature → first seed
 	var order []string
 	checked, rejected, snapshots := 0, 0, 0
-	flush := func() {
+	flush := func(i int) {
 		if len(batch) == 0 {
 			return
 		}
@@ -57,7 +57,7 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, r := range results {
+		for j, r := range results {
 			checked++
 			if r.OK {
 				continue
@@ -65,11 +65,14 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 			rejected++
 			sig := nginxSignature(r.Output)
 			if _, seen := failures[sig]; !seen {
-				failures[sig] = batch[i].seed
+				failures[sig] = batch[j].seed
 				order = append(order, sig)
+				t.Logf("nginx -t rejects the configuration of seed %d (shrunk at the end): %s", batch[j].seed, sig)
 			}
 		}
 		batch = batch[:0]
+		// A long run can be read, or stopped, at any point.
+		t.Logf("progress: %d of %d snapshots, %d with every property, %d Gateway configurations checked by nginx -t, %d rejected", i+1, *propertyCount, snapshots, checked, rejected)
 	}
 	for i := range *propertyCount {
 		seed := *propertySeed + uint64(i)
@@ -84,11 +87,11 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 			batch = append(batch, tested{seed: seed, files: res.Files[k]})
 		}
 		if len(batch) >= nginxBatch {
-			flush()
+			flush(i)
 		}
 	}
-	flush()
-	t.Logf("%d snapshots rendered, %d configurations checked by nginx -t, %d rejected (%d kinds)", snapshots, checked, rejected, len(failures))
+	flush(*propertyCount - 1)
+	t.Logf("%d snapshots, %d with every property, %d Gateway configurations checked by nginx -t, %d rejected (%d kinds)", *propertyCount, snapshots, checked, rejected, len(failures))
 	for _, sig := range order {
 		seed := failures[sig]
 		snap, out := shrink(t, seed, sig)
