@@ -111,6 +111,9 @@ var (
 	pathAtoms = append([]string{"x{2,3}", "[0-9]{4}"}, regexAtoms...)
 )
 
+// unboundedAtoms repeat without bound.
+var unboundedAtoms = map[string]bool{".*": true, "[0-9]+": true, "[^/]*": true, `\w+`: true}
+
 // regex is a regular expression value built from atoms, or an edge case.
 func (g *gen) regex() string { return g.regexOf(regexAtoms) }
 
@@ -126,8 +129,19 @@ func (g *gen) regexOf(atoms []string) string {
 	if g.one(3) {
 		b.WriteString("^")
 	}
+	unbounded := false
 	for range 1 + g.intn(4) {
-		b.WriteString(oneOf(g, atoms...))
+		a := oneOf(g, atoms...)
+		if unboundedAtoms[a] {
+			// Two unbounded repetitions that can read the same text are
+			// refused as ReDoS-prone (the bad pool has such expressions):
+			// most expressions have at most one, so that they render.
+			if unbounded && !g.one(8) {
+				a = "b"
+			}
+			unbounded = true
+		}
+		b.WriteString(a)
 	}
 	if g.one(3) {
 		b.WriteString("$")
