@@ -19,9 +19,12 @@ import (
 // backends and weights, which policies), so nearly every input is a valid
 // snapshot that reaches graph building, policies and rendering. Each input
 // is checked for every property of checkProperties. Seeds are in
-// testdata/fuzz/FuzzSnapshot; explore with
+// testdata/fuzz/FuzzSnapshot; explore with (docs/testing.md)
 //
-//	go test -run '^$' -fuzz FuzzSnapshot -parallel 1 ./internal/render
+//	go test -run '^$' -fuzz '^FuzzSnapshot$' -fuzzminimizetime 50x -parallel 1 -timeout 0 ./internal/render
+//
+// -fuzzminimizetime bounds the minimization of each input that finds new
+// coverage: by default up to a minute each, during which nothing else runs.
 func FuzzSnapshot(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkProperties(t, func() *snapgen.Snapshot {
