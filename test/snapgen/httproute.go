@@ -35,8 +35,9 @@ func (g *gen) routeSpec(kind, name string) (string, gatewayv1.CommonRouteSpec, [
 		hosts = append(hosts, gatewayv1.Hostname(g.routeHostname()))
 	}
 	if g.one(32) {
-		// As many hostnames as the Gateway API allows (16), so that many
-		// routes make hundreds of server names; rarely one too many.
+		// As many hostnames as the Gateway API allows (16): a large
+		// snapshot's server name tables then hold dozens of names (the
+		// scale tests of package config try hundreds); rarely one too many.
 		hosts = hosts[:0]
 		for i := range 16 + oneOf(g, 0, 0, 0, 1) {
 			hosts = append(hosts, gatewayv1.Hostname(fmt.Sprintf("h%d-%s.example.com", i, name)))
