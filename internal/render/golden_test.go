@@ -17,6 +17,7 @@ import (
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -119,6 +120,9 @@ func renderCase(t *testing.T, in string) []byte {
 			t.Errorf("gateway %s: %v\n%s", k, err, out)
 		} else if ws := nginxtest.Warnings(out); len(ws) > 0 {
 			t.Errorf("gateway %s: NGINX warns:\n%s", k, strings.Join(ws, "\n"))
+		}
+		if err := confcheck.Check(files); err != nil {
+			t.Errorf("gateway %s: %v", k, err)
 		}
 		m := map[string]string{}
 		for _, f := range files {

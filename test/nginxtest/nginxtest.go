@@ -1,6 +1,7 @@
 // Package nginxtest runs Debian's real NGINX on rendered configuration in
-// tests: `nginx -t` on files placed at their absolute data-plane paths, in a
-// private mount namespace so the host's /etc/nginx is never touched.
+// tests: `nginx -t` on files placed at their absolute data-plane paths, in
+// private mount and network namespaces so the host's /etc/nginx and ports
+// are never touched.
 package nginxtest
 
 import (
@@ -44,7 +45,9 @@ func WriteRoot(root string, files []config.File) error {
 }
 
 // Test runs `nginx -t` on the files. It returns NGINX's output and an error
-// when the configuration is rejected.
+// when the configuration is rejected. `nginx -t` binds the ports it
+// listens on, so it runs in a network namespace of its own: the host's
+// ports are never touched, and a port in use on the host fails nothing.
 func Test(files []config.File) (string, error) {
 	if err := Available(); err != nil {
 		return "", err
@@ -58,7 +61,7 @@ func Test(files []config.File) (string, error) {
 		return "", err
 	}
 	var out bytes.Buffer
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-ec", Isolate(root)+"exec "+Binary+" -t")
+	cmd := exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", Isolate(root)+"exec "+Binary+" -t")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
 	if err != nil {

@@ -1,0 +1,492 @@
+package confcheck
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// rule is what the renderer writes of one directive.
+type rule struct {
+	// ctx are the contexts it appears in.
+	ctx []string
+	// min and max count its arguments.
+	min, max int
+	// block is the context of its block: "" for none, "body" for a map or
+	// split_clients body, which check reads.
+	block string
+	check func(c *checker, d *Directive)
+}
+
+var (
+	http       = []string{ctxHTTP}
+	httpLevels = []string{ctxHTTP, ctxServer, ctxLocation}
+	inLocation = []string{ctxLocation}
+	inServer   = []string{ctxServer}
+)
+
+// rules are every directive Gatewall renders. Directives whose arguments
+// are all fixed words have their words listed.
+var rules = map[string]rule{
+	"load_module":        {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
+	"worker_processes":   {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
+	"pid":                {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
+	"error_log":          {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
+	"events":             {ctx: []string{ctxMain}, block: ctxEvents},
+	"worker_connections": {ctx: []string{ctxEvents}, min: 1, max: 1, check: number(1, 65535)},
+	"http":               {ctx: []string{ctxMain}, block: ctxHTTP},
+	"stream":             {ctx: []string{ctxMain}, block: ctxStream},
+
+	"server_tokens":                  {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
+	"access_log":                     {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
+	"client_body_temp_path":          {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "client_body_temp")},
+	"proxy_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "proxy_temp")},
+	"fastcgi_temp_path":              {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "fastcgi_temp")},
+	"uwsgi_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "uwsgi_temp")},
+	"scgi_temp_path":                 {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "scgi_temp")},
+	"proxy_http_version":             {ctx: http, min: 1, max: 1, check: oneOfArgs("1.1")},
+	"server_names_hash_bucket_size":  {ctx: http, min: 1, max: 1, check: hashBucket},
+	"server_names_hash_max_size":     {ctx: http, min: 1, max: 1, check: hashMax},
+	"map_hash_bucket_size":           {ctx: http, min: 1, max: 1, check: hashBucket},
+	"map_hash_max_size":              {ctx: http, min: 1, max: 1, check: hashMax},
+	"variables_hash_bucket_size":     {ctx: http, min: 1, max: 1, check: hashBucket},
+	"variables_hash_max_size":        {ctx: http, min: 1, max: 1, check: hashMax},
+	"proxy_headers_hash_bucket_size": {ctx: http, min: 1, max: 1, check: hashBucket},
+	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
+	"map":                            {ctx: http, min: 2, max: 2, block: "body", check: mapBlock},
+	"split_clients":                  {ctx: http, min: 2, max: 2, block: "body", check: splitBlock},
+	"upstream":                       {ctx: http, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
+	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: oneOfArgs("16")},
+
+	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
+	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
+	"ssl_reject_handshake":   {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
+	"ssl_certificate":        {ctx: inServer, min: 1, max: 1, check: file},
+	"ssl_certificate_key":    {ctx: inServer, min: 1, max: 1, check: file},
+	"ssl_client_certificate": {ctx: inServer, min: 1, max: 1, check: file},
+	"ssl_verify_depth":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
+	"ssl_verify_client":      {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
+	"error_page":             {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
+	"set_real_ip_from":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
+	"real_ip_header":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
+	"location":               {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
+	"internal":               {ctx: inLocation, min: 0, max: 0},
+	"if":                     {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
+	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf}, min: 1, max: 2, check: returnDirective},
+	"rewrite":                {ctx: inLocation, min: 2, max: 3, check: rewrite},
+	"set":                    {ctx: inLocation, min: 2, max: 2, check: set},
+	"mirror":                 {ctx: inLocation, min: 1, max: 1, check: mirror},
+	"proxy_pass":             {ctx: []string{ctxLocation, ctxStreamServer}, min: 1, max: 1, check: pass("http://", "https://")},
+	"grpc_pass":              {ctx: inLocation, min: 1, max: 1, check: pass("grpc://", "grpcs://")},
+	"proxy_set_header":       {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"grpc_set_header":        {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"add_header":             {ctx: []string{ctxLocation, ctxIf}, min: 3, max: 3, check: addHeader},
+	"proxy_hide_header":      {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+	"grpc_hide_header":       {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+
+	"proxy_read_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"proxy_send_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"proxy_connect_timeout":         {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"proxy_next_upstream_timeout":   {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"grpc_read_timeout":             {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"grpc_send_timeout":             {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"grpc_connect_timeout":          {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"grpc_next_upstream_timeout":    {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"proxy_ssl_server_name":         {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
+	"grpc_ssl_server_name":          {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
+	"proxy_ssl_name":                {ctx: inLocation, min: 1, max: 1, check: sslName},
+	"grpc_ssl_name":                 {ctx: inLocation, min: 1, max: 1, check: sslName},
+	"proxy_ssl_verify":              {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
+	"grpc_ssl_verify":               {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
+	"proxy_ssl_verify_depth":        {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("10")},
+	"grpc_ssl_verify_depth":         {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("10")},
+	"proxy_ssl_trusted_certificate": {ctx: inLocation, min: 1, max: 1, check: file},
+	"grpc_ssl_trusted_certificate":  {ctx: inLocation, min: 1, max: 1, check: file},
+	"proxy_ssl_certificate":         {ctx: inLocation, min: 1, max: 1, check: file},
+	"grpc_ssl_certificate":          {ctx: inLocation, min: 1, max: 1, check: file},
+	"proxy_ssl_certificate_key":     {ctx: inLocation, min: 1, max: 1, check: file},
+	"grpc_ssl_certificate_key":      {ctx: inLocation, min: 1, max: 1, check: file},
+
+	// ProxySettingsPolicy.
+	"proxy_buffering":         {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on", "off")},
+	"proxy_buffer_size":       {ctx: httpLevels, min: 1, max: 1, check: size},
+	"proxy_buffers":           {ctx: httpLevels, min: 2, max: 2, check: buffers},
+	"proxy_busy_buffers_size": {ctx: httpLevels, min: 1, max: 1, check: size},
+	"grpc_buffer_size":        {ctx: httpLevels, min: 1, max: 1, check: size},
+
+	// WAFGatewayBindingPolicy.
+	"app_protect_enforcer_address":    {ctx: http, min: 1, max: 1, check: oneOfArgs("127.0.0.1:50000")},
+	"app_protect_enable":              {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on")},
+	"app_protect_policy_file":         {ctx: httpLevels, min: 1, max: 1, check: file},
+	"app_protect_security_log_enable": {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on", "off")},
+	"app_protect_security_log":        {ctx: httpLevels, min: 2, max: 2, check: securityLog},
+
+	// The stream sniffer of cleartext ports serving HTTP/1.x and h2c.
+	"js_import":      {ctx: []string{ctxStream}, min: 3, max: 3, check: jsImport},
+	"js_var":         {ctx: []string{ctxStream}, min: 2, max: 2, check: jsVar},
+	"js_preread":     {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("gw.preread")},
+	"proxy_protocol": {ctx: []string{ctxStream}, min: 1, max: 1, check: oneOfArgs("on")},
+}
+
+// modules are the modules nginx.conf may load.
+var modules = []string{"modules/ngx_stream_module.so", "modules/ngx_stream_js_module.so", "modules/ngx_http_app_protect_module.so"}
+
+// systemFiles are the data plane's own files directives may refer to.
+var systemFiles = map[string]bool{"/etc/ssl/certs/ca-certificates.crt": true}
+
+func oneOfArgs(allowed ...string) func(*checker, *Directive) {
+	return func(c *checker, d *Directive) {
+		for _, a := range d.Args {
+			if !contains(allowed, a.Value) {
+				c.fail(d, "%s %q: not one of %q", d.Name, a.Value, allowed)
+			}
+		}
+	}
+}
+
+// words wants exactly these arguments.
+func words(want string) func(*checker, *Directive) {
+	return func(c *checker, d *Directive) {
+		if got := strings.Join(d.values(), " "); got != want {
+			c.fail(d, "%s %s: want %s", d.Name, got, want)
+		}
+	}
+}
+
+func number(min, max int) func(*checker, *Directive) {
+	return func(c *checker, d *Directive) {
+		n, err := strconv.Atoi(d.Args[0].Value)
+		if err != nil || n < min || n > max {
+			c.fail(d, "%s %q: not a number from %d to %d", d.Name, d.Args[0].Value, min, max)
+		}
+	}
+}
+
+// hashBucket is a hash table's bucket size: from NGINX's smallest default
+// up to the largest it accepts (65,536 minus a cache line).
+var hashBucket = number(64, 65536-64)
+
+// hashMax is a hash table's maximum size: Gatewall asks for at most 10,000.
+var hashMax = number(512, 10000)
+
+func errorLog(c *checker, d *Directive) {
+	oneOfArgs("stderr", "/var/log/nginx/error.log")(c, &Directive{Name: d.Name, Args: d.Args[:1], File: d.File, Line: d.Line})
+	oneOfArgs("debug", "info", "notice", "warn", "error", "crit", "alert", "emerg")(c, &Directive{Name: d.Name, Args: d.Args[1:], File: d.File, Line: d.Line})
+}
+
+func file(c *checker, d *Directive) { c.refer(d, d.Args[0].Value) }
+
+// server is a server block of http or stream, or a server of an upstream.
+func (c *checker) serverDirective(d *Directive, ctx string) {
+	switch {
+	case ctx == ctxUpstream && d.Block == nil && len(d.Args) >= 1 && len(d.Args) <= 2:
+		upstreamServer(c, d)
+	case ctx == ctxHTTP && d.Block != nil && len(d.Args) == 0:
+		c.server = &server{locations: map[string]bool{}}
+		c.walk(d.Block, ctxServer)
+		c.server = nil
+	case ctx == ctxStream && d.Block != nil && len(d.Args) == 0:
+		c.walk(d.Block, ctxStreamServer)
+	default:
+		c.fail(d, "server directive in %s context", ctx)
+	}
+}
+
+var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol"}
+
+func listen(c *checker, d *Directive) {
+	addr := d.Args[0].Value
+	port := strings.TrimPrefix(addr, "[::]:")
+	switch {
+	case strings.HasPrefix(addr, "unix:"+config.RunDir) && strings.HasSuffix(addr, ".sock"):
+	default:
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			c.fail(d, "listen %q: not a port from 1 to 65535", addr)
+		}
+	}
+	for _, a := range d.Args[1:] {
+		if !contains(listenParams, a.Value) {
+			c.fail(d, "listen parameter %q", a.Value)
+		}
+	}
+}
+
+func serverName(c *checker, d *Directive) {
+	if h := d.Args[0].Value; h != "" {
+		if err := validation.Hostname(h); err != nil {
+			c.fail(d, "server_name: %v", err)
+		}
+	}
+}
+
+// location checks a location's path: a route's match (a path Exact and
+// PathPrefix matches may have, or a regular expression), an internal
+// location, or the named location for refused client certificates.
+func location(c *checker, d *Directive) {
+	mod, path := "", d.Args[0].Value
+	if len(d.Args) == 2 {
+		mod, path = d.Args[0].Value, d.Args[1].Value
+	}
+	switch mod {
+	case "":
+		if path == "@_gatewall_client_cert_refused" {
+			return
+		}
+		// A PathPrefix match's location: its path and a '/'.
+		if path != "/" {
+			path = strings.TrimSuffix(path, "/")
+		}
+		checkPath(c, d, path)
+	case "=":
+		if c.server != nil {
+			if c.server.locations[path] {
+				c.fail(d, "duplicate location %q", path)
+			}
+			c.server.locations[path] = true
+		}
+		c.locations[path] = true
+		if strings.HasPrefix(path, config.InternalPrefix) {
+			if !hasDirective(d.Block, "internal") {
+				c.fail(d, "location %q has the internal prefix but is not internal", path)
+			}
+			return
+		}
+		checkPath(c, d, path)
+	case "~":
+		if err := validation.RegexPath(path); err != nil && !grpcMethodRegex(path) {
+			c.fail(d, "location: %v", err)
+		}
+	default:
+		c.fail(d, "location modifier %q", mod)
+	}
+}
+
+// grpcMethodRegex says whether a location regex is a gRPC method match,
+// ^/(service)/(method)$ with either part [^/]+ for any, each part a
+// regular expression that passes validation.
+func grpcMethodRegex(re string) bool {
+	inner, ok := strings.CutPrefix(re, "^/")
+	if inner, ok = strings.CutSuffix(inner, "$"); !ok {
+		return false
+	}
+	part := func(p string) bool {
+		if p == "[^/]+" {
+			return true
+		}
+		body, ok := strings.CutPrefix(p, "(")
+		if body, ok = strings.CutSuffix(body, ")"); !ok {
+			return false
+		}
+		return validation.RegexValue("gRPC method match", body) == nil
+	}
+	for i := 0; i < len(inner); i++ {
+		if inner[i] == '/' && part(inner[:i]) && part(inner[i+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkPath(c *checker, d *Directive, path string) {
+	if err := validation.MatchPath(path); err != nil {
+		c.fail(d, "location: %v", err)
+	}
+}
+
+func hasDirective(ds []*Directive, name string) bool {
+	for _, d := range ds {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ifCondition is "(" $variable ")" or "(" $variable "!=" "value" ")".
+func ifCondition(c *checker, d *Directive) {
+	v := d.values()
+	first := strings.TrimPrefix(v[0], "(")
+	last := v[len(v)-1]
+	if first == v[0] || !strings.HasSuffix(last, ")") {
+		c.fail(d, "if condition %q is not parenthesized", strings.Join(v, " "))
+		return
+	}
+	first = strings.TrimSuffix(first, ")")
+	c.variablesIn(d, first)
+	if len(v) > 1 && v[1] != "!=" {
+		c.fail(d, "if operator %q", v[1])
+	}
+}
+
+var codes = map[string]bool{"204": true, "404": true, "421": true, "444": true, "500": true, "503": true,
+	"301": true, "302": true, "303": true, "307": true, "308": true}
+
+func returnDirective(c *checker, d *Directive) {
+	code := d.Args[0].Value
+	if !codes[code] {
+		c.fail(d, "return code %q", code)
+	}
+	if len(d.Args) == 2 {
+		if code[0] != '3' {
+			c.fail(d, "return %s with a URL", code)
+		}
+		redirectURL(c, d, d.Args[1].Value)
+	}
+}
+
+// redirectURLRE splits a redirect's Location: scheme, host, port, path,
+// then the request's arguments.
+var redirectURLRE = regexp.MustCompile(`^(\$scheme|https?)://([^/:]+)(?::([0-9]+))?(/.*|\$[a-z_0-9]+)\$is_args\$args$`)
+
+func redirectURL(c *checker, d *Directive, u string) {
+	m := redirectURLRE.FindStringSubmatch(u)
+	if m == nil {
+		c.fail(d, "redirect URL %q", u)
+		return
+	}
+	if m[2] != "$host" {
+		if err := validation.ExactHostname(m[2]); err != nil {
+			c.fail(d, "redirect: %v", err)
+		}
+	}
+	if n, err := strconv.Atoi(m[3]); m[3] != "" && (err != nil || n < 1 || n > 65535) {
+		c.fail(d, "redirect port %q", m[3])
+	}
+	if strings.HasPrefix(m[4], "$") {
+		c.variablesIn(d, m[4])
+	} else if err := validation.Path(m[4]); err != nil {
+		c.fail(d, "redirect: %v", err)
+	}
+	c.variablesIn(d, u)
+}
+
+// rewrite is "^ replacement [break|last]", or a prefix replacement:
+// "regex" "replacement$gw_rest" break.
+func rewrite(c *checker, d *Directive) {
+	regex, repl := d.Args[0].Value, d.Args[1].Value
+	if len(d.Args) == 3 && d.Args[2].Value != "break" && d.Args[2].Value != "last" {
+		c.fail(d, "rewrite flag %q", d.Args[2].Value)
+	}
+	if regex != "^" {
+		prefixRegex(c, d, regex)
+	}
+	switch {
+	case strings.HasPrefix(repl, "$"):
+		c.variablesIn(d, repl)
+	default:
+		literal, _ := strings.CutSuffix(repl, "$gw_rest")
+		if literal != "" && literal != "/" {
+			if err := validation.Path(literal); err != nil {
+				c.fail(d, "rewrite: %v", err)
+			}
+		}
+		c.variablesIn(d, repl)
+	}
+}
+
+// mirror sends copies to an internal location of its server.
+func mirror(c *checker, d *Directive) {
+	p := d.Args[0].Value
+	if !strings.HasPrefix(p, config.InternalPrefix+"mirror/") {
+		c.fail(d, "mirror to %q, not an internal mirror location", p)
+	}
+	c.useLocation(d, p)
+}
+
+// pass is proxy_pass or grpc_pass to an upstream or a variable naming one,
+// optionally with the request URI.
+func pass(schemes ...string) func(*checker, *Directive) {
+	return func(c *checker, d *Directive) {
+		target := d.Args[0].Value
+		if c.ctx == ctxStreamServer {
+			if !strings.HasPrefix(target, "unix:"+config.RunDir+"port-") {
+				c.fail(d, "stream proxy_pass %q", target)
+			}
+			c.variablesIn(d, target)
+			return
+		}
+		scheme := ""
+		for _, s := range schemes {
+			if strings.HasPrefix(target, s) {
+				scheme = s
+			}
+		}
+		if scheme == "" {
+			c.fail(d, "%s %q: scheme is not one of %q", d.Name, target, schemes)
+			return
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(target, scheme), "$request_uri")
+		if strings.HasPrefix(name, "$") {
+			c.variablesIn(d, name)
+			return
+		}
+		c.use(d, "upstream", name)
+	}
+}
+
+func headerNameArg(c *checker, d *Directive) {
+	if err := validation.HeaderName(d.Args[0].Value); err != nil {
+		c.fail(d, "%s: %v", d.Name, err)
+	}
+}
+
+func setHeader(c *checker, d *Directive) {
+	headerNameArg(c, d)
+	headerValueExpr(c, d, d.Args[1])
+}
+
+func addHeader(c *checker, d *Directive) {
+	headerNameArg(c, d)
+	headerValueExpr(c, d, d.Args[1])
+	oneOfArgs("always")(c, &Directive{Name: d.Name, Args: d.Args[2:], File: d.File, Line: d.Line})
+}
+
+var millisecondsRE = regexp.MustCompile(`^[0-9]{1,12}ms$`)
+
+func milliseconds(c *checker, d *Directive) {
+	if !millisecondsRE.MatchString(d.Args[0].Value) {
+		c.fail(d, "%s %q: not a time in milliseconds", d.Name, d.Args[0].Value)
+	}
+}
+
+func sslName(c *checker, d *Directive) {
+	if err := validation.ExactHostname(d.Args[0].Value); err != nil {
+		c.fail(d, "%s: %v", d.Name, err)
+	}
+}
+
+func size(c *checker, d *Directive) {
+	for _, a := range d.Args {
+		if _, err := validation.ParseSize(a.Value); err != nil {
+			c.fail(d, "%s %q: %v", d.Name, a.Value, err)
+		}
+	}
+}
+
+func buffers(c *checker, d *Directive) {
+	if n, err := strconv.Atoi(d.Args[0].Value); err != nil || n < validation.MinBuffersNumber || n > validation.MaxBuffersNumber {
+		c.fail(d, "proxy_buffers number %q", d.Args[0].Value)
+	}
+	size(c, &Directive{Name: d.Name, Args: d.Args[1:], File: d.File, Line: d.Line})
+}
+
+func jsImport(c *checker, d *Directive) {
+	if d.Args[0].Value != "gw" || d.Args[1].Value != "from" {
+		c.fail(d, "js_import %q", strings.Join(d.values(), " "))
+	}
+	c.refer(d, d.Args[2].Value)
+}
+
+// set keeps the request's path before a dispatch rewrites it.
+func set(c *checker, d *Directive) {
+	words("$gw_orig_uri $uri")(c, d)
+	c.define(d, d.Args[0].Value)
+}
+
+func jsVar(c *checker, d *Directive) {
+	c.define(d, d.Args[0].Value)
+	oneOfArgs("h1")(c, &Directive{Name: d.Name, Args: d.Args[1:], File: d.File, Line: d.Line})
+}

@@ -1,0 +1,173 @@
+package confcheck
+
+import (
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+var (
+	variableNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	// variableRE finds the variables of a value NGINX interpolates.
+	variableRE = regexp.MustCompile(`\$(\{[A-Za-z0-9_]*\}|[A-Za-z0-9_]*)`)
+)
+
+func validVariableName(s string) bool { return variableNameRE.MatchString(s) }
+
+// builtins are the NGINX variables the renderer uses.
+var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "args": true, "is_args": true, "scheme": true,
+	"remote_addr": true, "proxy_add_x_forwarded_for": true, "server_port": true, "proxy_protocol_server_port": true,
+	"request_method": true, "request_id": true, "ssl_server_name": true}
+
+func builtinVariable(name string) bool {
+	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_")
+}
+
+// variablesIn records the variables of a value NGINX interpolates; a '$'
+// that starts no variable name is an error, as it is to NGINX.
+func (c *checker) variablesIn(d *Directive, v string) {
+	for _, m := range variableRE.FindAllStringSubmatch(v, -1) {
+		name := strings.Trim(m[1], "{}")
+		if name == "" {
+			c.fail(d, "%q has a '$' that starts no variable", v)
+			continue
+		}
+		c.use(d, "variable", name)
+	}
+}
+
+// headerValueExpr checks a header's value: a variable, or literal text
+// with variables. The literal text is what a user wrote, possibly several
+// values joined by commas (a rule's and a backend's modifier composed), so
+// each part must be a valid header value; a variable stands for a
+// non-empty value. The empty value is the renderer's own: it removes a
+// request header, or is a map's value when no header is set.
+func headerValueExpr(c *checker, d *Directive, a Arg) {
+	if a.Value == "" {
+		return
+	}
+	c.variablesIn(d, a.Value)
+	literal := variableRE.ReplaceAllString(a.Value, "v")
+	for _, part := range strings.Split(literal, ",") {
+		if err := validation.HeaderValue(part); err != nil {
+			c.fail(d, "%s: %v", d.Name, err)
+			return
+		}
+	}
+}
+
+// upstreamRE is an upstream's name: namespace_service_port.
+var upstreamRE = regexp.MustCompile(`^([^_]+)_([^_]+)_([0-9]+)$`)
+
+func upstreamBlock(c *checker, d *Directive) {
+	name := d.Args[0].Value
+	if c.upstreams[name] {
+		c.fail(d, "upstream %q is defined twice", name)
+	}
+	c.upstreams[name] = true
+	if strings.HasPrefix(name, "gatewall_sink_") {
+		return
+	}
+	m := upstreamRE.FindStringSubmatch(name)
+	if m == nil {
+		c.fail(d, "upstream name %q is not namespace_service_port", name)
+		return
+	}
+	if err := validation.ObjectReference(m[1], m[2]); err != nil {
+		c.fail(d, "upstream %q: %v", name, err)
+	}
+	if !hasDirective(d.Block, "server") {
+		// NGINX refuses an upstream without servers.
+		c.fail(d, "upstream %q has no server", name)
+	}
+}
+
+// upstreamServer is an endpoint (IP:port, IPv6 in brackets) or a sink's socket.
+func upstreamServer(c *checker, d *Directive) {
+	addr := d.Args[0].Value
+	if strings.HasPrefix(addr, "unix:") {
+		if len(d.Args) != 1 || !strings.HasPrefix(addr, "unix:/var/run/nginx/sink-") {
+			c.fail(d, "upstream server %q", addr)
+		}
+		return
+	}
+	host, port, ok := strings.Cut(addr, "]:")
+	if ok {
+		host = strings.TrimPrefix(host, "[")
+	} else {
+		host, port, _ = strings.Cut(addr, ":")
+	}
+	if _, err := netip.ParseAddr(host); err != nil || strings.Contains(host, "%") {
+		c.fail(d, "upstream server %q: not an IP address", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		c.fail(d, "upstream server %q: port", addr)
+	}
+	if len(d.Args) != 2 || d.Args[1].Value != "max_fails=0" {
+		c.fail(d, "upstream server %q: parameters", addr)
+	}
+}
+
+// securityLog is a log profile bundle and a destination: stderr, a file
+// in /var/log/app_protect/, or syslog:server=host:port.
+func securityLog(c *checker, d *Directive) {
+	c.refer(d, d.Args[0].Value)
+	dest := d.Args[1].Value
+	p := field.NewPath("destination")
+	switch {
+	case dest == "stderr":
+	case strings.HasPrefix(dest, "syslog:server="):
+		if errs := validation.SyslogServer(p, strings.TrimPrefix(dest, "syslog:server=")); len(errs) > 0 {
+			c.fail(d, "security log: %v", errs.ToAggregate())
+		}
+	default:
+		file := v1alpha1.SecurityLogDestination{Type: v1alpha1.SecurityLogDestinationFile, File: &v1alpha1.FileDestination{Path: dest}}
+		if errs := validation.SecurityLogDestination(p, file); len(errs) > 0 {
+			c.fail(d, "security log: %v", errs.ToAggregate())
+		}
+	}
+}
+
+// prefixRegex is a generated regex replacing a path prefix: it must
+// compile, and the prefix in it must be a path a PathPrefix match may have.
+func prefixRegex(c *checker, d *Directive, re string) {
+	if _, err := regexp.Compile(re); err != nil {
+		c.fail(d, "regex %q does not compile: %v", re, err)
+		return
+	}
+	for _, m := range namedGroupRE.FindAllStringSubmatch(re, -1) {
+		c.define(d, "$"+m[1])
+	}
+	prefix := re[1:]
+	if i := strings.Index(prefix, "(?<gw_rest>"); i >= 0 {
+		prefix = prefix[:i]
+	}
+	prefix = strings.TrimSuffix(prefix, "/?")
+	if prefix == "" {
+		return
+	}
+	if err := validation.MatchPath(unquoteMeta(prefix)); err != nil {
+		c.fail(d, "prefix in %q: %v", re, err)
+	}
+}
+
+// unquoteMeta undoes regexp.QuoteMeta.
+func unquoteMeta(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isQuoteMeta says whether s is the output of regexp.QuoteMeta.
+func isQuoteMeta(s string) bool { return regexp.QuoteMeta(unquoteMeta(s)) == s }
