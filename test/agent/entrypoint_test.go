@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/internal/controller"
 )
 
 // TestEntrypointExitsWhenNGINXDies: the container does not live on without
@@ -77,14 +76,8 @@ func TestEntrypointReplacesBrokenConfig(t *testing.T) {
 // still finds a failed reload's error in it afterwards.
 func TestEntrypointBoundsErrorLog(t *testing.T) {
 	t.Parallel()
-	cp := startControlPlane(t, controlPlaneOptions{})
-	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	pod := types.NamespacedName{Namespace: "ns", Name: "gw-0"}
-	dp := newDataPlane(t, cp, dataPlaneOptions{pod: pod, gateway: gw})
-	port := freePort(t, dp.ip)
-	held := holdPort(t, dp.ip)
-	dp.start()
-	plane := controller.NewAgentDataPlane(cp.srv)
+	sc := startReloadScene(t)
+	cp, dp, gw, pod, port, held, plane := sc.cp, sc.dp, sc.gw, sc.pod, sc.port, sc.held, sc.plane
 	plane.Publish(gw, gatewallConf(site(dp.ip, port, "good")))
 	cp.waitPod(gw, pod, agent.Applied, applyTimeout)
 

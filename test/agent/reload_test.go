@@ -28,15 +28,9 @@ import (
 // last good configuration, and still logs to stderr (the container log).
 func TestReloadErrorInLog(t *testing.T) {
 	t.Parallel()
-	cp := startControlPlane(t, controlPlaneOptions{})
-	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	pod := types.NamespacedName{Namespace: "ns", Name: "gw-0"}
-	dp := newDataPlane(t, cp, dataPlaneOptions{pod: pod, gateway: gw})
-	port := freePort(t, dp.ip)
-	held := holdPort(t, dp.ip)
-	dp.start()
+	sc := startReloadScene(t)
+	cp, dp, gw, pod, port, held, plane := sc.cp, sc.dp, sc.gw, sc.pod, sc.port, sc.held, sc.plane
 	home := url(dp.ip, port, "http")
-	plane := controller.NewAgentDataPlane(cp.srv)
 
 	plane.Publish(gw, gatewallConf(site(dp.ip, port, "first")))
 	cp.waitPod(gw, pod, agent.Applied, applyTimeout)
@@ -108,6 +102,29 @@ func gatewallConf(servers string) []config.File {
 		}
 	}
 	return files
+}
+
+// reloadScene is a started data plane of Gateway ns/gw (pod ns/gw-0) with
+// a free port for NGINX and another port a different process of the pod
+// holds, and Gatewall's publisher to it.
+type reloadScene struct {
+	cp         *controlPlane
+	dp         *dataPlane
+	gw, pod    types.NamespacedName
+	port, held int
+	plane      *controller.AgentDataPlane
+}
+
+func startReloadScene(t *testing.T) reloadScene {
+	t.Helper()
+	cp := startControlPlane(t, controlPlaneOptions{})
+	s := reloadScene{cp: cp, gw: types.NamespacedName{Namespace: "ns", Name: "gw"}, pod: types.NamespacedName{Namespace: "ns", Name: "gw-0"}}
+	s.dp = newDataPlane(t, cp, dataPlaneOptions{pod: s.pod, gateway: s.gw})
+	s.port = freePort(t, s.dp.ip)
+	s.held = holdPort(t, s.dp.ip)
+	s.dp.start()
+	s.plane = controller.NewAgentDataPlane(cp.srv)
+	return s
 }
 
 // holdPort listens on a free port of ip until the test ends, as another

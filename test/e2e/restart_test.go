@@ -65,15 +65,7 @@ func TestManagerRestart(t *testing.T) {
 	rec := watchEvents(t, restarted)
 	// The agent reconnects; the current configuration is confirmed, either
 	// from the files it reports or by a push it answers without fetching.
-	var resync time.Duration
-	eventually(t, 60*time.Second, func() error {
-		at, ok := rec.Confirmed(gwKey)
-		if !ok {
-			return errf("waiting for the data-plane pod's agent to reconnect and confirm")
-		}
-		resync = at.Sub(restarted)
-		return nil
-	})
+	resync := rec.WaitConfirmed(t, gwKey, restarted, 60*time.Second, "waiting for the data-plane pod's agent to reconnect and confirm")
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()

@@ -92,15 +92,7 @@ func TestLeaderTakeover(t *testing.T) {
 	})
 	endpoints := time.Since(killed)
 	rec := watchEvents(t, killed)
-	var reconnected time.Duration
-	eventually(t, 60*time.Second, func() error {
-		at, ok := rec.Confirmed(gwKey)
-		if !ok {
-			return errf("waiting for the data plane's agent to reconnect to the new leader")
-		}
-		reconnected = at.Sub(killed)
-		return nil
-	})
+	reconnected := rec.WaitConfirmed(t, gwKey, killed, 60*time.Second, "waiting for the data plane's agent to reconnect to the new leader")
 
 	create(t, httpRoute(ns, "new", "gw", "new.example.com", "/", "echo"))
 	serves(t, addr, "new.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -126,4 +127,21 @@ func (e *AgentEvents) Confirmed(gw types.NamespacedName) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// WaitConfirmed waits up to timeout until gw's agent is Confirmed and
+// returns how long after since that was; waiting says what for, in the
+// failure.
+func (e *AgentEvents) WaitConfirmed(t *testing.T, gw types.NamespacedName, since time.Time, timeout time.Duration, waiting string) time.Duration {
+	t.Helper()
+	var after time.Duration
+	Eventually(t, timeout, func() error {
+		at, ok := e.Confirmed(gw)
+		if !ok {
+			return errors.New(waiting)
+		}
+		after = at.Sub(since)
+		return nil
+	})
+	return after
 }
