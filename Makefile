@@ -144,6 +144,14 @@ conformance: images ## Run the Gateway API conformance suite with every claimed 
 		-extended -report-output $(CURDIR)/$(CONFORMANCE_REPORT) -version $(CONFORMANCE_VERSION) \
 		| tee $(CURDIR)/.conformance.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )'
 
+# The sizes of the control/data-plane design's performance goals (issue 13).
+SCALE_FLAGS ?= -scale.routes=5000 -scale.certs=64 -scale.samples=20 -scale.churn=5m -scale.unchanged=100 -scale.fanout=20
+SCALE_REPORT ?= bin/scale-report.md
+
+.PHONY: scale
+scale: images ## Measure Gatewall at the design's sizes on the local runtime; print the summary table and write it to SCALE_REPORT (needs root).
+	go test -count=1 -timeout 90m -v ./test/scale -run TestScale -args $(SCALE_FLAGS) -scale.report=$(CURDIR)/$(SCALE_REPORT)
+
 ##@ Deployment
 
 .PHONY: install

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // nginxWatch samples, every 20 ms, what one data-plane pod's NGINX would load
@@ -62,7 +64,7 @@ func (s snapshot) String() string {
 func watchNGINX(t *testing.T, master int) *nginxWatch {
 	w := &nginxWatch{master: master, stop: make(chan struct{}), done: make(chan struct{}), files: map[string]map[string]bool{}}
 	worker := w.newestWorker()
-	started := startTime(worker)
+	started := start(worker)
 	w.sample()
 	go func() {
 		defer close(w.done)
@@ -75,7 +77,7 @@ func watchNGINX(t *testing.T, master int) *nginxWatch {
 			s := w.sample()
 			if nw := w.newestWorker(); nw != worker && nw != 0 {
 				prev := started
-				worker, started = nw, startTime(nw)
+				worker, started = nw, start(nw)
 				if started-prev < generationGap {
 					continue // another worker of the reload seen last
 				}
@@ -134,29 +136,15 @@ func (w *nginxWatch) newestWorker() int {
 	return newest
 }
 
+// start is when process pid started, since boot; 0 if it is gone.
+func start(pid int) time.Duration {
+	at, _ := testenv.ProcessTimes(pid)
+	return at
+}
+
 // generationGap separates the workers of two reloads: the agent reloads at
 // most once per reload monitoring period (1 s on the local runtime).
 const generationGap = 500 * time.Millisecond
-
-// clockTick is the unit of process start times in /proc (USER_HZ, 100 on
-// Linux).
-const clockTick = 10 * time.Millisecond
-
-// startTime is when process pid started, since boot; 0 if it is gone.
-func startTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name (which may hold spaces) start
-	// with the third, state; starttime is the 22nd.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(fields) < 20 {
-		return 0
-	}
-	ticks, _ := strconv.ParseInt(fields[19], 10, 64)
-	return time.Duration(ticks) * clockTick
-}
 
 // readConfig reads every file under dir but hidden ones. A file renamed
 // away while the directory is read is left out.

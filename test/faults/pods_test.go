@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,45 +17,6 @@ import (
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/test/testenv"
 )
-
-// A pod's processes run on this host (the node has its own network and
-// mount namespaces, not its own PID namespace): they are found by the
-// pod's cgroup, and their /proc entries lead to the pod's network
-// namespace and root filesystem.
-
-// podProcess is the first process of pod uid whose command line starts with
-// prefix ("" for any); 0 if there is none.
-func podProcess(uid, prefix string) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-		if err != nil || !strings.Contains(string(cg), "pod"+uid) {
-			continue
-		}
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.HasPrefix(strings.ReplaceAll(string(cmd), "\x00", " "), prefix) {
-			return pid
-		}
-	}
-	return 0
-}
-
-// waitProcess waits for podProcess(pod, prefix).
-func waitProcess(t *testing.T, pod corev1.Pod, prefix string) int {
-	t.Helper()
-	var pid int
-	testenv.Eventually(t, 60*time.Second, func() error {
-		if pid = podProcess(string(pod.UID), prefix); pid == 0 {
-			return fmt.Errorf("no process %q of pod %s on this host", prefix, pod.Name)
-		}
-		return nil
-	})
-	return pid
-}
 
 // inNetns runs a command in the network namespace of process pid.
 func inNetns(pid int, name string, args ...string) error {
@@ -134,7 +94,7 @@ func onLeader(t *testing.T) (*fault, corev1.Pod) {
 	if err := rt.Client.Get(context.Background(), client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: name}, &pod); err != nil {
 		t.Fatalf("the leading manager pod %q: %v", name, err)
 	}
-	f := &fault{pid: waitProcess(t, pod, "")}
+	f := &fault{pid: testenv.WaitProcess(t, pod, "")}
 	t.Cleanup(func() { f.heal(t) })
 	return f, pod
 }
@@ -142,16 +102,6 @@ func onLeader(t *testing.T) (*fault, corev1.Pod) {
 // dataPlanePods are the running pods of Gateway gw in namespace ns.
 func dataPlanePods(ns, gw string) ([]corev1.Pod, error) {
 	return rt.RunningPods(context.Background(), ns, map[string]string{provisioner.GatewayNameLabel: gw})
-}
-
-// ready says whether a pod is Ready.
-func ready(p corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -35,7 +35,7 @@ func TestManagerRestartsMidPush(t *testing.T) {
 			return errf("leader still %q", next)
 		}
 		p := &corev1.Pod{}
-		if err := rt.Client.Get(ctx, client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: next}, p); err != nil || !ready(*p) {
+		if err := rt.Client.Get(ctx, client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: next}, p); err != nil || !testenv.Ready(*p) {
 			return errf("new leader %s not ready (%v)", next, err)
 		}
 		return nil

@@ -48,7 +48,7 @@ func setUp(t *testing.T, ns string) *scene {
 		t.Fatalf("data-plane pods of %s: %d (%v), want 1", s.gw, len(pods), err)
 	}
 	s.pod = pods[0]
-	s.nginx = watchNGINX(t, waitProcess(t, s.pod, "nginx: master"))
+	s.nginx = watchNGINX(t, testenv.WaitProcess(t, s.pod, "nginx: master"))
 	s.load = testenv.StartLoad(t, s.addr, "app.example.com", "/")
 	return s
 }

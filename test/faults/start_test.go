@@ -54,7 +54,7 @@ func TestControlPlaneUnreachableAtStart(t *testing.T) {
 		}
 		return errf("waiting for a second data-plane pod")
 	})
-	freshNGINX := watchNGINX(t, waitProcess(t, fresh, "nginx: master"))
+	freshNGINX := watchNGINX(t, testenv.WaitProcess(t, fresh, "nginx: master"))
 	bootstrap := freshNGINX.current(t)
 
 	// While the control plane is unreachable the new pod is never Ready.
@@ -63,7 +63,7 @@ func TestControlPlaneUnreachableAtStart(t *testing.T) {
 		if err := rt.Client.Get(ctx, client.ObjectKeyFromObject(&fresh), p); err != nil {
 			t.Fatal(err)
 		}
-		if ready(*p) {
+		if testenv.Ready(*p) {
 			t.Fatalf("the new data-plane pod %s is Ready while its agent cannot reach the control plane", p.Name)
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -79,7 +79,7 @@ func TestControlPlaneUnreachableAtStart(t *testing.T) {
 	healed := time.Now()
 	testenv.Eventually(t, 120*time.Second, func() error {
 		p := &corev1.Pod{}
-		if err := rt.Client.Get(ctx, client.ObjectKeyFromObject(&fresh), p); err != nil || !ready(*p) {
+		if err := rt.Client.Get(ctx, client.ObjectKeyFromObject(&fresh), p); err != nil || !testenv.Ready(*p) {
 			return errf("the new data-plane pod %s is not Ready (%v)", fresh.Name, err)
 		}
 		return nil

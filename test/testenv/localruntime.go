@@ -169,7 +169,7 @@ func (l *Local) keepForbidden(ctx context.Context) {
 		return
 	}
 	for _, p := range pods {
-		lines, err := l.podLog(ctx, p)
+		lines, err := l.PodLog(ctx, p)
 		if err != nil {
 			continue
 		}
@@ -183,8 +183,8 @@ func (l *Local) keepForbidden(ctx context.Context) {
 	}
 }
 
-// podLog reads a pod's log, the kubelet's way (through the API server).
-func (l *Local) podLog(ctx context.Context, p corev1.Pod) ([]string, error) {
+// PodLog reads a pod's log, the kubelet's way (through the API server).
+func (l *Local) PodLog(ctx context.Context, p corev1.Pod) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	stream, err := l.Clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).Stream(ctx)

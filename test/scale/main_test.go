@@ -1,0 +1,42 @@
+// Package scale measures Gatewall at the sizes of the control/data-plane
+// design's performance goals on the local runtime (issue 13): one Gateway
+// with an HTTP listener and one HTTPS listener per certificate (the last in
+// a ListenerSet: a Gateway holds at most 64 listeners), a route per
+// hostname, traffic from this host, and the figures of docs/benchmarks.md.
+//
+// The sizes are flags. `make test` runs it small, so that it cannot rot;
+// `make scale` runs the design's sizes (5,000 routes, 64 certificates, 5
+// minutes of one change a second, 20 data-plane pods) and prints the
+// summary table. The figures are reported, not asserted (they depend on the
+// machine); what is asserted is behaviour: every route serves, every HTTPS
+// listener presents its own certificate, no request to an unchanged route
+// fails during churn, every change reaches its new state, every data-plane
+// pod serves a change.
+package scale
+
+import (
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+var rt *testenv.Local
+
+var (
+	routesFlag    = flag.Int("scale.routes", 50, "HTTPRoutes on the big Gateway, each with its own hostname (server block)")
+	certsFlag     = flag.Int("scale.certs", 4, "HTTPS listeners, each with its own certificate Secret (at least 2)")
+	samplesFlag   = flag.Int("scale.samples", 5, "routes created one at a time to measure propagation")
+	churnFlag     = flag.Duration("scale.churn", 10*time.Second, "how long one route changes every second")
+	unchangedFlag = flag.Int("scale.unchanged", 20, "unchanged routes the load generator hits during churn")
+	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
+	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.LocalRuntime{
+		Name: "scale", Prefix: "gwls", CIDR: "10.252.0.0/16", LoadBalancerCIDR: "127.0.8.0/24",
+	}.Run(m, &rt))
+}

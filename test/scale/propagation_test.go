@@ -1,0 +1,151 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+// propagation creates one more route at a time and times it from the
+// create to its first 200 through NGINX, split at the push the manager
+// sent after the create: the control plane (watch, translation, rendering,
+// the push) and the data plane (the agent fetching and writing the files,
+// nginx -t, the reload, the first request). Each sample waits for the
+// agent's answer to its push before the next, so that none queues behind
+// another.
+func (b *big) propagation(t *testing.T) {
+	began := time.Now()
+	ev := rt.WatchEvents(t, began)
+	var total, control, data []time.Duration
+	var pushes, served []time.Time
+	var pushed []int64
+	for j := 0; j < *samplesFlag; j++ {
+		host := fmt.Sprintf("p%d.scale.test", j)
+		created := time.Now()
+		rt.Create(t, testenv.HTTPRoute(b.ns, fmt.Sprintf("p%d", j), "gw", host, "/", "echo"))
+		at, err := reaches(b.addr, host, servedByEcho, 2*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var push, answered time.Time
+		testenv.Eventually(t, time.Minute, func() error {
+			push, answered = firstAfter(ev, b, agent.EventPushSent, created), firstAfter(ev, b, agent.EventApplyResult, created)
+			if push.IsZero() || answered.IsZero() {
+				return fmt.Errorf("no push of route %s answered in the manager's log yet", host)
+			}
+			return nil
+		})
+		total = append(total, at.Sub(created))
+		control = append(control, push.Sub(created))
+		data = append(data, at.Sub(push))
+		pushes, served = append(pushes, push), append(served, at)
+		pushed = append(pushed, b.bytesServed(ev, created, answered))
+		time.Sleep(100 * time.Millisecond)
+	}
+	var toAgent, inAgent, toServed []time.Duration
+	received, reloading := b.agentSteps(t, began)
+	for j, push := range pushes {
+		r := firstFrom(received, push)
+		s := firstFrom(reloading, r)
+		if r.IsZero() || s.IsZero() {
+			t.Fatalf("the agent's log has no receipt or reload of push %d (%s)", j, push)
+		}
+		toAgent, inAgent, toServed = append(toAgent, r.Sub(push)), append(inAgent, s.Sub(r)), append(toServed, served[j].Sub(s))
+	}
+	check := nginxTest(t, b.master)
+	reload := nginxReload(t, b.master)
+	t.Logf("create to first 200: %v; create to push: %v; push to first 200: %v; bytes fetched: %v; nginx -t %s, reload %s",
+		total, control, data, pushed, check, reload)
+	report.add(fmt.Sprintf("one more route, create to first 200, p50 / p99 (%d routes)", len(total)),
+		fmt.Sprintf("%s / %s (`nginx -t` %s, reload %s: %.1fx `nginx -t`)", ms(percentile(total, .5)), ms(percentile(total, .99)), ms(check), ms(reload),
+			float64(percentile(total, .5))/float64(check)),
+		"<= 3x `nginx -t`; <= 100 ms at 50 routes")
+	report.add("  control plane: create to push, p50 / p99", fmt.Sprintf("%s / %s", ms(percentile(control, .5)), ms(percentile(control, .99))), "")
+	report.add("  data plane: push to first 200, p50 / p99", fmt.Sprintf("%s / %s", ms(percentile(data, .5)), ms(percentile(data, .99))), "")
+	report.add("    push to the agent; the agent: receipt to reload signal (fetch, write, its `nginx -t`); reload signal to first 200, p50",
+		fmt.Sprintf("%s; %s; %s", ms(percentile(toAgent, .5)), ms(percentile(inAgent, .5)), ms(percentile(toServed, .5))), "")
+	report.add("  outside NGINX's test and reload, p50", ms(percentile(total, .5)-check-reload), "<= 50 ms at 5,000 routes")
+	report.add("bytes the agent fetched per change, p50", fmt.Sprintf("%d", percentileInt(pushed)), "")
+}
+
+// firstAfter is when the manager first logged an event of type typ about
+// the big Gateway at or after since; zero if it did not yet.
+func firstAfter(ev *testenv.AgentEvents, b *big, typ agent.EventType, since time.Time) time.Time {
+	for _, e := range ev.Of(typ, b.gw) {
+		if !e.At.Before(since) {
+			return e.At
+		}
+	}
+	return time.Time{}
+}
+
+// bytesServed sums the sizes, in the pod, of the files the agent fetched
+// between from and to.
+func (b *big) bytesServed(ev *testenv.AgentEvents, from, to time.Time) int64 {
+	var n int64
+	for _, e := range ev.Of(agent.EventFileServed, b.gw) {
+		if e.At.Before(from) || e.At.After(to) {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join("/proc", strconv.Itoa(b.master), "root", e.Path)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// percentileInt is the median of ns.
+func percentileInt(ns []int64) int64 {
+	ds := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		ds[i] = time.Duration(n)
+	}
+	return int64(percentile(ds, .5))
+}
+
+// agentSteps are when the big Gateway's agent logged, since since, that it
+// received a push and that it signalled NGINX to reload (nginx-agent's
+// log: time=... msg="...").
+func (b *big) agentSteps(t *testing.T, since time.Time) (received, reloading []time.Time) {
+	t.Helper()
+	lines, err := rt.PodLog(context.Background(), b.pod)
+	if err != nil {
+		t.Fatalf("the data-plane pod's log: %v", err)
+	}
+	for _, line := range lines {
+		_, rest, ok := strings.Cut(line, "time=")
+		if !ok {
+			continue
+		}
+		stamp, msg, _ := strings.Cut(rest, " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil || at.Before(since.Truncate(time.Millisecond)) {
+			continue
+		}
+		switch {
+		case strings.Contains(msg, `msg="Received management plane config apply request"`):
+			received = append(received, at)
+		case strings.Contains(msg, `msg="Reloading NGINX master process"`):
+			reloading = append(reloading, at)
+		}
+	}
+	return received, reloading
+}
+
+// firstFrom is the first of ts at or after at; zero if none.
+func firstFrom(ts []time.Time, at time.Time) time.Time {
+	for _, x := range ts {
+		if !x.Before(at.Truncate(time.Millisecond)) {
+			return x
+		}
+	}
+	return time.Time{}
+}

@@ -1,0 +1,103 @@
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A pod's processes run on this host (the local runtime's node has its own
+// network and mount namespaces, not its own PID namespace): they are found
+// by the pod's cgroup, and their /proc entries lead to the pod's network
+// namespace and root filesystem.
+
+// PodProcess is the first process of pod uid whose command line starts with
+// prefix ("" for any); 0 if there is none.
+func PodProcess(uid, prefix string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err != nil || !strings.Contains(string(cg), "pod"+uid) {
+			continue
+		}
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.HasPrefix(strings.ReplaceAll(string(cmd), "\x00", " "), prefix) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// WaitProcess waits for PodProcess(pod, prefix).
+func WaitProcess(t *testing.T, pod corev1.Pod, prefix string) int {
+	t.Helper()
+	var pid int
+	Eventually(t, 60*time.Second, func() error {
+		if pid = PodProcess(string(pod.UID), prefix); pid == 0 {
+			return fmt.Errorf("no process %q of pod %s on this host", prefix, pod.Name)
+		}
+		return nil
+	})
+	return pid
+}
+
+// RSS is the resident memory of process pid, in bytes (VmRSS).
+func RSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := bufio.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("process %d: no VmRSS in its status", pid)
+}
+
+// ClockTick is the unit of process times in /proc (USER_HZ, 100 on Linux).
+const ClockTick = 10 * time.Millisecond
+
+// ProcessTimes are process pid's start (since boot) and the CPU time it
+// used so far (user and system); zero if it is gone.
+func ProcessTimes(pid int) (start, cpu time.Duration) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	// The fields after the command name (which may hold spaces) start with
+	// the third, state: utime is the 14th, stime the 15th, starttime the
+	// 22nd.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 20 {
+		return 0, 0
+	}
+	tick := func(i int) time.Duration {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		return time.Duration(n) * ClockTick
+	}
+	return tick(19), tick(11) + tick(12)
+}
+
+// Ready says whether a pod is Ready.
+func Ready(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
