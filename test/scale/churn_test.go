@@ -23,10 +23,15 @@ type change struct {
 	err     error
 }
 
-// churn changes one route every second, in rotation: create route c<n> (to
-// echo), switch its backend to echo2, delete it. Meanwhile the load
-// generator hits the first -scale.unchanged routes, which must answer
-// every request.
+// churnSlots are the routes churn changes in turn: each state a change
+// makes holds for churnSlots seconds, until the slot's next change, and must
+// be served before then.
+const churnSlots = 10
+
+// churn changes one route every second: change n goes to route c<n%10>,
+// whose changes cycle through create (to echo), switch its backend to
+// echo2, delete. Meanwhile the load generator hits the first
+// -scale.unchanged routes, which must answer every request.
 func (b *big) churn(t *testing.T) {
 	hosts := make([]string, *unchangedFlag)
 	for i := range hosts {
@@ -43,12 +48,12 @@ func (b *big) churn(t *testing.T) {
 	defer tick.Stop()
 	for n := 0; time.Since(start) < *churnFlag; n++ {
 		<-tick.C
-		name := fmt.Sprintf("c%d", n/3)
+		name := fmt.Sprintf("c%d", n%churnSlots)
 		host := name + ".scale.test"
 		var want state
 		var what string
 		at := time.Now()
-		switch n % 3 {
+		switch (n / churnSlots) % 3 {
 		case 0:
 			what, want = "create", servedByEcho
 			rt.Create(t, testenv.HTTPRoute(b.ns, name, "gw", host, "/", "echo"))
@@ -66,7 +71,7 @@ func (b *big) churn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done, err := reaches(b.addr, host, want, time.Minute)
+			done, err := reaches(b.addr, host, want, churnSlots*time.Second-pollInterval)
 			mu.Lock()
 			defer mu.Unlock()
 			changes = append(changes, change{what: what + " " + name, latency: done.Sub(at), err: err})

@@ -29,7 +29,7 @@ var (
 	routesFlag    = flag.Int("scale.routes", 50, "HTTPRoutes on the big Gateway, each with its own hostname (server block)")
 	certsFlag     = flag.Int("scale.certs", 4, "HTTPS listeners, each with its own certificate Secret (at least 2)")
 	samplesFlag   = flag.Int("scale.samples", 5, "routes created one at a time to measure propagation")
-	churnFlag     = flag.Duration("scale.churn", 10*time.Second, "how long one route changes every second")
+	churnFlag     = flag.Duration("scale.churn", 30*time.Second, "how long one route changes every second (30 s is each change kind 10 times)")
 	unchangedFlag = flag.Int("scale.unchanged", 20, "unchanged routes the load generator hits during churn")
 	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
