@@ -34,10 +34,14 @@ type Config struct {
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
 func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
+	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"))
+	if err := mgr.Add(statuses); err != nil {
+		return fmt.Errorf("adding the route status writer: %w", err)
+	}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov},
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
