@@ -1,0 +1,136 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+const (
+	ours   = "gateway.nginx.org/nginx-gateway-controller"
+	theirs = "example.com/other-controller"
+)
+
+// parent is a parent status of Gateway name by controller ctrl; an empty
+// reason makes it one the API server refuses.
+func parent(ctrl, name, reason string) gatewayv1.RouteParentStatus {
+	return gatewayv1.RouteParentStatus{
+		ParentRef: gatewayv1.ParentReference{ // as the API server defaults it
+			Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: ptr.To(gatewayv1.Kind("Gateway")), Name: gatewayv1.ObjectName(name),
+		},
+		ControllerName: gatewayv1.GatewayController(ctrl),
+		Conditions: []metav1.Condition{{
+			Type: "Accepted", Status: metav1.ConditionTrue, Reason: reason, ObservedGeneration: 1,
+			LastTransitionTime: metav1.NewTime(time.Unix(1_700_000_000, 0)),
+		}},
+	}
+}
+
+// TestRouteStatusWriter, against a real API server: writes for one route
+// and Gateway made before the writer gets to them become one status update
+// with the newest; a write the API server refuses is retried until a newer
+// one replaces it; clearing removes Gatewall's entry and keeps another
+// controller's.
+func TestRouteStatusWriter(t *testing.T) {
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := env.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "writer"}}); err != nil {
+		t.Fatal(err)
+	}
+	route := testenv.HTTPRoute("writer", "r", "gw", "r.example.com", "/", "svc")
+	route.Spec.ParentRefs = append(route.Spec.ParentRefs, gatewayv1.ParentReference{Name: "other"})
+	if err := c.Create(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	other := parent(theirs, "other", "Accepted")
+	route.Status.Parents = []gatewayv1.RouteParentStatus{other}
+	if err := c.Status().Update(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	gw := types.NamespacedName{Namespace: "writer", Name: "gw"}
+	w := controller.NewRouteStatusWriter(c, logr.Discard())
+
+	// Three writes before the writer runs: one update, the newest.
+	for _, reason := range []string{"First", "Second", "Newest"} {
+		w.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", reason)})
+	}
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := wc.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("writer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Stop()
+	go func() { _ = w.Start(ctx) }()
+	want := []gatewayv1.RouteParentStatus{other, parent(ours, "gw", "Newest")}
+	waitParents(t, c, route, want)
+	if n := updates(rw, 2*time.Second); n != 1 {
+		t.Errorf("the route's status was updated %d times for three writes made before the writer ran, want once", n)
+	}
+
+	// A write the API server refuses (a condition without a reason) is
+	// retried, and a newer one replaces it.
+	w.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "")})
+	time.Sleep(time.Second)
+	waitParents(t, c, route, want)
+	want = []gatewayv1.RouteParentStatus{other, parent(ours, "gw", "Fixed")}
+	w.SetRouteParents(route, ours, gw, want[1:])
+	waitParents(t, c, route, want)
+
+	// Clearing removes Gatewall's entry only.
+	w.SetRouteParents(route, ours, gw, nil)
+	waitParents(t, c, route, []gatewayv1.RouteParentStatus{other})
+}
+
+// waitParents waits until the route's parent statuses are want.
+func waitParents(t *testing.T, c client.Client, route *gatewayv1.HTTPRoute, want []gatewayv1.RouteParentStatus) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		got := &gatewayv1.HTTPRoute{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(route), got); err != nil {
+			return err
+		}
+		if !equality.Semantic.DeepEqual(got.Status.Parents, want) {
+			return fmt.Errorf("parents %+v, want %+v", got.Status.Parents, want)
+		}
+		return nil
+	})
+}
+
+// updates counts the modifications a watch sees within d.
+func updates(w watch.Interface, d time.Duration) int {
+	n := 0
+	deadline := time.After(d)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type == watch.Modified {
+				n++
+			}
+		case <-deadline:
+			return n
+		}
+	}
+}
