@@ -35,6 +35,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The address the metrics endpoint binds to; 0 turns it off.")
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081",
 		"The address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0",
+		"The address Go's profiles (/debug/pprof/) are served on; 0 turns them off.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", true,
 		"Elect a leader so only one replica reconciles at a time.")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", "",

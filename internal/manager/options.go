@@ -42,6 +42,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
+	// PprofAddr serves Go's profiles (/debug/pprof/); "" or "0" turns them
+	// off.
+	PprofAddr string
 	// LeaderElection makes only one replica reconcile at a time.
 	LeaderElection bool
 	// LeaderElectionID names the leader election Lease; "" uses

@@ -25,6 +25,9 @@ import (
 
 var rt *testenv.Local
 
+// pprofPort serves the manager's profiles inside its pod.
+const pprofPort = "6060"
+
 var (
 	routesFlag    = flag.Int("scale.routes", 50, "HTTPRoutes on the big Gateway, each with its own hostname (server block)")
 	certsFlag     = flag.Int("scale.certs", 4, "HTTPS listeners, each with its own certificate Secret (at least 2)")
@@ -33,10 +36,17 @@ var (
 	unchangedFlag = flag.Int("scale.unchanged", 20, "unchanged routes the load generator hits during churn")
 	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
+	profileFlag   = flag.String("scale.profile", "", "file to write the manager's CPU profile during the propagation samples to")
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	var args []string
+	if *profileFlag != "" {
+		args = append(args, "--pprof-bind-address=:"+pprofPort)
+	}
 	os.Exit(testenv.LocalRuntime{
 		Name: "scale", Prefix: "gwls", CIDR: "10.252.0.0/16", LoadBalancerCIDR: "127.0.8.0/24",
+		ManagerArgs: args,
 	}.Run(m, &rt))
 }

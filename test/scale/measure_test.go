@@ -3,7 +3,9 @@ package scale
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -154,4 +156,36 @@ func rss(t *testing.T, pid int) int64 {
 // one core over the wall time between them.
 func cpuShare(cpuBefore, cpuAfter time.Duration, wall time.Duration) string {
 	return fmt.Sprintf("%.0f%% of a core", 100*float64(cpuAfter-cpuBefore)/float64(wall))
+}
+
+// profileCPU starts a CPU profile of the leading manager for d and writes
+// it to path (when path is set); the returned func waits for it.
+func profileCPU(t *testing.T, path string, d time.Duration) func() {
+	t.Helper()
+	if path == "" {
+		return func() {}
+	}
+	pod, _ := managerPod(t)
+	done := make(chan error, 1)
+	go func() {
+		c := &http.Client{Timeout: d + 30*time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://%s:%s/debug/pprof/profile?seconds=%d", pod.Status.PodIP, pprofPort, int(d.Seconds())))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		done <- errors.Join(err, f.Close())
+	}()
+	return func() {
+		if err := <-done; err != nil {
+			t.Errorf("the manager's CPU profile: %v", err)
+		}
+	}
 }

@@ -24,6 +24,9 @@ import (
 func (b *big) propagation(t *testing.T) {
 	began := time.Now()
 	ev := rt.WatchEvents(t, began)
+	// The samples take some 1.5 s each at 5,000 routes.
+	profiled := profileCPU(t, *profileFlag, time.Duration(*samplesFlag)*time.Second)
+	defer profiled()
 	var total, control, data []time.Duration
 	var pushes, served []time.Time
 	var pushed []int64
