@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -154,6 +155,13 @@ func routeQueries(owner parentOwner) []client.MatchingFields {
 	return qs
 }
 
+// gatewayWorkers reconcile different Gateways at once (one Gateway is never
+// reconciled twice at once): a change to a route with many parents, or a
+// restart, reaches every Gateway in parallel instead of one after another.
+// What the reconciles share (the agent server, the bundles, the notifier,
+// the route status writer) is safe for concurrent use.
+const gatewayWorkers = 4
+
 // SetupWithManager registers the reconciler, its indexes and its watches.
 func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := setupIndexes(context.Background(), mgr, r.Config); err != nil {
@@ -168,5 +176,6 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return r.watches(b).
 		Named("gateway").
+		WithOptions(controller.Options{MaxConcurrentReconciles: gatewayWorkers}).
 		Complete(r)
 }
