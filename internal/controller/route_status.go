@@ -104,7 +104,8 @@ func idOf(route client.Object) routeID {
 // found by each of the index queries, except those in keep.
 func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
 	for _, q := range queries {
-		routes, err := listRoutes(ctx, c, q)
+		// Only the routes' names are read: the cache's own objects do.
+		routes, err := listRoutes(ctx, c, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
 		}

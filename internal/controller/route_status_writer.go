@@ -66,7 +66,9 @@ func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []g
 // except those in keep.
 func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
 	for _, q := range queries {
-		routes, err := listRoutes(ctx, w.client, q)
+		// Only the routes' names are read, and the writer copies a route
+		// before it changes it: the cache's own objects do.
+		routes, err := listRoutes(ctx, w.client, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
 		}

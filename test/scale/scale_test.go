@@ -12,8 +12,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/test/testenv"
@@ -85,6 +87,8 @@ func (b *big) serveAll(t *testing.T) {
 		}
 	}
 	all := time.Since(start)
+	b.statusesWritten(t, routes)
+	statuses := time.Since(start)
 	for k := 0; k < certs; k++ {
 		b.presents(t, k)
 	}
@@ -100,6 +104,39 @@ func (b *big) serveAll(t *testing.T) {
 		len(objs), created.Round(time.Millisecond), all.Round(time.Millisecond), size, check, reload)
 	report.add("all routes served after applying everything", fmt.Sprintf("%.1f s (objects created in %.1f s; configuration %.1f MB; `nginx -t` %s, reload %s)",
 		all.Seconds(), created.Seconds(), float64(size)/1e6, ms(check), ms(reload)), "")
+	report.add("every route's status written (Accepted) after applying everything", fmt.Sprintf("%.1f s", statuses.Seconds()), "")
+}
+
+// statusesWritten waits until every route of the big Gateway has its
+// Accepted parent status from Gatewall (written in the background, under
+// the manager's client rate limit), so that the phases after it do not
+// share the machine with thousands of status writes.
+func (b *big) statusesWritten(t *testing.T, routes int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		// A list of thousands of routes is heavy: ask every 2 s.
+		list := &gatewayv1.HTTPRouteList{}
+		if err := rt.Client.List(context.Background(), list, client.InNamespace(b.ns)); err != nil {
+			t.Fatal(err)
+		}
+		accepted := 0
+		for _, r := range list.Items {
+			for _, p := range r.Status.Parents {
+				if string(p.ParentRef.Name) == "gw" && meta.IsStatusConditionTrue(p.Conditions, "Accepted") {
+					accepted++
+					break
+				}
+			}
+		}
+		if accepted >= routes {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10m %d of %d routes have their Accepted status", accepted, routes)
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // presents checks that HTTPS listener k presents certificate k and routes.
