@@ -43,6 +43,9 @@ type Provisioning struct {
 	// object the cache does not have yet does not exist, before it is
 	// created (an existing one Gatewall does not own is never taken over).
 	APIReader client.Reader
+	// Applied, if set, skips data-plane objects that neither Gatewall's
+	// wish nor anybody else changed since they were last applied.
+	Applied *provisioner.Applied
 }
 
 // notOwnedRetry is how often a Gateway whose data-plane names are taken by
@@ -91,7 +94,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		Owner: r.owner(),
 	})
-	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs); err != nil {
+	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {
 		var notOwned *provisioner.NotOwnedError
 		if !errors.As(err, &notOwned) {
 			return provisioned{}, err

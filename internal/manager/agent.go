@@ -135,6 +135,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 			WAFConfigMgr: cmp.Or(a.Images.WAFConfigMgr, provisioner.DefaultImages.WAFConfigMgr),
 		},
 		APIReader: mgr.GetAPIReader(),
+		Applied:   provisioner.NewApplied(),
 	}, nil
 }
 

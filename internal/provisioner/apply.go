@@ -36,14 +36,19 @@ func (e *NotOwnedError) Error() string {
 // not gw's data plane made by owner, nothing is applied and a
 // *NotOwnedError says which.
 // c reads from the cache; confirm, if set, reads from the API server, so
-// that an object a cache has not seen yet is not overwritten.
-func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, objs []client.Object) error {
-	for _, o := range objs {
-		if err := checkOwner(ctx, c, confirm, owner, gw, o); err != nil {
+// that an object a cache has not seen yet is not overwritten. applied, if
+// set, skips an object that Apply wrote before exactly so and that nobody
+// changed since (the cache has the resourceVersion Apply got back).
+func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, objs []client.Object, applied *Applied) error {
+	have := make([]client.Object, len(objs))
+	for i, o := range objs {
+		h, err := checkOwner(ctx, c, confirm, owner, gw, o)
+		if err != nil {
 			return err
 		}
+		have[i] = h
 	}
-	for _, o := range objs {
+	for i, o := range objs {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
 			return err
@@ -52,19 +57,29 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Ow
 		delete(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+		key := appliedKey{kind: kind(o), name: client.ObjectKeyFromObject(o)}
+		digest, err := digestOf(u)
+		if err != nil {
+			return err
+		}
+		if applied.unchanged(key, digest, have[i]) {
+			continue
+		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			applied.forget(key)
 			return fmt.Errorf("applying %s %s/%s: %w", kind(o), o.GetNamespace(), o.GetName(), err)
 		}
+		applied.record(key, digest, u.GetResourceVersion())
 	}
 	return nil
 }
 
-// checkOwner returns a *NotOwnedError when o's name is taken by an object
-// that is not gw's data plane made by owner.
-func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, o client.Object) error {
+// checkOwner returns the object that stands where o goes (nil when none),
+// or a *NotOwnedError when it is not gw's data plane made by owner.
+func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, o client.Object) (client.Object, error) {
 	have, ok := o.DeepCopyObject().(client.Object)
 	if !ok {
-		return fmt.Errorf("%T is not an object", o)
+		return nil, fmt.Errorf("%T is not an object", o)
 	}
 	key := client.ObjectKeyFromObject(o)
 	err := c.Get(ctx, key, have)
@@ -73,13 +88,13 @@ func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, own
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("reading %s %s: %w", kind(o), key, err)
+		return nil, fmt.Errorf("reading %s %s: %w", kind(o), key, err)
 	case owner.Owns(gw, have):
-		return nil
+		return have, nil
 	}
-	return &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: describeController(have)}
+	return nil, &NotOwnedError{Kind: kind(o), Namespace: key.Namespace, Name: key.Name, Controller: describeController(have)}
 }
 
 func kind(o client.Object) string { return o.GetObjectKind().GroupVersionKind().Kind }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -206,6 +207,32 @@ func TestProvisioning(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantDataPlane(t, ns, "gw-prov", true)
+	})
+
+	t.Run("a changed Deployment is restored", func(t *testing.T) {
+		// Gatewall remembers what it applied and skips unchanged objects:
+		// a change by someone else must still be reverted.
+		key := types.NamespacedName{Namespace: ns, Name: "gw-prov"}
+		var want int32
+		eventually(t, 15*time.Second, func() error {
+			d := &appsv1.Deployment{}
+			if err := env.Client.Get(ctx, key, d); err != nil {
+				return err
+			}
+			want = *d.Spec.Replicas
+			d.Spec.Replicas = ptr.To(want + 4)
+			return env.Client.Update(ctx, d)
+		})
+		eventually(t, 15*time.Second, func() error {
+			d := &appsv1.Deployment{}
+			if err := env.Client.Get(ctx, key, d); err != nil {
+				return err
+			}
+			if *d.Spec.Replicas != want {
+				return fmt.Errorf("the data-plane Deployment keeps %d replicas, want %d", *d.Spec.Replicas, want)
+			}
+			return nil
+		})
 	})
 
 	t.Run("an invalid Gateway keeps its data plane", func(t *testing.T) {
