@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
@@ -40,6 +43,66 @@ type GatewayReconciler struct {
 	// RouteStatuses, when set, writes route statuses in the background;
 	// nil writes them during the reconcile.
 	RouteStatuses *RouteStatusWriter
+
+	// translations keep each Gateway's last translation and the
+	// fingerprint of its input: a reconcile whose input did not change
+	// (one woken by its data plane's answer, say) reuses it instead of
+	// translating thousands of routes again.
+	translationsMu sync.Mutex
+	translations   map[types.NamespacedName]translated
+}
+
+type translated struct {
+	fingerprint [sha256.Size]byte
+	t           *translate.Translation
+}
+
+// translate translates the Gateway, or returns its last translation when
+// the input is the same.
+func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName) *translate.Translation {
+	fp, ok := in.Fingerprint()
+	r.translationsMu.Lock()
+	last, found := r.translations[key]
+	r.translationsMu.Unlock()
+	if ok && found && last.fingerprint == fp {
+		return last.t
+	}
+	t := translate.Gateway(in, key)
+	r.translationsMu.Lock()
+	defer r.translationsMu.Unlock()
+	if r.translations == nil {
+		r.translations = map[types.NamespacedName]translated{}
+	}
+	if ok && t != nil {
+		r.translations[key] = translated{fingerprint: fp, t: t}
+	} else {
+		delete(r.translations, key)
+	}
+	return t
+}
+
+// newest is the snapshot's copy of a route, whose status is the newest
+// seen (a reused translation holds older copies), or route if it has none.
+func newest(in *graph.Input, route client.Object) client.Object {
+	k := client.ObjectKeyFromObject(route)
+	switch route.(type) {
+	case *gatewayv1.HTTPRoute:
+		if o := in.HTTPRoutes[k]; o != nil {
+			return o
+		}
+	case *gatewayv1.GRPCRoute:
+		if o := in.GRPCRoutes[k]; o != nil {
+			return o
+		}
+	}
+	return route
+}
+
+// forgetTranslation drops a Gateway's last translation.
+func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
+	r.translationsMu.Lock()
+	defer r.translationsMu.Unlock()
+	delete(r.translations, key)
 }
 
 // Reconcile handles one Gateway.
@@ -51,13 +114,14 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 		r.DataPlane.Forget(req.NamespacedName)
+		r.forgetTranslation(req.NamespacedName)
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	in, err := snapshot(ctx, r.Client, r.Config, gw)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	t := translate.Gateway(in, req.NamespacedName)
+	t := r.translate(in, req.NamespacedName)
 	if t == nil {
 		// Not (or no longer) a Gatewall Gateway: leave no state behind,
 		// and no data plane serving it.
@@ -103,7 +167,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	current := map[routeID]bool{}
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
-		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(route.Source), now)
+		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(newest(in, route.Source)), now)
 		if err := r.setRouteParents(ctx, route.Source, owner, parents); err != nil {
 			return ctrl.Result{}, err
 		}

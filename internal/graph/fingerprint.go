@@ -1,0 +1,105 @@
+package graph
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/api/plm"
+)
+
+// Fingerprint is a digest of everything in the input that translation
+// reads: two inputs with the same fingerprint build the same graph and
+// configuration. An object counts by its kind, key and UID, and by its
+// resourceVersion (the API server gives every change a new one) or, for
+// the kinds whose status Gatewall writes and translation never reads (nor
+// their labels or annotations), by its generation, so that Gatewall's own
+// status writes do not change the fingerprint. PLM statuses, bundles and
+// unreadable objects count by their content. ok is false when an object has
+// no resourceVersion or generation (an input not read from the API server,
+// whose content would not count).
+func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
+	f := &fingerprint{ok: true}
+	objects(f, "GatewayClass", in.GatewayClasses, byGeneration)
+	objects(f, "Gateway", in.Gateways, byGeneration)
+	objects(f, "ListenerSet", in.ListenerSets, byGeneration)
+	objects(f, "HTTPRoute", in.HTTPRoutes, byGeneration)
+	objects(f, "GRPCRoute", in.GRPCRoutes, byGeneration)
+	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
+	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
+	objects(f, "ProxySettingsPolicy", in.ProxySettingsPolicies, byGeneration)
+	// Translation reads a WAFGatewayBindingPolicy's status (the bundles PLM
+	// compiled), Namespaces' and EndpointSlices' labels, and the content of
+	// the others.
+	objects(f, "WAFGatewayBindingPolicy", in.WAFPolicies, byResourceVersion)
+	objects(f, "ReferenceGrant", in.ReferenceGrants, byResourceVersion)
+	objects(f, "Namespace", in.Namespaces, byResourceVersion)
+	objects(f, "Service", in.Services, byResourceVersion)
+	objects(f, "EndpointSlice", in.EndpointSlices, byResourceVersion)
+	objects(f, "Secret", in.Secrets, byResourceVersion)
+	objects(f, "ConfigMap", in.ConfigMaps, byResourceVersion)
+	f.plm("APPolicy", in.APPolicies)
+	f.plm("APLogConf", in.APLogConfs)
+	for sha, b := range in.Bundles {
+		f.add("Bundle\x00%s\x00%d\x00%s\x00%s\x00%x\x00%s", sha, b.State, b.Reason, b.Message, sha256.Sum256(b.Data),
+			b.FetchedAt.UTC().Format(time.RFC3339Nano))
+	}
+	for ref, why := range in.unreadable {
+		f.add("Unreadable\x00%s\x00%s\x00%s", ref.Kind, ref.Key, why)
+	}
+	f.add("Input\x00%s\x00%s\x00%s", in.ControllerName, in.PLMGroup, in.WAFModule)
+	slices.Sort(f.lines)
+	h := sha256.New()
+	for _, l := range f.lines {
+		h.Write([]byte(l))
+		h.Write([]byte{'\n'})
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, f.ok
+}
+
+type fingerprint struct {
+	lines []string
+	ok    bool
+}
+
+func (f *fingerprint) add(format string, args ...any) {
+	f.lines = append(f.lines, fmt.Sprintf(format, args...))
+}
+
+func (f *fingerprint) plm(kind string, m map[types.NamespacedName]*plm.Status) {
+	for k, st := range m {
+		b, err := json.Marshal(st)
+		if err != nil {
+			f.ok = false
+		}
+		f.add("%s\x00%s\x00%s", kind, k, b)
+	}
+}
+
+// What of an object counts in the fingerprint.
+const (
+	byResourceVersion = false
+	byGeneration      = true
+)
+
+func objects[K comparable, O metav1.Object](f *fingerprint, kind string, m map[K]O, generation bool) {
+	for _, o := range m {
+		version := o.GetResourceVersion()
+		if generation {
+			version = fmt.Sprintf("g%d", o.GetGeneration())
+			if o.GetGeneration() == 0 {
+				version = ""
+			}
+		}
+		if version == "" {
+			f.ok = false
+		}
+		f.add("%s\x00%s/%s\x00%s\x00%s", kind, o.GetNamespace(), o.GetName(), o.GetUID(), version)
+	}
+}

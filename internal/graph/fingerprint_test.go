@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/plm"
+)
+
+// fingerprinted are the Input fields Fingerprint reads; the rest are
+// derived (sliceIndex). A field added to Input must be added to
+// Fingerprint, or a change to it would leave a stale configuration in
+// place: this test fails until it is listed here.
+var fingerprinted = []string{
+	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "ReferenceGrants",
+	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
+	"ProxySettingsPolicies", "WAFPolicies", "PLMGroup", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
+	"unreadable",
+}
+
+func TestFingerprintCoversEveryInputField(t *testing.T) {
+	typ := reflect.TypeOf(Input{})
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		if name != "sliceIndex" && !slices.Contains(fingerprinted, name) {
+			t.Errorf("Input.%s is not in the fingerprint", name)
+		}
+	}
+}
+
+func TestFingerprintChangesWithEveryChange(t *testing.T) {
+	route := func(generation int64) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "r", UID: "u1", ResourceVersion: "5", Generation: generation}}
+	}
+	secret := func(rv string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "s", UID: "u2", ResourceVersion: rv}}
+	}
+	base := func() *Input {
+		in := NewInput("ctrl")
+		in.Add(route(1))
+		in.Add(secret("3"))
+		return in
+	}
+	want, ok := base().Fingerprint()
+	if !ok {
+		t.Fatal("an input of objects with resourceVersions has no fingerprint")
+	}
+	if again, _ := base().Fingerprint(); again != want {
+		t.Error("the same input has two fingerprints")
+	}
+	for name, change := range map[string]func(*Input){
+		"a route's spec changed": func(in *Input) { in.Add(route(2)) },
+		"a Secret changed":       func(in *Input) { in.Add(secret("4")) },
+		"a route added": func(in *Input) {
+			r := route(1)
+			r.Name = "other"
+			in.Add(r)
+		},
+		"a route deleted":       func(in *Input) { delete(in.HTTPRoutes, key("apps", "r")) },
+		"a PLM status changed":  func(in *Input) { in.APPolicies[key("apps", "p")] = &plm.Status{} },
+		"a bundle fetched":      func(in *Input) { in.Bundles["sha"] = Bundle{State: BundleFetched, Data: []byte("x")} },
+		"an object not decoded": func(in *Input) { in.AddUnreadable(ObjectRef{Kind: "HTTPRoute", Key: key("apps", "bad")}, "bad") },
+		"the WAF module moved":  func(in *Input) { in.WAFModule = "/x.so" },
+	} {
+		in := base()
+		change(in)
+		if got, _ := in.Fingerprint(); got == want {
+			t.Errorf("%s: the fingerprint did not change", name)
+		}
+	}
+	// Gatewall's own status write (a new resourceVersion, the same
+	// generation) changes nothing translation reads.
+	in := base()
+	r := route(1)
+	r.ResourceVersion = "6"
+	in.Add(r)
+	if got, _ := in.Fingerprint(); got != want {
+		t.Error("a route's status write changed the fingerprint")
+	}
+	in = base()
+	in.Add(route(0))
+	if _, ok := in.Fingerprint(); ok {
+		t.Error("a route without a generation left the fingerprint usable")
+	}
+	in = base()
+	in.Add(secret(""))
+	if _, ok := in.Fingerprint(); ok {
+		t.Error("a Secret without a resourceVersion left the fingerprint usable")
+	}
+}
