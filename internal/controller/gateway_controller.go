@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -108,6 +109,8 @@ func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
 // Reconcile handles one Gateway.
 func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
+	start := time.Now()
+	defer func() { logger.V(1).Info("Gateway reconciled", "took", time.Since(start).String()) }()
 	gw := &gatewayv1.Gateway{}
 	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -121,7 +124,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	read := time.Now()
 	t := r.translate(in, req.NamespacedName)
+	translated := time.Now()
 	if t == nil {
 		// Not (or no longer) a Gatewall Gateway: leave no state behind,
 		// and no data plane serving it.
@@ -151,7 +156,8 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if t.Files != nil {
 		version := r.DataPlane.Publish(req.NamespacedName, t.Files)
 		dp = r.DataPlane.State(req.NamespacedName, version)
-		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes))
+		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
+			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())
 	}
 	now := metav1.Now()
 	if err := r.writeGatewayStatus(ctx, g, dp, prov.addresses, prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
