@@ -17,6 +17,7 @@ package scale
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ var (
 	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
 	profileFlag   = flag.String("scale.profile", "", "file to write the manager's CPU profile during the propagation samples to")
+	managerFlag   = flag.String("scale.manager-args", "", "more arguments for the manager, space-separated (e.g. --agent-reload-monitoring-period=2s)")
 )
 
 func TestMain(m *testing.M) {
@@ -45,6 +47,7 @@ func TestMain(m *testing.M) {
 	if *profileFlag != "" {
 		args = append(args, "--pprof-bind-address=:"+pprofPort)
 	}
+	args = append(args, strings.Fields(*managerFlag)...)
 	os.Exit(testenv.LocalRuntime{
 		Name: "scale", Prefix: "gwls", CIDR: "10.252.0.0/16", LoadBalancerCIDR: "127.0.8.0/24",
 		ManagerArgs: args,
