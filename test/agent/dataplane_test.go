@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -256,7 +255,7 @@ func (d *dataPlane) waitExit(timeout time.Duration) int {
 
 // nsInit is the host PID of the namespace's first process (unshare's child).
 func (d *dataPlane) nsInit() int {
-	kids := children(d.cmd.Process.Pid)
+	kids := testenv.Children(d.cmd.Process.Pid)
 	if len(kids) == 0 {
 		return 0
 	}
@@ -272,27 +271,9 @@ func (d *dataPlane) process(comm string) int {
 		if name, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(name)) == comm {
 			return pid
 		}
-		queue = append(queue, children(pid)...)
+		queue = append(queue, testenv.Children(pid)...)
 	}
 	return 0
-}
-
-// children lists the child processes of pid.
-func children(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(data)) {
-			if n, err := strconv.Atoi(field); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
 }
 
 // etcNginx is the host path of the data plane's /etc/nginx/<rel>.

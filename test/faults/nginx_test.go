@@ -126,14 +126,7 @@ func (w *nginxWatch) sample() snapshot {
 
 // newestWorker is the highest PID among the master's children.
 func (w *nginxWatch) newestWorker() int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", w.master, w.master))
-	newest := 0
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > newest {
-			newest = pid
-		}
-	}
-	return newest
+	return slices.Max(append(testenv.Children(w.master), 0))
 }
 
 // start is when process pid started, since boot; 0 if it is gone.

@@ -84,7 +84,7 @@ func nginxTest(t *testing.T, master int) time.Duration {
 // waits 100 ms before it signals the old ones).
 func nginxReload(t *testing.T, master int) time.Duration {
 	t.Helper()
-	old := workers(master)
+	old := testenv.Children(master)
 	start := time.Now()
 	if err := syscall.Kill(master, syscall.SIGHUP); err != nil {
 		t.Fatal(err)

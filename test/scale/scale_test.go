@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -180,7 +179,7 @@ func (b *big) memory(t *testing.T, when string) {
 	m := metrics(t, pod, "go_memstats_heap_inuse_bytes", "go_memstats_heap_alloc_bytes")
 	agent := testenv.WaitProcess(t, b.pod, "/usr/bin/nginx-agent")
 	nginx := rss(t, b.master)
-	for _, w := range workers(b.master) {
+	for _, w := range testenv.Children(b.master) {
 		if r, err := testenv.RSS(w); err == nil {
 			nginx += r
 		}
@@ -189,16 +188,4 @@ func (b *big) memory(t *testing.T, when string) {
 		mib(rss(t, pid)), mib(int64(m["go_memstats_heap_inuse_bytes"])), mib(int64(m["go_memstats_heap_alloc_bytes"])), mib(rss(t, agent)), mib(nginx))
 	report.add("manager RSS, Go heap in use"+when, fmt.Sprintf("%s, %s", mib(rss(t, pid)), mib(int64(m["go_memstats_heap_inuse_bytes"]))), "RSS <= 150 MiB")
 	report.add("agent RSS, NGINX RSS (master and workers)"+when, fmt.Sprintf("%s, %s", mib(rss(t, agent)), mib(nginx)), "")
-}
-
-// workers are a process's children.
-func workers(pid int) []int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if c, err := strconv.Atoi(f); err == nil {
-			out = append(out, c)
-		}
-	}
-	return out
 }
