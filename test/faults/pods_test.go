@@ -11,9 +11,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/test/testenv"
 )
@@ -89,11 +87,7 @@ func (f *fault) blackholeAgents(t *testing.T) {
 // heals it if the test did not.
 func onLeader(t *testing.T) (*fault, corev1.Pod) {
 	t.Helper()
-	name := rt.LeaderName(context.Background())
-	pod := corev1.Pod{}
-	if err := rt.Client.Get(context.Background(), client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: name}, &pod); err != nil {
-		t.Fatalf("the leading manager pod %q: %v", name, err)
-	}
+	pod := rt.LeaderPod(t)
 	f := &fault{pid: testenv.WaitProcess(t, pod, "")}
 	t.Cleanup(func() { f.heal(t) })
 	return f, pod

@@ -2,7 +2,7 @@ package scale
 
 import (
 	"bufio"
-	"context"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -44,9 +42,10 @@ func (s *summary) markdown() string {
 }
 
 // percentile is the q-quantile (0 < q <= 1) of ds, nearest rank.
-func percentile(ds []time.Duration, q float64) time.Duration {
+func percentile[T cmp.Ordered](ds []T, q float64) T {
 	if len(ds) == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -108,11 +107,7 @@ func serving(pid int) bool {
 // managerPod is the manager pod that leads, and its process on this host.
 func managerPod(t *testing.T) (corev1.Pod, int) {
 	t.Helper()
-	pod := corev1.Pod{}
-	name := rt.LeaderName(context.Background())
-	if err := rt.Client.Get(context.Background(), client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: name}, &pod); err != nil {
-		t.Fatalf("the leading manager pod %q: %v", name, err)
-	}
+	pod := rt.LeaderPod(t)
 	return pod, testenv.WaitProcess(t, pod, "/gatewall")
 }
 

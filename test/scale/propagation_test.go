@@ -76,7 +76,7 @@ func (b *big) propagation(t *testing.T) {
 	report.add("    push to the agent; the agent: receipt to reload signal (fetch, write, its `nginx -t`); reload signal to first 200, p50",
 		fmt.Sprintf("%s; %s; %s", ms(percentile(toAgent, .5)), ms(percentile(inAgent, .5)), ms(percentile(toServed, .5))), "")
 	report.add("  outside NGINX's test and reload, p50", ms(percentile(total, .5)-check-reload), "<= 50 ms at 5,000 routes")
-	report.add("bytes the agent fetched per change, p50", fmt.Sprintf("%d", percentileInt(pushed)), "")
+	report.add("bytes the agent fetched per change, p50", fmt.Sprintf("%d", percentile(pushed, .5)), "")
 }
 
 // firstAfter is when the manager first logged an event of type typ about
@@ -103,15 +103,6 @@ func (b *big) bytesServed(ev *testenv.AgentEvents, from, to time.Time) int64 {
 		}
 	}
 	return n
-}
-
-// percentileInt is the median of ns.
-func percentileInt(ns []int64) int64 {
-	ds := make([]time.Duration, len(ns))
-	for i, n := range ns {
-		ds[i] = time.Duration(n)
-	}
-	return int64(percentile(ds, .5))
 }
 
 // agentSteps are when the big Gateway's agent logged, since since, that it

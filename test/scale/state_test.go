@@ -2,10 +2,10 @@ package scale
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // A route's state as a client sees it: the status and a part of the body
@@ -23,24 +23,18 @@ var (
 
 func (s state) String() string { return fmt.Sprintf("%d %q", s.code, s.sub) }
 
-// pollClient polls with keep-alive connections; a reload closes them, and
-// a request that fails that way is simply sent again.
-var pollClient = &http.Client{Timeout: 2 * time.Second}
-
-// is says whether GET / with Host host through addr answers st now.
+// is says whether GET / with Host host through addr answers st now (a
+// request on a keep-alive connection a reload closed fails, and is sent
+// again at the next poll).
 func is(addr, host string, st state) (bool, string) {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
-	req.Host = host
-	resp, err := pollClient.Do(req)
-	if err != nil {
+	code, body, err := testenv.Get(addr, host, "/")
+	switch {
+	case err != nil:
 		return false, err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == st.code && strings.Contains(string(body), st.sub) {
+	case code == st.code && strings.Contains(body, st.sub):
 		return true, ""
 	}
-	return false, fmt.Sprintf("%d %.100q", resp.StatusCode, body)
+	return false, fmt.Sprintf("%d %.100q", code, body)
 }
 
 // pollInterval is how often a change is checked for: its latency is known

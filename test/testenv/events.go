@@ -56,6 +56,18 @@ func (l *Local) LeaderName(ctx context.Context) string {
 	return name
 }
 
+// LeaderPod is the manager pod that holds the leader Lease now; the test
+// fails if there is none.
+func (l *Local) LeaderPod(t *testing.T) corev1.Pod {
+	t.Helper()
+	name := l.LeaderName(context.Background())
+	pod := corev1.Pod{}
+	if err := l.Client.Get(context.Background(), client.ObjectKey{Namespace: localrun.ManagerNamespace, Name: name}, &pod); err != nil {
+		t.Fatalf("the leading manager pod %q: %v", name, err)
+	}
+	return pod
+}
+
 // WatchEvents follows the log of the manager pod that leads now (it holds
 // the leader Lease), from since, until the test ends.
 func (l *Local) WatchEvents(t *testing.T, since time.Time) *AgentEvents {
