@@ -39,8 +39,7 @@ type GatewayReconciler struct {
 	// Provisioning, when set, makes the reconciler provision each accepted
 	// Gateway's data plane; nil leaves data planes to someone else.
 	Provisioning *Provisioning
-	// RouteStatuses, when set, writes route statuses in the background;
-	// nil writes them during the reconcile.
+	// RouteStatuses writes route statuses in the background.
 	RouteStatuses *RouteStatusWriter
 
 	// translations keep each Gateway's last translation and the
@@ -124,33 +123,13 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
 		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(newest(in, route.Source)), now)
-		if err := r.setRouteParents(ctx, route.Source, owner, parents); err != nil {
-			return ctrl.Result{}, err
-		}
+		r.RouteStatuses.set(route.Source, owner, parents)
 	}
-	if err := r.clearRouteParents(ctx, owner, current); err != nil {
+	if err := r.RouteStatuses.clear(ctx, owner, current); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.routeStatusesHanded(req.NamespacedName, t)
 	return ctrl.Result{RequeueAfter: prov.retryAfter}, nil
-}
-
-// setRouteParents makes ours a route's parent statuses owned by owner.
-func (r *GatewayReconciler) setRouteParents(ctx context.Context, route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) error {
-	if r.RouteStatuses != nil {
-		r.RouteStatuses.set(route, owner, ours)
-		return nil
-	}
-	return writeRouteParents(ctx, r.Client, route, owner, ours)
-}
-
-// clearRouteParents removes owner's parent statuses from its routes but
-// those in keep.
-func (r *GatewayReconciler) clearRouteParents(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
-	if r.RouteStatuses != nil {
-		return r.RouteStatuses.clear(ctx, owner, keep, routeQueries(owner)...)
-	}
-	return clearRouteParents(ctx, r.Client, owner, keep, routeQueries(owner)...)
 }
 
 // clearRouteStatuses removes the parent statuses Gatewall wrote for a
@@ -167,7 +146,7 @@ func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.Nam
 			owner.sets[client.ObjectKeyFromObject(&ls)] = true
 		}
 	}
-	return r.clearRouteParents(ctx, owner, nil)
+	return r.RouteStatuses.clear(ctx, owner, nil)
 }
 
 // routeQueries find the routes that may hold an owner's parent statuses.

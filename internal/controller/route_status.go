@@ -103,8 +103,16 @@ func idOf(route client.Object) routeID {
 // clearRouteParents removes the owner's parent statuses from the routes
 // found by each of the index queries, except those in keep.
 func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
+	return eachRouteBut(ctx, c, keep, queries, func(route client.Object) error {
+		return writeRouteParents(ctx, c, route, owner, nil)
+	})
+}
+
+// eachRouteBut calls fn with every route the index queries find but those
+// in keep, until fn fails. The routes are the cache's own objects (only
+// their names are read, and a route is copied before it is changed).
+func eachRouteBut(ctx context.Context, c client.Reader, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
 	for _, q := range queries {
-		// Only the routes' names are read: the cache's own objects do.
 		routes, err := listRoutes(ctx, c, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
@@ -113,7 +121,7 @@ func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, 
 			if keep[idOf(route)] {
 				continue
 			}
-			if err := writeRouteParents(ctx, c, route, owner, nil); err != nil {
+			if err := fn(route); err != nil {
 				return err
 			}
 		}

@@ -62,23 +62,13 @@ func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []g
 	w.queue.Add(k)
 }
 
-// clear clears owner's parent statuses from the routes the queries find,
+// clear clears owner's parent statuses from every route that may hold one,
 // except those in keep.
-func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
-	for _, q := range queries {
-		// Only the routes' names are read, and the writer copies a route
-		// before it changes it: the cache's own objects do.
-		routes, err := listRoutes(ctx, w.client, q, client.UnsafeDisableDeepCopyOption(true))
-		if err != nil {
-			return err
-		}
-		for _, route := range routes {
-			if !keep[idOf(route)] {
-				w.set(route, owner, nil)
-			}
-		}
-	}
-	return nil
+func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
+	return eachRouteBut(ctx, w.client, keep, routeQueries(owner), func(route client.Object) error {
+		w.set(route, owner, nil)
+		return nil
+	})
 }
 
 // Start runs the workers until ctx ends.

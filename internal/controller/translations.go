@@ -49,7 +49,7 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 func (r *GatewayReconciler) routeStatusesHanded(key types.NamespacedName, t *translate.Translation) {
 	r.translationsMu.Lock()
 	defer r.translationsMu.Unlock()
-	if last, ok := r.translations[key]; ok && last.t == t && r.RouteStatuses != nil {
+	if last, ok := r.translations[key]; ok && last.t == t {
 		last.routeStatuses = true
 		r.translations[key] = last
 	}
