@@ -30,6 +30,7 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	objects(f, "ListenerSet", in.ListenerSets, byGeneration)
 	objects(f, "HTTPRoute", in.HTTPRoutes, byGeneration)
 	objects(f, "GRPCRoute", in.GRPCRoutes, byGeneration)
+	objects(f, "TLSRoute", in.TLSRoutes, byGeneration)
 	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
 	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
 	objects(f, "ProxySettingsPolicy", in.ProxySettingsPolicies, byGeneration)

@@ -17,7 +17,7 @@ import (
 // Fingerprint, or a change to it would leave a stale configuration in
 // place: this test fails until it is listed here.
 var fingerprinted = []string{
-	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "ReferenceGrants",
+	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
 	"ProxySettingsPolicies", "WAFPolicies", "PLMGroup", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",

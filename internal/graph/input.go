@@ -28,6 +28,7 @@ type Input struct {
 	ListenerSets    map[types.NamespacedName]*gatewayv1.ListenerSet
 	HTTPRoutes      map[types.NamespacedName]*gatewayv1.HTTPRoute
 	GRPCRoutes      map[types.NamespacedName]*gatewayv1.GRPCRoute
+	TLSRoutes       map[types.NamespacedName]*gatewayv1.TLSRoute
 	ReferenceGrants map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant
 	Namespaces      map[string]*corev1.Namespace
 	Services        map[types.NamespacedName]*corev1.Service
@@ -70,6 +71,7 @@ func NewInput(controllerName string) *Input {
 		ListenerSets:       map[types.NamespacedName]*gatewayv1.ListenerSet{},
 		HTTPRoutes:         map[types.NamespacedName]*gatewayv1.HTTPRoute{},
 		GRPCRoutes:         map[types.NamespacedName]*gatewayv1.GRPCRoute{},
+		TLSRoutes:          map[types.NamespacedName]*gatewayv1.TLSRoute{},
 		ReferenceGrants:    map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
 		Namespaces:         map[string]*corev1.Namespace{},
 		Services:           map[types.NamespacedName]*corev1.Service{},
@@ -105,6 +107,8 @@ func (in *Input) Add(obj any) bool {
 		in.HTTPRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1.GRPCRoute:
 		in.GRPCRoutes[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.TLSRoute:
+		in.TLSRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1beta1.ReferenceGrant:
 		in.ReferenceGrants[key(o.Namespace, o.Name)] = o
 	case *corev1.Namespace:

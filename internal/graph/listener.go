@@ -18,6 +18,7 @@ import (
 const (
 	KindHTTPRoute = "HTTPRoute"
 	KindGRPCRoute = "GRPCRoute"
+	KindTLSRoute  = "TLSRoute"
 )
 
 // Listener is one listener of a Gateway, declared by the Gateway itself or
