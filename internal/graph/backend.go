@@ -126,6 +126,14 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if port.Protocol != "" && port.Protocol != corev1.ProtocolTCP {
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; NGINX proxies HTTP and gRPC over TCP only", b.Port, conditions.Quote(string(port.Protocol)))
 	}
+	if routeKind == KindTLSRoute {
+		// The backend terminates the client's TLS itself: its appProtocol
+		// and any BackendTLSPolicy of the port do not apply.
+		b.Protocol = ProtocolTLSPassthrough
+		b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
+		b.Valid = true
+		return b, ""
+	}
 	tls, err := backendTLS(in, b.Service, port)
 	if err != nil {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "%s", err)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,8 +98,12 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 
 	switch src.Protocol {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
+	case gatewayv1.TLSProtocolType:
+		if msg := checkPassthrough(src.TLS); msg != "" {
+			reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
+		}
 	default:
-		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", conditions.Quote(string(src.Protocol))))
+		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP, HTTPS or TLS", conditions.Quote(string(src.Protocol))))
 	}
 	if !validPort(int32(src.Port)) {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("port %d is not between 1 and 65535", src.Port))
@@ -143,8 +148,8 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 		// The listener still serves the kinds it supports.
 		resolved = conditions.False(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonInvalidRouteKinds), err.Error())
 	}
-	if !isSupportedProtocol(src.Protocol) {
-		kinds = nil // no route kind can attach to a protocol Gatewall does not serve
+	if !isSupportedProtocol(src.Protocol) || src.Protocol == gatewayv1.TLSProtocolType && !passthrough(src.TLS) {
+		kinds = nil // no route kind can attach to a protocol (or TLS mode) Gatewall does not serve
 	}
 	l.SupportedKinds = kinds
 	allowed, err := namespaceFilter(in, owner.namespace, src.AllowedRoutes)
@@ -173,17 +178,48 @@ func checkListenerTLS(src gatewayv1.Listener) string {
 	return ""
 }
 
+// passthrough says whether a TLS listener's tls asks for mode Passthrough.
+func passthrough(t *gatewayv1.ListenerTLSConfig) bool {
+	return t != nil && t.Mode != nil && *t.Mode == gatewayv1.TLSModePassthrough
+}
+
+// checkPassthrough says why a TLS listener's tls cannot be served: Gatewall
+// passes TLS connections through to TLSRoute backends (mode Passthrough),
+// and does not terminate TLS for them.
+func checkPassthrough(t *gatewayv1.ListenerTLSConfig) string {
+	switch {
+	case t == nil:
+		return "tls is required for protocol TLS; set tls.mode: Passthrough"
+	case !passthrough(t):
+		return "tls.mode Terminate is not supported for protocol TLS (Gatewall passes TLS through to TLSRoute backends); set tls.mode: Passthrough, or use protocol HTTPS to terminate TLS"
+	case len(t.CertificateRefs) > 0:
+		return "tls.certificateRefs must not be set with tls.mode Passthrough: the backends present their own certificates"
+	}
+	return ""
+}
+
 // knownValidationMode says whether a client certificate validation mode is
 // one the Gateway API defines ("" is its default, AllowValidOnly).
 func knownValidationMode(m gatewayv1.FrontendValidationModeType) bool {
 	return m == "" || m == gatewayv1.AllowValidOnly || m == gatewayv1.AllowInsecureFallback
 }
 
-// supportedKinds returns the route kinds a listener admits: HTTPRoute and
-// GRPCRoute unless allowedRoutes.kinds narrows them. Unsupported kinds are an error.
+// protocolKinds are the route kinds each listener protocol serves, sorted.
+var protocolKinds = map[gatewayv1.ProtocolType][]string{
+	gatewayv1.HTTPProtocolType:  {KindGRPCRoute, KindHTTPRoute},
+	gatewayv1.HTTPSProtocolType: {KindGRPCRoute, KindHTTPRoute},
+	gatewayv1.TLSProtocolType:   {KindTLSRoute},
+}
+
+// supportedKinds returns the route kinds a listener admits: those of its
+// protocol unless allowedRoutes.kinds narrows them. Unsupported kinds are an error.
 func supportedKinds(src gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, error) {
 	group := gatewayv1.Group(gatewayGroup)
-	all := []gatewayv1.RouteGroupKind{{Group: &group, Kind: KindGRPCRoute}, {Group: &group, Kind: KindHTTPRoute}}
+	served := protocolKinds[src.Protocol]
+	var all []gatewayv1.RouteGroupKind
+	for _, k := range served {
+		all = append(all, gatewayv1.RouteGroupKind{Group: &group, Kind: gatewayv1.Kind(k)})
+	}
 	if src.AllowedRoutes == nil || len(src.AllowedRoutes.Kinds) == 0 {
 		return all, nil
 	}
@@ -194,7 +230,7 @@ func supportedKinds(src gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, error) 
 		if k.Group != nil {
 			g = string(*k.Group)
 		}
-		if g == gatewayGroup && (k.Kind == KindHTTPRoute || k.Kind == KindGRPCRoute) {
+		if g == gatewayGroup && slices.Contains(served, string(k.Kind)) {
 			kinds = append(kinds, gatewayv1.RouteGroupKind{Group: &group, Kind: k.Kind})
 			continue
 		}
@@ -246,7 +282,7 @@ func namespaceFilter(in *Input, gwNamespace string, ar *gatewayv1.AllowedRoutes)
 // markConflicts marks listeners that share a port with another protocol, or a
 // port and hostname with another listener. Conflicted listeners are not configured.
 func markConflicts(ls []*Listener) {
-	protocols := map[gatewayv1.PortNumber]map[gatewayv1.ProtocolType]bool{}
+	protocols := map[gatewayv1.PortNumber]map[string]bool{}
 	hostnames := map[string]int{}
 	for _, l := range ls {
 		if !isSupportedProtocol(l.Source.Protocol) {
@@ -254,9 +290,9 @@ func markConflicts(ls []*Listener) {
 		}
 		p := l.Source.Port
 		if protocols[p] == nil {
-			protocols[p] = map[gatewayv1.ProtocolType]bool{}
+			protocols[p] = map[string]bool{}
 		}
-		protocols[p][l.Source.Protocol] = true
+		protocols[p][portFamily(l.Source.Protocol)] = true
 		hostnames[fmt.Sprintf("%d/%s", p, l.Hostname)]++
 	}
 	for _, l := range ls {
@@ -279,6 +315,16 @@ func markConflicts(ls []*Listener) {
 	}
 }
 
+// portFamily is what a protocol needs of its port: listeners of one family
+// share a port. HTTPS and TLS (passthrough) both start with a TLS
+// handshake, whose server name (SNI) tells them apart.
+func portFamily(p gatewayv1.ProtocolType) string {
+	if p == gatewayv1.HTTPSProtocolType || p == gatewayv1.TLSProtocolType {
+		return "tls"
+	}
+	return string(p)
+}
+
 func isSupportedProtocol(p gatewayv1.ProtocolType) bool {
-	return p == gatewayv1.HTTPProtocolType || p == gatewayv1.HTTPSProtocolType
+	return p == gatewayv1.HTTPProtocolType || p == gatewayv1.HTTPSProtocolType || p == gatewayv1.TLSProtocolType
 }

@@ -199,7 +199,7 @@ func markSetConflicts(taken, ls []*Listener) []*Listener {
 // its other settings (a set must not learn its siblings' secrets).
 func conflictWith(taken []*Listener, l *Listener) (gatewayv1.ListenerEntryConditionReason, string) {
 	for _, t := range taken {
-		if t.Source.Port == l.Source.Port && t.Source.Protocol != l.Source.Protocol {
+		if t.Source.Port == l.Source.Port && portFamily(t.Source.Protocol) != portFamily(l.Source.Protocol) {
 			return gatewayv1.ListenerEntryReasonProtocolConflict,
 				fmt.Sprintf("%s uses port %d with protocol %s", t.describeFor(l), l.Source.Port, t.Source.Protocol)
 		}

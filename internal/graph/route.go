@@ -14,7 +14,7 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// Route is an HTTPRoute or GRPCRoute that names the Gateway in a parentRef.
+// Route is an HTTPRoute, GRPCRoute or TLSRoute that names the Gateway in a parentRef.
 type Route struct {
 	Kind   string
 	Key    types.NamespacedName
@@ -85,6 +85,11 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 			routes = append(routes, newGRPCRoute(in, k, gr, refs))
 		}
 	}
+	for k, tr := range in.TLSRoutes {
+		if refs := parentRefsTo(tr.Spec.ParentRefs, tr.Namespace, g); len(refs) > 0 {
+			routes = append(routes, newTLSRoute(in, k, tr, refs))
+		}
+	}
 	sort.Slice(routes, func(i, j int) bool {
 		if routes[i].Kind != routes[j].Kind {
 			return routes[i].Kind < routes[j].Kind
@@ -96,6 +101,7 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 			attach(g, r, p)
 		}
 	}
+	settleTLSClaims(routes)
 	return routes
 }
 

@@ -68,9 +68,14 @@ func sortPolicies[T client.Object](ps []T) []T {
 }
 
 // attachedRoutes are the routes of a Gateway that attached to a listener.
+// TLSRoutes are left out: their connections pass through NGINX untouched,
+// so no policy of an HTTP proxy applies to them, and none claims to.
 func attachedRoutes(g *graph.Gateway) map[TargetRef]*graph.Route {
 	out := map[TargetRef]*graph.Route{}
 	for _, r := range g.Routes {
+		if r.Kind == graph.KindTLSRoute {
+			continue
+		}
 		for _, p := range r.Parents {
 			if p.Attached() {
 				out[TargetRef{Kind: r.Kind, Key: r.Key}] = r
@@ -88,7 +93,7 @@ func unattachedRoutes(g *graph.Gateway) []TargetRef {
 	attached := attachedRoutes(g)
 	var out []TargetRef
 	for _, r := range g.Routes { // sorted by kind, namespace, name
-		if ref := (TargetRef{Kind: r.Kind, Key: r.Key}); attached[ref] == nil {
+		if ref := (TargetRef{Kind: r.Kind, Key: r.Key}); attached[ref] == nil && r.Kind != graph.KindTLSRoute {
 			out = append(out, ref)
 		}
 	}

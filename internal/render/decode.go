@@ -147,6 +147,7 @@ var identityFields = map[string][]string{
 	"ListenerSet":             {"parentRef"},
 	"HTTPRoute":               {"parentRefs"},
 	"GRPCRoute":               {"parentRefs"},
+	"TLSRoute":                {"parentRefs"},
 	"BackendTLSPolicy":        {"targetRefs"},
 	"ProxySettingsPolicy":     {"targetRefs"},
 	"WAFGatewayBindingPolicy": {"targetRefs"},

@@ -148,6 +148,10 @@ func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) 
 		c := o.DeepCopy()
 		c.Status.Parents = parents
 		return c
+	case *gatewayv1.TLSRoute:
+		c := o.DeepCopy()
+		c.Status.Parents = parents
+		return c
 	}
 	panic(fmt.Sprintf("not a route: %T", obj))
 }

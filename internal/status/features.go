@@ -48,6 +48,7 @@ var supported = []features.FeatureName{
 	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportListenerSet,
 	features.SupportReferenceGrant,
+	features.SupportTLSRoute,
 }
 
 // SupportedFeatures returns the features for GatewayClass status, sorted by name.

@@ -50,15 +50,15 @@ var rules = map[string]rule{
 	"proxy_http_version":             {ctx: http, min: 1, max: 1, check: oneOfArgs("1.1")},
 	"server_names_hash_bucket_size":  {ctx: http, min: 1, max: 1, check: hashBucket},
 	"server_names_hash_max_size":     {ctx: http, min: 1, max: 1, check: hashMax},
-	"map_hash_bucket_size":           {ctx: http, min: 1, max: 1, check: hashBucket},
-	"map_hash_max_size":              {ctx: http, min: 1, max: 1, check: hashMax},
+	"map_hash_bucket_size":           {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashBucket},
+	"map_hash_max_size":              {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashMax},
 	"variables_hash_bucket_size":     {ctx: http, min: 1, max: 1, check: hashBucket},
 	"variables_hash_max_size":        {ctx: http, min: 1, max: 1, check: hashMax},
 	"proxy_headers_hash_bucket_size": {ctx: http, min: 1, max: 1, check: hashBucket},
 	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
-	"map":                            {ctx: http, min: 2, max: 2, block: "body", check: mapBlock},
-	"split_clients":                  {ctx: http, min: 2, max: 2, block: "body", check: splitBlock},
-	"upstream":                       {ctx: http, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
+	"map":                            {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: mapBlock},
+	"split_clients":                  {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: splitBlock},
+	"upstream":                       {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
 	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: oneOfArgs("16")},
 
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
@@ -75,7 +75,7 @@ var rules = map[string]rule{
 	"location":               {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
 	"internal":               {ctx: inLocation, min: 0, max: 0},
 	"if":                     {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
-	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf}, min: 1, max: 2, check: returnDirective},
+	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
 	"rewrite":                {ctx: inLocation, min: 2, max: 3, check: rewrite},
 	"set":                    {ctx: inLocation, min: 2, max: 2, check: set},
 	"mirror":                 {ctx: inLocation, min: 1, max: 1, check: mirror},
@@ -128,7 +128,23 @@ var rules = map[string]rule{
 	"js_import":      {ctx: []string{ctxStream}, min: 3, max: 3, check: jsImport},
 	"js_var":         {ctx: []string{ctxStream}, min: 2, max: 2, check: jsVar},
 	"js_preread":     {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("gw.preread")},
-	"proxy_protocol": {ctx: []string{ctxStream}, min: 1, max: 1, check: oneOfArgs("on")},
+	"proxy_protocol": {ctx: []string{ctxStream, ctxStreamServer}, min: 1, max: 1, check: proxyProtocol},
+
+	// TLS passthrough (TLSRoutes).
+	"ssl_preread": {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("on")},
+}
+
+// proxyProtocol is on for the whole stream context (its servers pass
+// connections to http servers and passthrough servers that read it), and
+// off in a passthrough server (its backends speak TLS).
+func proxyProtocol(c *checker, d *Directive) {
+	want := "on"
+	if c.ctx == ctxStreamServer {
+		want = "off"
+	}
+	if d.Args[0].Value != want {
+		c.fail(d, "proxy_protocol %q in %s", d.Args[0].Value, c.ctx)
+	}
 }
 
 // modules are the modules nginx.conf may load.
@@ -325,6 +341,13 @@ var codes = map[string]bool{"204": true, "404": true, "421": true, "444": true, 
 	"301": true, "302": true, "303": true, "307": true, "308": true}
 
 func returnDirective(c *checker, d *Directive) {
+	if c.ctx == ctxStreamServer {
+		// The server closing TLS connections nothing claims.
+		if len(d.Args) != 1 || d.Args[0].Value != "" {
+			c.fail(d, "stream return %q", d.Args[0].Value)
+		}
+		return
+	}
 	code := d.Args[0].Value
 	if !codes[code] {
 		c.fail(d, "return code %q", code)
@@ -402,10 +425,14 @@ func pass(schemes ...string) func(*checker, *Directive) {
 	return func(c *checker, d *Directive) {
 		target := d.Args[0].Value
 		if c.ctx == ctxStreamServer {
-			if !strings.HasPrefix(target, "unix:"+config.RunDir+"port-") {
+			switch {
+			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tls_"):
+				c.variablesIn(d, target)
+			case strings.HasPrefix(target, "tls_"):
+				c.use(d, "upstream", target)
+			default:
 				c.fail(d, "stream proxy_pass %q", target)
 			}
-			c.variablesIn(d, target)
 			return
 		}
 		scheme := ""

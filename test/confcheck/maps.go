@@ -22,6 +22,7 @@ type mapKind struct {
 // mapKinds are every map the renderer writes; longer prefixes first.
 var mapKinds = []mapKind{
 	{"gw_sni_listener_", hostnameKey, listenerID},
+	{"gw_tls_", hostnameKey, tlsDestination},
 	{"gw_c_", conditionKey, fixedValue("0", "1")},
 	{"gw_l_", dispatchKey, internalLocation},
 	{"gw_rp_", compiledRegexKey, rewrittenPath},
@@ -89,6 +90,16 @@ func mapBlock(c *checker, d *Directive) {
 func hostnameKey(c *checker, d *Directive, _, key string) {
 	if err := validation.Hostname(key); err != nil {
 		c.fail(d, "hostnames map key: %v", err)
+	}
+}
+
+// tlsSocketRE is the socket a TLS connection is passed to by its server
+// name: a passthrough server's, the closing server's, or a port's HTTPS servers'.
+var tlsSocketRE = regexp.MustCompile(`^unix:` + regexp.QuoteMeta(config.RunDir) + `(tls-[0-9a-f]{12}|tls-reject|port-[0-9]+-tls)\.sock$`)
+
+func tlsDestination(c *checker, d *Directive, v Arg) {
+	if !tlsSocketRE.MatchString(v.Value) {
+		c.fail(d, "TLS destination %q", v.Value)
 	}
 }
 
@@ -267,9 +278,15 @@ var shareRE = regexp.MustCompile(`^([0-9]+)\.([0-9]{2})%$`)
 // splitBlock checks a split_clients block: shares that add up to at most
 // 100%, the last one "*", each naming an upstream or a backend index.
 func splitBlock(c *checker, d *Directive) {
-	if d.Args[0].Value != "$request_id" {
+	key := "$request_id"
+	if c.ctx == ctxStream {
+		// A TLS passthrough server's client is the PROXY header's.
+		key = "$proxy_protocol_addr:$proxy_protocol_port"
+	}
+	if d.Args[0].Value != key {
 		c.fail(d, "split_clients on %q", d.Args[0].Value)
 	}
+	c.variablesIn(d, d.Args[0].Value)
 	c.defineOnce(d, d.Args[1].Value)
 	total := 0
 	for i, e := range d.Block {
@@ -288,7 +305,9 @@ func splitBlock(c *checker, d *Directive) {
 			frac, _ := strconv.Atoi(m[2])
 			total += whole*100 + frac
 		}
-		if v := e.Args[0].Value; !strings.HasPrefix(d.Args[1].Value, "$gw_bidx_") {
+		if v := e.Args[0].Value; c.ctx == ctxStream && tlsSocketRE.MatchString(v) {
+			// The share of a backend that cannot serve is closed.
+		} else if !strings.HasPrefix(d.Args[1].Value, "$gw_bidx_") {
 			c.use(e, "upstream", v)
 		} else if _, err := strconv.Atoi(v); err != nil {
 			c.fail(e, "split_clients backend index %q", v)

@@ -23,7 +23,8 @@ func validVariableName(s string) bool { return variableNameRE.MatchString(s) }
 // builtins are the NGINX variables the renderer uses.
 var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "args": true, "is_args": true, "scheme": true,
 	"remote_addr": true, "proxy_add_x_forwarded_for": true, "server_port": true, "proxy_protocol_server_port": true,
-	"request_method": true, "request_id": true, "ssl_server_name": true}
+	"request_method": true, "request_id": true, "ssl_server_name": true,
+	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true}
 
 func builtinVariable(name string) bool {
 	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_")
@@ -73,6 +74,9 @@ func upstreamBlock(c *checker, d *Directive) {
 	c.upstreams[name] = true
 	if strings.HasPrefix(name, "gatewall_sink_") {
 		return
+	}
+	if c.ctx == ctxStream {
+		name = strings.TrimPrefix(name, "tls_") // a TLS passthrough backend's
 	}
 	m := upstreamRE.FindStringSubmatch(name)
 	if m == nil {

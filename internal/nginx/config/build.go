@@ -27,6 +27,8 @@ type builder struct {
 	splits    map[string]*Split
 	upstreams map[string]*Upstream
 	sinks     map[int]bool
+	// stream holds the stream context's blocks of TLS passthrough.
+	stream streamBuilder
 	// routeIncludes are the policy files of each route's locations.
 	routeIncludes map[RouteKey][]File
 	// backendClientCert is presented to backends spoken to over TLS.
@@ -42,6 +44,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
+		stream:    newStreamBuilder(),
 
 		backendClientCert: g.BackendClientCert,
 	}
@@ -64,6 +67,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		b.cfg.Sinks = append(b.cfg.Sinks, code)
 	}
 	sort.Ints(b.cfg.Sinks)
+	b.stream.finish(b.cfg)
 	return b.cfg
 }
 
@@ -111,7 +115,7 @@ func mapContent(m *Map) []string {
 // addSplit registers a split_clients block, keyed by its variable, and
 // returns the variable, as addMap does.
 func (b *builder) addSplit(s *Split) string {
-	s.Variable = claim(b.splits, s.Variable, s, func(a, b *Split) bool { return slices.Equal(a.Buckets, b.Buckets) }, func() []string {
+	s.Variable = claim(b.splits, s.Variable, s, sameBuckets, func() []string {
 		var parts []string
 		for _, bk := range s.Buckets {
 			parts = append(parts, strconv.Itoa(bk.Basis), bk.Upstream)
@@ -120,6 +124,8 @@ func (b *builder) addSplit(s *Split) string {
 	})
 	return s.Variable
 }
+
+func sameBuckets(a, b *Split) bool { return slices.Equal(a.Buckets, b.Buckets) }
 
 // claim registers v in reg under name, derived from v's content with id,
 // and returns the name it is registered under. Equal content shares an

@@ -18,7 +18,7 @@ func (c *Config) hashFamilies() []hashFamily {
 	proxySet, proxyHide := c.proxyHeaderTables()
 	return []hashFamily{
 		{name: "server_names_hash", defaultBucket: syntax.CacheLine, defaultMax: 512, tables: c.serverNameTables()},
-		{name: "map_hash", defaultBucket: syntax.CacheLine, defaultMax: 2048, tables: c.mapTables()},
+		{name: "map_hash", defaultBucket: syntax.CacheLine, defaultMax: 2048, tables: mapTables(c.allMaps())},
 		{name: "variables_hash", defaultBucket: 64, defaultMax: 1024, tables: []syntax.HashTable{append(syntax.HashKeys(c.variables()), nginxVariables...)}, shared: true},
 		{name: "proxy_headers_hash", defaultBucket: 64, defaultMax: 512, tables: append(proxySet, proxyHide...)},
 	}
@@ -39,10 +39,21 @@ func (c *Config) serverNameTables() []syntax.HashTable {
 	return out
 }
 
+// streamHashFamilies are the tables NGINX builds in the stream context:
+// the TLS passthrough ports' maps of server names. (Its few variables fit
+// NGINX's default variables hash.)
+func (c *Config) streamHashFamilies() []hashFamily {
+	var maps []*Map
+	for _, p := range c.TLSPorts {
+		maps = append(maps, p.Map)
+	}
+	return []hashFamily{{name: "map_hash", defaultBucket: syntax.CacheLine, defaultMax: 2048, tables: mapTables(maps)}}
+}
+
 // mapTables are the keys of each map NGINX hashes: all but regular expressions.
-func (c *Config) mapTables() []syntax.HashTable {
+func mapTables(maps []*Map) []syntax.HashTable {
 	var out []syntax.HashTable
-	for _, m := range c.allMaps() {
+	for _, m := range maps {
 		var keys []string
 		for _, e := range m.Entries {
 			k := e.Key

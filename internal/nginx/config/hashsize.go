@@ -80,13 +80,20 @@ func (f hashFamily) directives(load []int) []Directive {
 }
 
 // hashSizeDirectives are the http-level hash sizes the configuration needs.
-func (c *Config) hashSizeDirectives() []Directive {
+func (c *Config) hashSizeDirectives() []Directive { return familyDirectives(c.hashFamilies()) }
+
+// streamHashSizeDirectives are the stream-level ones.
+func (c *Config) streamHashSizeDirectives() []Directive {
+	return familyDirectives(c.streamHashFamilies())
+}
+
+func familyDirectives(families []hashFamily) []Directive {
 	var out []Directive
 	// One scratch table of 80 KB for every search, not one per family:
 	// allocating and clearing them was a fifth of the time rendering a
 	// small configuration took.
 	load := make([]int, maxHashSize+1)
-	for _, f := range c.hashFamilies() {
+	for _, f := range families {
 		out = append(out, f.directives(load)...)
 	}
 	return out

@@ -37,7 +37,24 @@ func (c *Config) serverListens(s *Server) []listen {
 	if s.HTTP2 {
 		params = append(params, "http2")
 	}
+	if c.tlsFronted(s.Port) {
+		return []listen{{httpsSocket(s.Port), append(params, "proxy_protocol")}}
+	}
 	return c.portListens(strconv.Itoa(int(s.Port)), params)
+}
+
+// behindStream says whether a port's http servers listen behind a stream
+// server, which passes them the client's address with the PROXY protocol.
+func (c *Config) behindStream(port int32) bool { return c.sniffed(port) || c.tlsFronted(port) }
+
+// tlsFronted says whether port is a TLS passthrough port with HTTPS servers.
+func (c *Config) tlsFronted(port int32) bool {
+	for _, p := range c.TLSPorts {
+		if p.Port == port {
+			return p.HTTPS
+		}
+	}
+	return false
 }
 
 // portListens listen on a TCP port on each IP family the NginxProxy allows.
@@ -58,10 +75,17 @@ func sinkListens(code int) []listen {
 	return []listen{{sinkSocket(code), nil}, {sinkSocketH2(code), []string{"http2"}}}
 }
 
-// streamListens are the listens of a sniffed port's stream server.
+// streamListens are the listens of a stream server on a port (a sniffed
+// port's, or a TLS passthrough port's).
 func (c *Config) streamListens(port int32) []listen {
 	return c.portListens(strconv.Itoa(int(port)), nil)
 }
+
+// tlsRejectListen and tlsPassListen are the listens of the TLS passthrough
+// servers behind a TLS port's stream server: the closing one reads nothing,
+// the passing ones read the PROXY protocol header the front sends.
+func tlsRejectListen() listen         { return listen{tlsRejectSocket(), nil} }
+func tlsPassListen(p *TLSPass) listen { return listen{p.Socket, []string{"proxy_protocol"}} }
 
 // ListeningSockets are the distinct addresses NGINX listens on with this
 // configuration, sorted as written: http servers sharing an address share
@@ -85,6 +109,15 @@ func (c *Config) ListeningSockets() []string {
 	}
 	for _, port := range c.Sniffed {
 		add(c.streamListens(port))
+	}
+	if len(c.TLSPorts) > 0 {
+		add([]listen{tlsRejectListen()})
+	}
+	for _, p := range c.TLSPasses {
+		add([]listen{tlsPassListen(p)})
+	}
+	for _, p := range c.TLSPorts {
+		add(c.streamListens(p.Port))
 	}
 	return out
 }

@@ -49,6 +49,11 @@ func TestListeningSocketsAreNginxs(t *testing.T) {
 		{"HTTP and gRPC on one port, IPv4", func(*testing.T) *graph.Input { return httpInput(grpc) }, v1alpha2.IPFamilyIPv4, 3},
 		// The 500 sink answering the share of a missing backend: two unix sockets.
 		{"a split with a missing backend", func(*testing.T) *graph.Input { return httpInput(split) }, "", 4},
+		// HTTP on both families (2); on 443, the stream server on both
+		// families (2), the HTTPS servers' socket, the closing server's and
+		// the two passing servers' (one to app, one sharing with a missing
+		// Service).
+		{"TLS passthrough and HTTPS on one port", passthroughTwoRoutes, "", 8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

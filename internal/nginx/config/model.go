@@ -48,6 +48,17 @@ type Config struct {
 	// Sniffed are the cleartext ports serving both HTTP/1.x and gRPC (h2c),
 	// sorted: the stream module tells the protocols apart (sniff.go).
 	Sniffed []int32
+	// TLSPorts are the ports where the stream module passes TLS
+	// connections on by the server name they ask for (tlspassthrough.go),
+	// sorted by port.
+	TLSPorts []*TLSPort
+	// TLSPasses are the stream servers passing connections to TLSRoute
+	// backends, sorted by socket.
+	TLSPasses []*TLSPass
+	// StreamUpstreams and StreamSplits are the stream context's upstreams
+	// and split_clients blocks, sorted by name and variable.
+	StreamUpstreams []*Upstream
+	StreamSplits    []*Split
 }
 
 // Main holds the main-context settings.

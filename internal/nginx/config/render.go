@@ -17,9 +17,11 @@ func (c *Config) Files() []File {
 		{Path: UpstreamsConfPath, Data: c.upstreamsConf(), Mode: 0o644},
 		{Path: ServersConfPath, Data: c.serversConf(), Mode: 0o644},
 	}
+	if c.hasStream() {
+		files = append(files, File{Path: StreamConfPath, Data: c.streamConf(), Mode: 0o644})
+	}
 	if len(c.Sniffed) > 0 {
-		files = append(files, File{Path: StreamConfPath, Data: c.streamConf(), Mode: 0o644},
-			File{Path: SniffJSPath, Data: []byte(sniffJS), Mode: 0o644})
+		files = append(files, File{Path: SniffJSPath, Data: []byte(sniffJS), Mode: 0o644})
 	}
 	for path, data := range c.Certs {
 		files = append(files, File{Path: path, Data: data, Mode: 0o600})
@@ -33,8 +35,11 @@ func (c *Config) mainConf() []byte {
 	w := &writer{}
 	w.comment(header)
 	modules := c.Main.Modules
-	if len(c.Sniffed) > 0 {
+	switch {
+	case len(c.Sniffed) > 0:
 		modules = append(append([]string(nil), sniffModules...), modules...)
+	case c.hasStream():
+		modules = append([]string{streamModule}, modules...)
 	}
 	for _, m := range modules {
 		w.line("load_module", m)
@@ -58,7 +63,7 @@ func (c *Config) mainConf() []byte {
 		w.line("include", p)
 	}
 	w.close()
-	if len(c.Sniffed) > 0 {
+	if c.hasStream() {
 		w.blank()
 		w.open("stream")
 		w.line("include", StreamConfPath)
@@ -92,20 +97,25 @@ func (c *Config) httpConf() []byte {
 		writeMap(w, m)
 	}
 	for _, s := range c.Splits {
-		w.open("split_clients", "$request_id", s.Variable)
-		for i, bk := range s.Buckets {
-			share := fmt.Sprintf("%d.%02d%%", bk.Basis/100, bk.Basis%100)
-			if i == len(s.Buckets)-1 {
-				share = "*"
-			}
-			if bk.Basis == 0 && i != len(s.Buckets)-1 {
-				continue
-			}
-			w.line(share, bk.Upstream)
-		}
-		w.close()
+		writeSplit(w, "$request_id", s)
 	}
 	return w.bytes()
+}
+
+// writeSplit writes a split_clients block hashing key.
+func writeSplit(w *writer, key string, s *Split) {
+	w.open("split_clients", key, s.Variable)
+	for i, bk := range s.Buckets {
+		share := fmt.Sprintf("%d.%02d%%", bk.Basis/100, bk.Basis%100)
+		if i == len(s.Buckets)-1 {
+			share = "*"
+		}
+		if bk.Basis == 0 && i != len(s.Buckets)-1 {
+			continue
+		}
+		w.line(share, bk.Upstream)
+	}
+	w.close()
 }
 
 // fixedMaps are the maps every configuration has, before the Gateway's own.
@@ -216,8 +226,8 @@ func (c *Config) writeServer(w *writer, s *Server) {
 	for _, l := range c.serverListens(s) {
 		w.line(l.words()...)
 	}
-	if c.sniffed(s.Port) {
-		// The client's address comes from the stream sniffer's PROXY protocol.
+	if c.behindStream(s.Port) {
+		// The client's address comes from the stream server's PROXY protocol.
 		w.line("set_real_ip_from", "unix:")
 		w.line("real_ip_header", "proxy_protocol")
 	}

@@ -32,7 +32,21 @@ func (b *builder) servers(g *graph.Gateway) {
 	}
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	for _, port := range ports {
-		b.portServers(g, port, byPort[port])
+		var http []*graph.Listener
+		passthrough := false
+		for _, l := range byPort[port] {
+			if l.Source.Protocol == gatewayv1.TLSProtocolType {
+				passthrough = true
+			} else {
+				http = append(http, l)
+			}
+		}
+		if passthrough {
+			b.tlsPort(g, port, byPort[port])
+		}
+		if len(http) > 0 {
+			b.portServers(g, port, http)
+		}
 	}
 }
 
@@ -41,6 +55,9 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	byHost := map[string][]served{}
 	grpc := false
 	for _, r := range g.Routes {
+		if r.Kind == graph.KindTLSRoute {
+			continue // passed through by the stream module (tlsPort)
+		}
 		for _, p := range r.Parents {
 			for _, a := range p.Attachments {
 				if int32(a.Listener.Source.Port) != port || !a.Listener.Valid {

@@ -35,29 +35,57 @@ func (b *builder) upstream(be *graph.Backend) string {
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
-	u := &Upstream{Name: name}
+	b.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be)}
+	return name
+}
+
+// endpointAddresses are a backend's endpoints as NGINX server addresses.
+func endpointAddresses(be *graph.Backend) []string {
+	var out []string
 	for _, ep := range be.Endpoints {
 		addr := ep.Address
 		if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
 			addr = "[" + addr + "]"
 		}
-		u.Servers = append(u.Servers, addr+":"+strconv.Itoa(int(ep.Port)))
+		out = append(out, addr+":"+strconv.Itoa(int(ep.Port)))
 	}
-	b.upstreams[name] = u
-	return name
+	return out
+}
+
+// share is a backend's share of requests or connections, in hundredths of
+// a percent.
+type share struct {
+	backend *graph.Backend
+	basis   int
+}
+
+// shares divides 100% between backends by weight; the last takes what
+// rounding left.
+func shares(backends []*graph.Backend) []share {
+	var total int64
+	for _, be := range backends {
+		total += int64(be.Weight)
+	}
+	out := make([]share, 0, len(backends))
+	given := 0
+	for i, be := range backends {
+		basis := int(int64(be.Weight) * 10000 / total)
+		if i == len(backends)-1 {
+			basis = 10000 - given
+		}
+		given += basis
+		out = append(out, share{be, basis})
+	}
+	return out
 }
 
 // split registers a split_clients block sharing requests between backends by
 // weight and returns its variable.
 func (b *builder) split(backends []*graph.Backend, h2c bool) string {
-	var total int64
-	for _, be := range backends {
-		total += int64(be.Weight)
-	}
 	s := &Split{}
 	var parts []string
-	var given int
-	for i, be := range backends {
+	for _, sh := range shares(backends) {
+		be := sh.backend
 		up := ""
 		switch {
 		case !be.Valid:
@@ -67,12 +95,7 @@ func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 		default:
 			up = b.upstream(be)
 		}
-		basis := int(int64(be.Weight) * 10000 / total)
-		if i == len(backends)-1 {
-			basis = 10000 - given
-		}
-		given += basis
-		s.Buckets = append(s.Buckets, SplitBucket{Basis: basis, Upstream: up})
+		s.Buckets = append(s.Buckets, SplitBucket{Basis: sh.basis, Upstream: up})
 		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}
 	s.Variable = "$gw_split_" + id(parts...)

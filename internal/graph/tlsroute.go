@@ -1,0 +1,128 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// ProtocolTLSPassthrough is what NGINX speaks to a TLSRoute's backends: it
+// passes the client's TLS connection through, bytes for bytes.
+const ProtocolTLSPassthrough = "tls-passthrough"
+
+// The Gateway API's limits on a TLSRoute (CEL and schema rules the API
+// server may not have run).
+const (
+	maxTLSRouteRules       = 1
+	maxTLSRouteBackendRefs = 16
+)
+
+// newTLSRoute builds a TLSRoute: its one rule passes connections, by the
+// server name the client asks for (SNI), to its backends by weight.
+func newTLSRoute(in *Input, k types.NamespacedName, tr *gatewayv1.TLSRoute, refs []*ParentRef) *Route {
+	r := newRoute(in, KindTLSRoute, k, tr, tr.Spec.Hostnames, refs)
+	r.checkParentRefs(tr.Spec.ParentRefs)
+	if r.invalid == "" && r.unreadable == "" {
+		switch {
+		case len(tr.Spec.Hostnames) == 0:
+			r.invalid = "spec.hostnames: a TLSRoute needs at least one hostname"
+		case len(tr.Spec.Rules) == 0:
+			r.invalid = "spec.rules: a TLSRoute needs one rule"
+		}
+		if err := validation.ListLength("spec.rules", len(tr.Spec.Rules), maxTLSRouteRules); err != nil {
+			r.invalid = err.Error()
+		}
+	}
+	var resolved resolvedRefs
+	for i, src := range tr.Spec.Rules {
+		rule := &Rule{Index: i, Valid: true}
+		var errs []error
+		switch {
+		case len(src.BackendRefs) == 0:
+			errs = append(errs, errors.New("backendRefs: a rule needs at least one backendRef"))
+		}
+		if err := validation.ListLength("backendRefs", len(src.BackendRefs), maxTLSRouteBackendRefs); err != nil {
+			errs = append(errs, err)
+		}
+		for _, br := range src.BackendRefs {
+			b, why := resolveBackend(in, KindTLSRoute, k.Namespace, br.BackendObjectReference, br.Weight)
+			resolved.add(b, why)
+			if b.Weight > 0 {
+				rule.Backends = append(rule.Backends, b)
+			}
+		}
+		if len(errs) > 0 {
+			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
+		}
+		r.Rules = append(r.Rules, rule)
+	}
+	r.setResolvedRefs(&resolved)
+	return r
+}
+
+// settleTLSClaims gives each server name of a passthrough listener to one
+// TLSRoute, the oldest (then the first by namespace and name): NGINX can
+// pass a connection to one destination only. The others keep their
+// attachment, without that name, and their Accepted message says which
+// route serves it.
+func settleTLSClaims(routes []*Route) {
+	type slot struct {
+		listener *Listener
+		hostname string
+	}
+	winners := map[slot]*Route{}
+	for _, r := range routes {
+		if r.Kind != KindTLSRoute {
+			continue
+		}
+		for _, p := range r.Parents {
+			for _, a := range p.Attachments {
+				for _, h := range a.Hostnames {
+					s := slot{a.Listener, h}
+					if w := winners[s]; w == nil || routeOlder(r, w) {
+						winners[s] = r
+					}
+				}
+			}
+		}
+	}
+	for _, r := range routes {
+		if r.Kind != KindTLSRoute {
+			continue
+		}
+		for _, p := range r.Parents {
+			var lost []string
+			for i := range p.Attachments {
+				a := &p.Attachments[i]
+				var kept []string
+				for _, h := range a.Hostnames {
+					if w := winners[slot{a.Listener, h}]; w != r {
+						lost = append(lost, fmt.Sprintf("%s on listener %s (TLSRoute %s is older)", h, a.Listener.Name, w.Key))
+						continue
+					}
+					kept = append(kept, h)
+				}
+				a.Hostnames = kept
+			}
+			if len(lost) > 0 && len(p.Conditions) > 0 && p.Conditions[0].Status == metav1.ConditionTrue {
+				p.Conditions[0].Message += "; these hostnames are served by another TLSRoute: " + strings.Join(lost, ", ")
+			}
+		}
+	}
+}
+
+// routeOlder says whether route a takes precedence over b: the older, then
+// the first by namespace and name.
+func routeOlder(a, b *Route) bool {
+	ta, tb := a.Source.GetCreationTimestamp(), b.Source.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return a.Key.String() < b.Key.String()
+}
