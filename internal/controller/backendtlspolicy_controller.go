@@ -75,7 +75,7 @@ func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1
 		if t.Group != "" || t.Kind != "Service" {
 			continue
 		}
-		routes, err := listRoutes(ctx, r.Client, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
+		routes, err := listRoutes(ctx, r.Client, r.Config.TLSRoutes, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
 		if err != nil {
 			return nil, err
 		}

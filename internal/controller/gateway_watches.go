@@ -42,6 +42,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 	if r.Config.ListenerSets {
 		b = b.Watches(&gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged)
 	}
+	if r.Config.TLSRoutes {
+		b = b.Watches(&gatewayv1.TLSRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
+	}
 	if r.Config.BackendTLSPolicies {
 		b = b.Watches(&gatewayv1.BackendTLSPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), specChanged)
 	}
@@ -161,6 +164,9 @@ func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client
 	case *gatewayv1.GRPCRoute:
 		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
 		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+	case *gatewayv1.TLSRoute:
+		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
 	}
 	out := make([]types.NamespacedName, 0, len(gws))
 	for _, gw := range gws {
@@ -199,7 +205,7 @@ func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
-	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{indexRouteService: svc})
+	routes, err := listRoutes(ctx, r.Client, r.Config.TLSRoutes, client.MatchingFields{indexRouteService: svc})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
 		return nil

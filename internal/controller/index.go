@@ -106,6 +106,9 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if cfg.ListenerSets {
 		indexes = append(indexes, listenerSetIndexes(controllerName)...)
 	}
+	if cfg.TLSRoutes {
+		indexes = append(indexes, tlsRouteIndexes(cfg)...)
+	}
 	idx := mgr.GetFieldIndexer()
 	for _, e := range indexes {
 		if err := idx.IndexField(ctx, e.obj, e.field, e.fn); err != nil {
@@ -191,6 +194,36 @@ func grpcRouteServices(r *gatewayv1.GRPCRoute) []string {
 		}
 	}
 	return keys(seen)
+}
+
+func tlsRouteServices(r *gatewayv1.TLSRoute) []string {
+	seen := map[string]bool{}
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
+				seen[s] = true
+			}
+		}
+	}
+	return keys(seen)
+}
+
+// tlsRouteIndexes are the indexes that need the TLSRoute CRD.
+func tlsRouteIndexes(cfg Config) []fieldIndex {
+	out := []fieldIndex{
+		{&gatewayv1.TLSRoute{}, indexRouteGateway, func(o client.Object) []string {
+			r := o.(*gatewayv1.TLSRoute)
+			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
+		}},
+		{&gatewayv1.TLSRoute{}, indexRouteService, func(o client.Object) []string { return tlsRouteServices(o.(*gatewayv1.TLSRoute)) }},
+	}
+	if cfg.ListenerSets {
+		out = append(out, fieldIndex{&gatewayv1.TLSRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+			r := o.(*gatewayv1.TLSRoute)
+			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
+		}})
+	}
+	return out
 }
 
 func gatewaySecrets(gw *gatewayv1.Gateway) []string {

@@ -45,6 +45,21 @@ func routeParents(obj client.Object) []gatewayv1.RouteParentStatus {
 		return o.Status.Parents
 	case *gatewayv1.GRPCRoute:
 		return o.Status.Parents
+	case *gatewayv1.TLSRoute:
+		return o.Status.Parents
+	}
+	return nil
+}
+
+// routeParentRefs returns a route's parentRefs.
+func routeParentRefs(obj client.Object) []gatewayv1.ParentReference {
+	switch o := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		return o.Spec.ParentRefs
+	case *gatewayv1.GRPCRoute:
+		return o.Spec.ParentRefs
+	case *gatewayv1.TLSRoute:
+		return o.Spec.ParentRefs
 	}
 	return nil
 }
@@ -54,6 +69,8 @@ func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
 	case *gatewayv1.HTTPRoute:
 		o.Status.Parents = parents
 	case *gatewayv1.GRPCRoute:
+		o.Status.Parents = parents
+	case *gatewayv1.TLSRoute:
 		o.Status.Parents = parents
 	}
 }
@@ -102,8 +119,8 @@ func idOf(route client.Object) routeID {
 
 // clearRouteParents removes the owner's parent statuses from the routes
 // found by each of the index queries, except those in keep.
-func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
-	return eachRouteBut(ctx, c, keep, queries, func(route client.Object) error {
+func clearRouteParents(ctx context.Context, c client.Client, tlsRoutes bool, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
+	return eachRouteBut(ctx, c, tlsRoutes, keep, queries, func(route client.Object) error {
 		return writeRouteParents(ctx, c, route, owner, nil)
 	})
 }
@@ -111,9 +128,9 @@ func clearRouteParents(ctx context.Context, c client.Client, owner parentOwner, 
 // eachRouteBut calls fn with every route the index queries find but those
 // in keep, until fn fails. The routes are the cache's own objects (only
 // their names are read, and a route is copied before it is changed).
-func eachRouteBut(ctx context.Context, c client.Reader, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
+func eachRouteBut(ctx context.Context, c client.Reader, tlsRoutes bool, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
 	for _, q := range queries {
-		routes, err := listRoutes(ctx, c, q, client.UnsafeDisableDeepCopyOption(true))
+		routes, err := listRoutes(ctx, c, tlsRoutes, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
 		}
@@ -129,21 +146,31 @@ func eachRouteBut(ctx context.Context, c client.Reader, keep map[routeID]bool, q
 	return nil
 }
 
-// listRoutes lists the HTTPRoutes and GRPCRoutes matching the options.
-func listRoutes(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]client.Object, error) {
-	hr, gr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}
+// listRoutes lists the HTTPRoutes and GRPCRoutes matching the options, and
+// the TLSRoutes when tlsRoutes says their CRD is installed (Config.TLSRoutes:
+// their indexes exist only then).
+func listRoutes(ctx context.Context, c client.Reader, tlsRoutes bool, opts ...client.ListOption) ([]client.Object, error) {
+	hr, gr, tr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}, &gatewayv1.TLSRouteList{}
 	if err := c.List(ctx, hr, opts...); err != nil {
 		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
 	}
 	if err := c.List(ctx, gr, opts...); err != nil {
 		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
 	}
-	routes := make([]client.Object, 0, len(hr.Items)+len(gr.Items))
+	if tlsRoutes {
+		if err := c.List(ctx, tr, opts...); err != nil {
+			return nil, fmt.Errorf("listing TLSRoutes: %w", err)
+		}
+	}
+	routes := make([]client.Object, 0, len(hr.Items)+len(gr.Items)+len(tr.Items))
 	for i := range hr.Items {
 		routes = append(routes, &hr.Items[i])
 	}
 	for i := range gr.Items {
 		routes = append(routes, &gr.Items[i])
+	}
+	for i := range tr.Items {
+		routes = append(routes, &tr.Items[i])
 	}
 	return routes, nil
 }

@@ -24,9 +24,10 @@ const routeStatusWorkers = 4
 // few workers; one that fails is retried with backoff unless a newer one
 // replaced it. It runs on the leader only, like the reconcilers that feed it.
 type RouteStatusWriter struct {
-	client client.Client
-	log    logr.Logger
-	queue  workqueue.TypedRateLimitingInterface[routeStatusKey]
+	client    client.Client
+	log       logr.Logger
+	tlsRoutes bool
+	queue     workqueue.TypedRateLimitingInterface[routeStatusKey]
 
 	mu      sync.Mutex
 	pending map[routeStatusKey]routeStatusWrite
@@ -44,9 +45,10 @@ type routeStatusWrite struct {
 }
 
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
-func NewRouteStatusWriter(c client.Client, log logr.Logger) *RouteStatusWriter {
+// tlsRoutes says whether the TLSRoute CRD is installed (Config.TLSRoutes).
+func NewRouteStatusWriter(c client.Client, log logr.Logger, tlsRoutes bool) *RouteStatusWriter {
 	return &RouteStatusWriter{
-		client: c, log: log, pending: map[routeStatusKey]routeStatusWrite{},
+		client: c, log: log, tlsRoutes: tlsRoutes, pending: map[routeStatusKey]routeStatusWrite{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[routeStatusKey](),
 			workqueue.TypedRateLimitingQueueConfig[routeStatusKey]{Name: "route-status"}),
 	}
@@ -65,7 +67,7 @@ func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []g
 // clear clears owner's parent statuses from every route that may hold one,
 // except those in keep.
 func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
-	return eachRouteBut(ctx, w.client, keep, routeQueries(owner), func(route client.Object) error {
+	return eachRouteBut(ctx, w.client, w.tlsRoutes, keep, routeQueries(owner), func(route client.Object) error {
 		w.set(route, owner, nil)
 		return nil
 	})

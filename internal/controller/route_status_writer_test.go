@@ -68,7 +68,7 @@ func TestRouteStatusWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := types.NamespacedName{Namespace: "writer", Name: "gw"}
-	w := controller.NewRouteStatusWriter(c, logr.Discard())
+	w := controller.NewRouteStatusWriter(c, logr.Discard(), false)
 
 	// Three writes before the writer runs: one update, the newest.
 	for _, reason := range []string{"First", "Second", "Newest"} {

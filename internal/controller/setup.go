@@ -26,6 +26,9 @@ type Config struct {
 	// ListenerSets says whether the ListenerSet CRD is installed (Gatewall
 	// then merges the listeners of attached ListenerSets into their Gateways).
 	ListenerSets bool
+	// TLSRoutes says whether the TLSRoute CRD (v1) is installed (Gatewall
+	// then watches them and passes TLS connections to their backends).
+	TLSRoutes bool
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
@@ -34,7 +37,7 @@ type Config struct {
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
 func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
-	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"))
+	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.TLSRoutes)
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}

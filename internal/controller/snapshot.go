@@ -45,7 +45,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	}
 	gwKey := nsName(gw.Namespace, gw.Name)
 	services := map[string]bool{}
-	if err := addRoutes(ctx, c, in, services, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
+	if err := addRoutes(ctx, c, cfg, in, services, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
 		return nil, err
 	}
 	secrets := gatewaySecrets(gw)
@@ -58,7 +58,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			ls := &sets.Items[i]
 			in.Add(ls)
 			secrets = append(secrets, listenerSetSecrets(ls)...)
-			if err := addRoutes(ctx, c, in, services, client.MatchingFields{indexRouteListenerSet: nsName(ls.Namespace, ls.Name)}); err != nil {
+			if err := addRoutes(ctx, c, cfg, in, services, client.MatchingFields{indexRouteListenerSet: nsName(ls.Namespace, ls.Name)}); err != nil {
 				return nil, err
 			}
 		}
@@ -114,9 +114,9 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	return in, nil
 }
 
-// addRoutes adds the HTTPRoutes and GRPCRoutes matching opts, and records
+// addRoutes adds the HTTPRoutes, GRPCRoutes and TLSRoutes matching opts, and records
 // the Services they use.
-func addRoutes(ctx context.Context, c client.Reader, in *graph.Input, services map[string]bool, opts client.ListOption) error {
+func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, services map[string]bool, opts client.ListOption) error {
 	httpRoutes := &gatewayv1.HTTPRouteList{}
 	if err := c.List(ctx, httpRoutes, opts); err != nil {
 		return fmt.Errorf("listing HTTPRoutes: %w", err)
@@ -134,6 +134,19 @@ func addRoutes(ctx context.Context, c client.Reader, in *graph.Input, services m
 	for i := range grpcRoutes.Items {
 		in.Add(&grpcRoutes.Items[i])
 		for _, s := range grpcRouteServices(&grpcRoutes.Items[i]) {
+			services[s] = true
+		}
+	}
+	if !cfg.TLSRoutes {
+		return nil
+	}
+	tlsRoutes := &gatewayv1.TLSRouteList{}
+	if err := c.List(ctx, tlsRoutes, opts); err != nil {
+		return fmt.Errorf("listing TLSRoutes: %w", err)
+	}
+	for i := range tlsRoutes.Items {
+		in.Add(&tlsRoutes.Items[i])
+		for _, s := range tlsRouteServices(&tlsRoutes.Items[i]) {
 			services[s] = true
 		}
 	}

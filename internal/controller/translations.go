@@ -68,6 +68,10 @@ func newest(in *graph.Input, route client.Object) client.Object {
 		if o := in.GRPCRoutes[k]; o != nil {
 			return o
 		}
+	case *gatewayv1.TLSRoute:
+		if o := in.TLSRoutes[k]; o != nil {
+			return o
+		}
 	}
 	return route
 }

@@ -93,6 +93,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if !listenerSets {
 		ctrl.Log.WithName("setup").Info("ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs and restart to use it")
 	}
+	tlsRoutes := crdInstalled(mgr, gatewayv1.GroupName, "TLSRoute", gatewayv1.GroupVersion.Version)
+	if !tlsRoutes {
+		ctrl.Log.WithName("setup").Info("TLSRoute CRD (v1) not installed: TLS listeners serve no routes; install the Gateway API's standard CRDs (v1.5 or later) and restart to use them")
+	}
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:     opts.ControllerName,
 		GatewayClassName:   opts.GatewayClassName,
@@ -100,6 +104,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		PLMGroup:           group,
 		BackendTLSPolicies: backendTLS,
 		ListenerSets:       listenerSets,
+		TLSRoutes:          tlsRoutes,
 		Bundles:            bundles,
 		Notifier:           notifier,
 		WAFModule:          opts.WAFModule,

@@ -28,8 +28,8 @@ func detectPLMGroup(mgr ctrl.Manager, forced string) string {
 }
 
 // crdInstalled says whether the API server serves the kind.
-func crdInstalled(mgr ctrl.Manager, group, kind string) bool {
-	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+func crdInstalled(mgr ctrl.Manager, group, kind string, versions ...string) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, versions...)
 	return err == nil
 }
 
