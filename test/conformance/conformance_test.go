@@ -31,12 +31,13 @@ var extended = flag.Bool("extended", false,
 const usableAddress = "127.0.3.250"
 
 // profiles are the conformance profiles Gatewall claims.
-var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName}
+var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
+	suite.GatewayTLSConformanceProfileName}
 
 // coreFeatures are the core features of the profiles: naming them runs
 // exactly the core tests.
 var coreFeatures = []features.FeatureName{features.SupportGateway, features.SupportReferenceGrant,
-	features.SupportHTTPRoute, features.SupportGRPCRoute}
+	features.SupportHTTPRoute, features.SupportGRPCRoute, features.SupportTLSRoute}
 
 func TestConformance(t *testing.T) {
 	s := scheme.New()

@@ -5,7 +5,8 @@
 // Gatewall deployed as `make deploy` deploys it: its manager a pod, its data
 // planes real NGINX configured by real nginx-agents.
 //
-// By default only the core tests of GATEWAY-HTTP and GATEWAY-GRPC run (CI).
+// By default only the core tests of GATEWAY-HTTP, GATEWAY-GRPC and GATEWAY-TLS
+// run (CI).
 // With -extended, every test of the features the GatewayClass claims runs,
 // and -report-output writes the ConformanceReport (make conformance).
 package conformance
