@@ -127,9 +127,9 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; NGINX proxies HTTP and gRPC over TCP only", b.Port, conditions.Quote(string(port.Protocol)))
 	}
 	if routeKind == KindTLSRoute {
-		// The backend terminates the client's TLS itself: its appProtocol
-		// and any BackendTLSPolicy of the port do not apply.
-		b.Protocol = ProtocolTLSPassthrough
+		// NGINX passes the connection's bytes on: the port's appProtocol
+		// and any BackendTLSPolicy do not apply.
+		b.Protocol = ProtocolTCP
 		b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
 		b.Valid = true
 		return b, ""

@@ -99,7 +99,7 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	switch src.Protocol {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
 	case gatewayv1.TLSProtocolType:
-		if msg := checkPassthrough(src.TLS); msg != "" {
+		if msg := checkTLSListener(src.TLS); msg != "" {
 			reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
 		}
 	default:
@@ -120,8 +120,8 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	if msg := checkListenerTLS(src); msg != "" {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
 	}
-	if src.Protocol == gatewayv1.HTTPSProtocolType {
-		cert, reason, err := resolveCertificate(in, owner, src.TLS)
+	if src.Protocol == gatewayv1.HTTPSProtocolType || src.Protocol == gatewayv1.TLSProtocolType && terminates(src.TLS) {
+		cert, reason, err := resolveCertificate(in, owner, src.Protocol, src.TLS)
 		if err != nil {
 			unresolved(reason, err.Error())
 		}
@@ -129,7 +129,11 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 		if cert != nil && len(src.TLS.CertificateRefs) > 1 {
 			accepted.Message += fmt.Sprintf("; only the first of its %d tls.certificateRefs is used (Gatewall serves one certificate per listener)", len(src.TLS.CertificateRefs))
 		}
-		if v := frontendValidation(gw, src.Port); v != nil && !knownValidationMode(v.Mode) {
+		if v := frontendValidation(gw, src.Port); v != nil && src.Protocol == gatewayv1.TLSProtocolType {
+			// An option ignored could be a security setting the owner relies on.
+			reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf(
+				"port %d has client certificate validation (the Gateway's tls.frontend), which Gatewall applies to HTTPS listeners only; use protocol HTTPS, or another port", src.Port))
+		} else if v := frontendValidation(gw, src.Port); v != nil && !knownValidationMode(v.Mode) {
 			reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf(
 				"the client certificate validation of port %d has mode %s; use AllowValidOnly or AllowInsecureFallback", src.Port, conditions.Quote(string(v.Mode))))
 		} else if v != nil {
@@ -148,8 +152,8 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 		// The listener still serves the kinds it supports.
 		resolved = conditions.False(string(gatewayv1.ListenerConditionResolvedRefs), string(gatewayv1.ListenerReasonInvalidRouteKinds), err.Error())
 	}
-	if !isSupportedProtocol(src.Protocol) || src.Protocol == gatewayv1.TLSProtocolType && !passthrough(src.TLS) {
-		kinds = nil // no route kind can attach to a protocol (or TLS mode) Gatewall does not serve
+	if !isSupportedProtocol(src.Protocol) {
+		kinds = nil // no route kind can attach to a protocol Gatewall does not serve
 	}
 	l.SupportedKinds = kinds
 	allowed, err := namespaceFilter(in, owner.namespace, src.AllowedRoutes)
@@ -178,21 +182,23 @@ func checkListenerTLS(src gatewayv1.Listener) string {
 	return ""
 }
 
-// passthrough says whether a TLS listener's tls asks for mode Passthrough.
-func passthrough(t *gatewayv1.ListenerTLSConfig) bool {
-	return t != nil && t.Mode != nil && *t.Mode == gatewayv1.TLSModePassthrough
+// terminates says whether a TLS listener's tls asks NGINX to terminate
+// TLS (mode Terminate, the Gateway API's default).
+func terminates(t *gatewayv1.ListenerTLSConfig) bool {
+	return t != nil && (t.Mode == nil || *t.Mode == gatewayv1.TLSModeTerminate)
 }
 
-// checkPassthrough says why a TLS listener's tls cannot be served: Gatewall
-// passes TLS connections through to TLSRoute backends (mode Passthrough),
-// and does not terminate TLS for them.
-func checkPassthrough(t *gatewayv1.ListenerTLSConfig) string {
+// checkTLSListener says why a TLS listener's tls cannot be served. In mode
+// Passthrough the TLSRoutes' backends terminate TLS; in mode Terminate
+// NGINX does, with the listener's certificate, and passes the decrypted
+// bytes on.
+func checkTLSListener(t *gatewayv1.ListenerTLSConfig) string {
 	switch {
 	case t == nil:
-		return "tls is required for protocol TLS; set tls.mode: Passthrough"
-	case !passthrough(t):
-		return "tls.mode Terminate is not supported for protocol TLS (Gatewall passes TLS through to TLSRoute backends); set tls.mode: Passthrough, or use protocol HTTPS to terminate TLS"
-	case len(t.CertificateRefs) > 0:
+		return "tls is required for protocol TLS: set tls.mode Passthrough, or Terminate with tls.certificateRefs"
+	case t.Mode != nil && *t.Mode != gatewayv1.TLSModePassthrough && *t.Mode != gatewayv1.TLSModeTerminate:
+		return fmt.Sprintf("tls.mode %s is not supported; use Passthrough or Terminate", conditions.Quote(string(*t.Mode)))
+	case !terminates(t) && len(t.CertificateRefs) > 0:
 		return "tls.certificateRefs must not be set with tls.mode Passthrough: the backends present their own certificates"
 	}
 	return ""

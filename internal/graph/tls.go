@@ -25,10 +25,14 @@ type Certificate struct {
 	KeyPEM  []byte
 }
 
-// resolveCertificate resolves the first certificateRef of an HTTPS listener.
-func resolveCertificate(in *Input, owner listenerOwner, cfg *gatewayv1.ListenerTLSConfig) (*Certificate, gatewayv1.ListenerConditionReason, error) {
+// resolveCertificate resolves the first certificateRef of a listener that
+// terminates TLS (HTTPS, or TLS in mode Terminate).
+func resolveCertificate(in *Input, owner listenerOwner, protocol gatewayv1.ProtocolType, cfg *gatewayv1.ListenerTLSConfig) (*Certificate, gatewayv1.ListenerConditionReason, error) {
 	invalid := gatewayv1.ListenerReasonInvalidCertificateRef
 	if cfg == nil || len(cfg.CertificateRefs) == 0 {
+		if protocol == gatewayv1.TLSProtocolType {
+			return nil, invalid, errors.New("a TLS listener in mode Terminate needs tls.certificateRefs")
+		}
 		return nil, invalid, errors.New("an HTTPS listener needs tls.certificateRefs")
 	}
 	if cfg.Mode != nil && *cfg.Mode != gatewayv1.TLSModeTerminate {

@@ -12,9 +12,10 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// ProtocolTLSPassthrough is what NGINX speaks to a TLSRoute's backends: it
-// passes the client's TLS connection through, bytes for bytes.
-const ProtocolTLSPassthrough = "tls-passthrough"
+// ProtocolTCP is what NGINX speaks to a TLSRoute's backends: it passes the
+// connection's bytes on (the client's TLS, or, on a listener in mode
+// Terminate, what NGINX decrypted).
+const ProtocolTCP = "tcp"
 
 // The Gateway API's limits on a TLSRoute (CEL and schema rules the API
 // server may not have run).

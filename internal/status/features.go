@@ -49,6 +49,8 @@ var supported = []features.FeatureName{
 	features.SupportListenerSet,
 	features.SupportReferenceGrant,
 	features.SupportTLSRoute,
+	features.SupportTLSRouteModeMixed,
+	features.SupportTLSRouteModeTerminate,
 }
 
 // SupportedFeatures returns the features for GatewayClass status, sorted by name.

@@ -28,13 +28,16 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// TestTLSRoutePassthrough: on one port, a TLS listener in Passthrough mode
-// and an HTTPS listener that terminates. A connection whose SNI a TLSRoute
-// claims reaches that route's backend untouched: the backend's own
-// certificate is presented and the backend sees the client's SNI. A
-// connection for the HTTPS listener's hostname is terminated by NGINX with
-// the listener's certificate, and the HTTP backend sees the client's address
-// as on any listener. A name no route claims (even one the passthrough
+// TestTLSRoutePassthrough: on one port, a TLS listener in Passthrough mode,
+// a TLS listener in Terminate mode and an HTTPS listener. A connection whose
+// SNI a TLSRoute of the passthrough listener claims reaches that route's
+// backend untouched: the backend's own certificate is presented and the
+// backend sees the client's SNI. A connection for the Terminate listener's
+// hostname is terminated by NGINX with that listener's certificate and its
+// bytes passed on as they are to the TLSRoute's plain backend. A connection
+// for the HTTPS listener's hostname is terminated by NGINX with the
+// listener's certificate, and the HTTP backend sees the client's address as
+// on any listener. A name no route claims (even one the passthrough
 // listener's wildcard matches) and a name no listener has are refused at the
 // handshake.
 func TestTLSRoutePassthrough(t *testing.T) {
@@ -43,18 +46,20 @@ func TestTLSRoutePassthrough(t *testing.T) {
 	certA := selfSigned(t, "a.pass.example.com")
 	certB := selfSigned(t, "b.pass.example.com")
 	certWeb := selfSigned(t, "web.example.com")
-	create(t, certA.secret(ns, "a-cert"), certB.secret(ns, "b-cert"), certWeb.secret(ns, "web-cert"))
+	certTerm := selfSigned(t, "term.example.com")
+	create(t, certA.secret(ns, "a-cert"), certB.secret(ns, "b-cert"), certWeb.secret(ns, "web-cert"), certTerm.secret(ns, "term-cert"))
 	create(t, tlsEcho(ns, "echo-a", "a-cert")...)
 	create(t, tlsEcho(ns, "echo-b", "b-cert")...)
 	create(t, echo(ns, "web", 1)...)
 	create(t,
-		passthroughGateway(ns, "gw", "web-cert"),
-		tlsRoute(ns, "a", "gw", "a.pass.example.com", "echo-a"),
-		tlsRoute(ns, "b", "gw", "b.pass.example.com", "echo-b"),
+		passthroughGateway(ns, "gw", "web-cert", "term-cert"),
+		tlsRoute(ns, "a", "gw", "a.pass.example.com", "echo-a", 443),
+		tlsRoute(ns, "b", "gw", "b.pass.example.com", "echo-b", 443),
+		tlsRoute(ns, "term", "gw", "term.example.com", "web", 8080),
 		httpRoute(ns, "web", "gw", "web.example.com", "/", "web"),
 	)
 	addr := programmedAddress(t, types.NamespacedName{Namespace: ns, Name: "gw"}, 120*time.Second)
-	for _, name := range []string{"a", "b"} {
+	for _, name := range []string{"a", "b", "term"} {
 		key := types.NamespacedName{Namespace: ns, Name: name}
 		eventually(t, 60*time.Second, func() error { return tlsRouteReady(key, "gw") })
 	}
@@ -65,6 +70,9 @@ func TestTLSRoutePassthrough(t *testing.T) {
 	t.Run("b.pass.example.com passes through to backend B", func(t *testing.T) {
 		eventually(t, 60*time.Second, func() error { return passesThrough(addr, certB, ns, "echo-b") })
 	})
+	t.Run("term.example.com is terminated and passed on as it is", func(t *testing.T) {
+		eventually(t, 60*time.Second, func() error { return terminatedAsIs(addr, certTerm, ns, "web") })
+	})
 	t.Run("web.example.com is terminated and keeps the client's address", func(t *testing.T) {
 		eventually(t, 60*time.Second, func() error { return terminates(addr, certWeb, ns, "web") })
 	})
@@ -73,7 +81,7 @@ func TestTLSRoutePassthrough(t *testing.T) {
 	// for a refusal would pass on a connection refused before NGINX was ready.
 	t.Run("names no route claims are refused at the handshake", func(t *testing.T) {
 		for _, host := range []string{"c.pass.example.com", "other.example.com"} {
-			if err := refused(addr, host, certA, certB, certWeb); err != nil {
+			if err := refused(addr, host, certA, certB, certWeb, certTerm); err != nil {
 				t.Error(err)
 			}
 		}
@@ -81,9 +89,10 @@ func TestTLSRoutePassthrough(t *testing.T) {
 }
 
 // passthroughGateway has, on port 443, the listener "pass" (TLS,
-// Passthrough, *.pass.example.com, TLSRoutes only) and the listener "web"
-// (HTTPS for web.example.com, terminated with the Secret webCert).
-func passthroughGateway(ns, name, webCert string) *gatewayv1.Gateway {
+// Passthrough, *.pass.example.com, TLSRoutes only), the listener "term"
+// (TLS, Terminate with the Secret termCert, term.example.com) and the
+// listener "web" (HTTPS for web.example.com, terminated with the Secret webCert).
+func passthroughGateway(ns, name, webCert, termCert string) *gatewayv1.Gateway {
 	return &gatewayv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "nginx", Listeners: []gatewayv1.Listener{
@@ -92,6 +101,14 @@ func passthroughGateway(ns, name, webCert string) *gatewayv1.Gateway {
 				Hostname:      ptr.To(gatewayv1.Hostname("*.pass.example.com")),
 				TLS:           &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},
 				AllowedRoutes: &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TLSRoute"}}},
+			},
+			{
+				Name: "term", Port: 443, Protocol: gatewayv1.TLSProtocolType,
+				Hostname: ptr.To(gatewayv1.Hostname("term.example.com")),
+				TLS: &gatewayv1.ListenerTLSConfig{
+					Mode:            ptr.To(gatewayv1.TLSModeTerminate),
+					CertificateRefs: []gatewayv1.SecretObjectReference{{Name: gatewayv1.ObjectName(termCert)}},
+				},
 			},
 			{
 				Name: "web", Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
@@ -105,17 +122,17 @@ func passthroughGateway(ns, name, webCert string) *gatewayv1.Gateway {
 	}
 }
 
-// tlsRoute routes SNI host to port 443 of Service svc (tlsEcho's HTTPS
-// port), through Gateway gw. It names no listener: hostname and kind alone
-// must attach it to "pass".
-func tlsRoute(ns, name, gw, host, svc string) *gatewayv1.TLSRoute {
+// tlsRoute routes SNI host to port of Service svc, through Gateway gw. It
+// names no listener: hostname and kind alone must attach it to "pass" or
+// "term".
+func tlsRoute(ns, name, gw, host, svc string, port gatewayv1.PortNumber) *gatewayv1.TLSRoute {
 	return &gatewayv1.TLSRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: gatewayv1.TLSRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw)}}},
 			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(host)},
 			Rules: []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{
-				Name: gatewayv1.ObjectName(svc), Port: ptr.To(gatewayv1.PortNumber(443)),
+				Name: gatewayv1.ObjectName(svc), Port: ptr.To(port),
 			}}}}},
 		},
 	}
@@ -193,6 +210,31 @@ func terminates(addr string, want serverCert, ns, app string) error {
 	for _, h := range [][2]string{{"X-Forwarded-For", gatewayClientIP()}, {"X-Forwarded-Proto", "https"}, {"X-Forwarded-Port", "443"}} {
 		if v := got.Headers[h[0]]; len(v) != 1 || v[0] != h[1] {
 			return fmt.Errorf("SNI %s: the backend saw %s %q, want %q", want.host, h[0], v, h[1])
+		}
+	}
+	return nil
+}
+
+// terminatedAsIs connects with want's hostname as SNI and checks that NGINX
+// presents want (the Terminate listener's certificate) and passes the
+// decrypted bytes on as they are: a GET reaches a pod of Deployment app,
+// without the X-Forwarded-* headers an HTTP proxy would add.
+func terminatedAsIs(addr string, want serverCert, ns, app string) error {
+	conn, err := dialPresented(addr, want)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var got echoHeaders
+	if err := getOver(conn, want.host, &got); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(got.Pod, app+"-") {
+		return fmt.Errorf("SNI %s: answered by pod %q, want one of %s/%s", want.host, got.Pod, ns, app)
+	}
+	for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto"} {
+		if v, ok := got.Headers[h]; ok {
+			return fmt.Errorf("SNI %s: the backend saw %s %q: the request was proxied as HTTP, not passed on", want.host, h, v)
 		}
 	}
 	return nil

@@ -84,8 +84,13 @@ func (c *Config) streamListens(port int32) []listen {
 // tlsRejectListen and tlsPassListen are the listens of the TLS passthrough
 // servers behind a TLS port's stream server: the closing one reads nothing,
 // the passing ones read the PROXY protocol header the front sends.
-func tlsRejectListen() listen         { return listen{tlsRejectSocket(), nil} }
-func tlsPassListen(p *TLSPass) listen { return listen{p.Socket, []string{"proxy_protocol"}} }
+func tlsRejectListen() listen { return listen{tlsRejectSocket(), nil} }
+func tlsPassListen(p *TLSPass) listen {
+	if p.CertPath != "" {
+		return listen{p.Socket, []string{"ssl", "proxy_protocol"}}
+	}
+	return listen{p.Socket, []string{"proxy_protocol"}}
+}
 
 // ListeningSockets are the distinct addresses NGINX listens on with this
 // configuration, sorted as written: http servers sharing an address share

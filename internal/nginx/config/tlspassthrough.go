@@ -10,13 +10,16 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
-// TLS passthrough: TLSRoutes attached to TLS listeners in mode Passthrough.
-// On a port with such listeners the stream module listens, reads the server
-// name (SNI) of each connection's ClientHello without terminating TLS
-// (ssl_preread), and a map sends the connection, by that name, to one of:
+// TLS listeners and their TLSRoutes. On a port with TLS listeners the
+// stream module listens, reads the server name (SNI) of each connection's
+// ClientHello without terminating TLS (ssl_preread), and a map sends the
+// connection, by that name, to one of:
 //
 //   - a stream server on a unix socket that passes it to the TLSRoute's
-//     backends (one per set of backends, shared by the routes that have it);
+//     backends (one per set of backends, shared by the routes that have
+//     it), as it is (a listener in mode Passthrough: the backends terminate
+//     TLS), or after terminating TLS with the listener's certificate (mode
+//     Terminate: the backends receive the decrypted bytes);
 //   - the port's HTTPS servers, which listen on a unix socket behind the
 //     stream server when the port also has HTTPS listeners;
 //   - a server that closes it, when no listener or TLSRoute claims the name.
@@ -47,6 +50,9 @@ type TLSPort struct {
 type TLSPass struct {
 	Socket string
 	Target string
+	// CertPath, when set, is the certificate (and key) file with which the
+	// server terminates TLS first (a TLS listener in mode Terminate).
+	CertPath string
 }
 
 // httpsSocket is the unix socket of a TLS port's HTTPS servers.
@@ -56,8 +62,11 @@ func httpsSocket(port int32) string { return sniffSocket(port, "tls") }
 // connection: one for a name nothing claims, or a backend that cannot serve.
 func tlsRejectSocket() string { return "unix:" + RunDir + "tls-reject.sock" }
 
-// tlsPassSocket is the socket of the server passing connections to target.
-func tlsPassSocket(target string) string { return "unix:" + RunDir + "tls-" + id(target) + ".sock" }
+// tlsPassSocket is the socket of the server passing connections to
+// target, terminating TLS with certPath when set.
+func tlsPassSocket(target, certPath string) string {
+	return "unix:" + RunDir + "tls-" + id(target, certPath) + ".sock"
+}
 
 // streamBuilder accumulates the stream context's TLS passthrough blocks,
 // deduplicated by name.
@@ -143,7 +152,11 @@ func (b *builder) tlsPort(g *graph.Gateway, port int32, listeners []*graph.Liste
 		if winner == nil {
 			return tlsRejectSocket()
 		}
-		return b.tlsPass(winner)
+		certPath := ""
+		if best.TLS != nil { // mode Terminate
+			certPath = b.cert(best.TLS)
+		}
+		return b.tlsPass(winner, certPath)
 	}
 	m := &Map{Source: "$ssl_preread_server_name", Variable: "$gw_tls_" + strconv.Itoa(int(port)), Hostnames: true}
 	hosts := make([]string, 0, len(names))
@@ -161,9 +174,9 @@ func (b *builder) tlsPort(g *graph.Gateway, port int32, listeners []*graph.Liste
 }
 
 // tlsPass registers the server passing connections to a TLSRoute's
-// backends and returns its socket, or the closing server's when no backend
-// can serve.
-func (b *builder) tlsPass(r *graph.Route) string {
+// backends, terminating TLS with the certificate file certPath when set,
+// and returns its socket, or the closing server's when no backend can serve.
+func (b *builder) tlsPass(r *graph.Route, certPath string) string {
 	rules := r.ValidRules()
 	if len(rules) == 0 || len(rules[0].Backends) == 0 {
 		return tlsRejectSocket()
@@ -172,8 +185,8 @@ func (b *builder) tlsPass(r *graph.Route) string {
 	if target == tlsRejectSocket() {
 		return target
 	}
-	sock := tlsPassSocket(target)
-	b.stream.passes[sock] = &TLSPass{Socket: sock, Target: target}
+	sock := tlsPassSocket(target, certPath)
+	b.stream.passes[sock] = &TLSPass{Socket: sock, Target: target, CertPath: certPath}
 	return sock
 }
 
@@ -238,6 +251,10 @@ func (c *Config) writeTLSPassthrough(w *writer) {
 		w.blank()
 		w.open("server")
 		w.line(tlsPassListen(p).words()...)
+		if p.CertPath != "" {
+			w.line("ssl_certificate", p.CertPath)
+			w.line("ssl_certificate_key", p.CertPath)
+		}
 		w.line("proxy_protocol", "off")
 		w.line("proxy_pass", p.Target)
 		w.close()
