@@ -35,9 +35,12 @@ var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfil
 	suite.GatewayTLSConformanceProfileName}
 
 // coreFeatures are the core features of the profiles: naming them runs
-// exactly the core tests.
+// exactly the core tests; and TLSRoute's modes, which Gatewall serves: a
+// core test (TLSRouteListenerTerminateNotSupported) checks that a suite
+// run without TLSRouteModeTerminate refuses Terminate listeners.
 var coreFeatures = []features.FeatureName{features.SupportGateway, features.SupportReferenceGrant,
-	features.SupportHTTPRoute, features.SupportGRPCRoute, features.SupportTLSRoute}
+	features.SupportHTTPRoute, features.SupportGRPCRoute, features.SupportTLSRoute,
+	features.SupportTLSRouteModeTerminate, features.SupportTLSRouteModeMixed}
 
 func TestConformance(t *testing.T) {
 	s := scheme.New()
