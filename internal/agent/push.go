@@ -69,14 +69,17 @@ func (s *Server) unsent(p *pod, psh *push) {
 // again: the agent lost it, or is stuck.
 func (s *Server) expirePush(p *pod, corr string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.pods[p.name] != p || p.inflight == nil || p.inflight.correlationID != corr {
+		s.mu.Unlock()
 		return
 	}
+	ev := Event{Type: EventPushTimedOut, Key: p.key, Pod: p.name, Version: p.inflight.version.id}
 	s.log.Info("No answer to a push; sending it again", "pod", p.name, "gateway", p.key,
-		"version", p.inflight.version.id, "timeout", s.pushTimeout)
+		"version", ev.Version, "timeout", s.pushTimeout)
 	s.abandonInflight(p)
 	p.kick()
+	s.mu.Unlock()
+	s.observe(ev)
 }
 
 // dropPushes forgets p's in-flight push and the abandoned ones, and

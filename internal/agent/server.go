@@ -160,6 +160,20 @@ func (s *Server) Status(key Key) Status {
 	return st
 }
 
+// Connected counts, by Gateway, the pods whose agents have a Subscribe
+// stream open.
+func (s *Server) Connected() map[Key]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[Key]int{}
+	for _, p := range s.pods {
+		if p.stream != nil {
+			out[p.key]++
+		}
+	}
+	return out
+}
+
 // ref retains v's files for key, reusing an equal retained version; s.mu held.
 func (s *Server) ref(key Key, v *version) *version {
 	byID := s.retained[key]

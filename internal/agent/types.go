@@ -89,6 +89,9 @@ const (
 	// EventApplyResult: Pod's agent reported the final result for Version;
 	// Message is "OK" or the error text.
 	EventApplyResult EventType = "ApplyResult"
+	// EventPushTimedOut: Pod's agent did not answer the push of Version
+	// within the push timeout; it is sent again.
+	EventPushTimedOut EventType = "PushTimedOut"
 	// EventFileServed: Pod fetched Path.
 	EventFileServed EventType = "FileServed"
 	// EventFileNotFound: Pod asked for Path, which no retained version holds.

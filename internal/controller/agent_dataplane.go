@@ -17,6 +17,7 @@ import (
 // The agent server authenticates agents with TokenReviews of their bound
 // tokens and checks their pods.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get
 
 // AgentDataPlane is the DataPlane of real data planes: it pushes each

@@ -59,7 +59,7 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 			return nil
 		}
 		cur.Status = want
-		if err := r.Status().Update(ctx, cur); err != nil {
+		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of BackendTLSPolicy %s: %w", req.NamespacedName, err)
 		}
 		return nil

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
@@ -62,6 +63,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.DataPlane.Forget(req.NamespacedName)
 		r.forgetTranslation(req.NamespacedName)
+		metrics.ForgetGateway(req.NamespacedName)
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	in, err := snapshot(ctx, r.Client, r.Config, gw)
@@ -75,6 +77,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// Not (or no longer) a Gatewall Gateway: leave no state behind,
 		// and no data plane serving it.
 		r.DataPlane.Forget(req.NamespacedName)
+		metrics.ForgetGateway(req.NamespacedName)
 		if r.Provisioning != nil {
 			if err := r.deprovision(ctx, gw); err != nil {
 				return ctrl.Result{}, err
@@ -99,6 +102,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	dp := status.DataPlane{State: status.Pending}
 	if t.Files != nil {
 		version := r.DataPlane.Publish(req.NamespacedName, t.Files)
+		recordConfiguration(req.NamespacedName, t.Files)
 		dp = r.DataPlane.State(req.NamespacedName, version)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
 			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())

@@ -26,7 +26,7 @@ func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, g *graph.Gat
 			return nil
 		}
 		gw.Status = want
-		if err := r.Status().Update(ctx, gw); err != nil {
+		if err := updateStatus(ctx, r, gw); err != nil {
 			return fmt.Errorf("updating status of Gateway %s: %w", g.Key, err)
 		}
 		return nil
@@ -45,7 +45,7 @@ func (r *GatewayReconciler) writeListenerSetStatus(ctx context.Context, s *graph
 			return nil
 		}
 		ls.Status = want
-		if err := r.Status().Update(ctx, ls); err != nil {
+		if err := updateStatus(ctx, r, ls); err != nil {
 			return fmt.Errorf("updating status of ListenerSet %s: %w", s.Key, err)
 		}
 		return nil

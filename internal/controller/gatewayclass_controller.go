@@ -57,7 +57,7 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return nil
 		}
 		gc.Status = want
-		if err := r.Status().Update(ctx, gc); err != nil {
+		if err := updateStatus(ctx, r, gc); err != nil {
 			return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
 		}
 		return nil

@@ -50,7 +50,9 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !meta.SetStatusCondition(&np.Status.Conditions, cond) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, np, client.MergeFrom(orig)))
+	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
+	countStatusWrite(np, err)
+	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 
 // SetupWithManager registers the reconciler.

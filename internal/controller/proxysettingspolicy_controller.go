@@ -64,7 +64,7 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 			return nil
 		}
 		cur.Status = want
-		if err := r.Status().Update(ctx, cur); err != nil {
+		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of ProxySettingsPolicy %s: %w", req.NamespacedName, err)
 		}
 		return nil

@@ -100,7 +100,7 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 			want = []gatewayv1.RouteParentStatus{}
 		}
 		setRouteParents(fresh, want)
-		if err := c.Status().Update(ctx, fresh); err != nil {
+		if err := updateStatus(ctx, c, fresh); err != nil {
 			return fmt.Errorf("updating status of %T %s: %w", route, key, err)
 		}
 		return nil

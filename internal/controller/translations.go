@@ -2,12 +2,14 @@ package controller
 
 import (
 	"crypto/sha256"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -30,7 +32,11 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	if ok && found && last.fingerprint == fp {
 		return last.t, last.routeStatuses
 	}
+	start := time.Now()
 	t = translate.Gateway(in, key)
+	if t != nil {
+		metrics.TranslationSeconds.With(metrics.Gateway(key)).Observe(time.Since(start).Seconds())
+	}
 	r.translationsMu.Lock()
 	defer r.translationsMu.Unlock()
 	if r.translations == nil {

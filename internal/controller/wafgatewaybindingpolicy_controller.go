@@ -70,7 +70,7 @@ func (r *WAFGatewayBindingPolicyReconciler) Reconcile(ctx context.Context, req c
 			return nil
 		}
 		cur.Status = want
-		if err := r.Status().Update(ctx, cur); err != nil {
+		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of WAFGatewayBindingPolicy %s: %w", req.NamespacedName, err)
 		}
 		return nil

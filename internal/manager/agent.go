@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
@@ -103,12 +104,13 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached, opts.ControllerName))),
 		TLS:      certs.TLSConfig(),
 		OnChange: notifier.NotifyGateway,
-		Observe:  logEvents(log.V(AgentEventsVerbosity), a.Observe),
+		Observe:  logEvents(log.V(AgentEventsVerbosity), newAgentMetrics().then(a.Observe)),
 		Log:      log,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	metrics.SetAgentsSource(server.Connected)
 	// Only the leader serves agents: only it publishes configurations.
 	serve := manager.RunnableFunc(func(ctx context.Context) error {
 		l, err := net.Listen("tcp", a.ListenAddress)

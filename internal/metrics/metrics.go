@@ -1,0 +1,106 @@
+// Package metrics holds Gatewall's own Prometheus metrics (prefix
+// gatewall_), registered with controller-runtime's registry, so that the
+// manager's metrics endpoint serves them beside controller-runtime's, with
+// the same authentication and authorization. docs/metrics.md lists them.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Labels of the per-Gateway metrics.
+const (
+	LabelNamespace = "namespace"
+	LabelGateway   = "gateway"
+	LabelResult    = "result"
+	LabelKind      = "kind"
+)
+
+// Results of an apply (gatewall_applies_total).
+const (
+	ApplyApplied  = "applied"
+	ApplyFailed   = "failed"
+	ApplyTimedOut = "timed_out"
+)
+
+// Results of a status write (gatewall_status_writes_total).
+const (
+	WriteWritten  = "written"
+	WriteConflict = "conflict"
+	WriteFailed   = "failed"
+)
+
+var gatewayLabels = []string{LabelNamespace, LabelGateway}
+
+// latencyBuckets cover a translation or an apply: 1 ms to about 33 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 16)
+
+var (
+	// TranslationSeconds is how long translating a Gateway's objects into
+	// NGINX configuration took (the graph, policies and files; not the
+	// reading of objects from the cache).
+	TranslationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gatewall_translation_duration_seconds", Buckets: latencyBuckets,
+		Help: "Time to translate a Gateway's objects into its NGINX configuration.",
+	}, gatewayLabels)
+	// ConfigurationBytes and ConfigurationFiles are the size of a Gateway's
+	// current configuration.
+	ConfigurationBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatewall_configuration_bytes",
+		Help: "Bytes of the files of a Gateway's current NGINX configuration.",
+	}, gatewayLabels)
+	ConfigurationFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatewall_configuration_files",
+		Help: "Files of a Gateway's current NGINX configuration.",
+	}, gatewayLabels)
+	// Pushes counts configurations sent to the data plane's agents.
+	Pushes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_pushes_total",
+		Help: "Configurations sent to a Gateway's nginx-agents (one per pod and version).",
+	}, gatewayLabels)
+	// Applies counts the agents' final answers to pushes, and the pushes
+	// that got none in time.
+	Applies = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_applies_total",
+		Help: "Results of pushes: applied; failed (NGINX refused the configuration and keeps its last good one); timed_out (no answer in time: the push is sent again).",
+	}, append(gatewayLabels, LabelResult))
+	// ApplySeconds is the time from sending a push to the agent's answer
+	// that NGINX runs it.
+	ApplySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gatewall_apply_duration_seconds", Buckets: latencyBuckets,
+		Help: "Time from sending a configuration to a Gateway's nginx-agent to its answer that NGINX applied it.",
+	}, gatewayLabels)
+	// Resyncs counts agents that reported their files after connecting.
+	Resyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_agent_resyncs_total",
+		Help: "nginx-agents of a Gateway that connected and reported their files (after a start, a restart or a lost connection).",
+	}, gatewayLabels)
+	// StatusWrites counts the status updates Gatewall sent the API server.
+	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_status_writes_total",
+		Help: "Status updates sent to the API server, by kind of object and result: written, conflict (the object changed meanwhile; retried), failed.",
+	}, []string{LabelKind, LabelResult})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(TranslationSeconds, ConfigurationBytes, ConfigurationFiles,
+		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites)
+}
+
+// Gateway returns the label values of a Gateway's metrics.
+func Gateway(gw types.NamespacedName) prometheus.Labels {
+	return prometheus.Labels{LabelNamespace: gw.Namespace, LabelGateway: gw.Name}
+}
+
+// ForgetGateway drops the series of a Gateway that is gone, so that they do
+// not accumulate as Gateways come and go.
+func ForgetGateway(gw types.NamespacedName) {
+	l := Gateway(gw)
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		TranslationSeconds, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}
