@@ -3,6 +3,7 @@ package manager
 import (
 	"flag"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/gatewall/gatewall/internal/provisioner"
@@ -33,6 +34,13 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The namespace Gatewall runs in (default from $POD_NAMESPACE).")
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080",
 		"The address the metrics endpoint binds to; 0 turns it off.")
+	fs.BoolFunc("metrics-secure",
+		"Serve metrics over HTTPS to clients whose token the API server authorizes to get /metrics (the gatewall-metrics-reader ClusterRole); false serves plain HTTP to anyone (default true).",
+		func(v string) error {
+			secure, err := strconv.ParseBool(v)
+			opts.MetricsInsecure = !secure
+			return err
+		})
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081",
 		"The address the /healthz and /readyz endpoints bind to.")
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0",

@@ -12,12 +12,26 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
+
+// metricsOptions serves the metrics over HTTPS (a self-signed certificate)
+// to clients whose bearer token the API server authenticates (TokenReview)
+// and authorizes to get the non-resource URL /metrics (SubjectAccessReview):
+// the Kubebuilder convention. --metrics-secure=false serves plain HTTP.
+func metricsOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if !opts.MetricsInsecure {
+		o.SecureServing = true
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
 
 // New builds the manager with every reconciler registered. It validates the
 // options first and returns all their problems at once.
@@ -27,7 +41,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,

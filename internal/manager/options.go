@@ -40,6 +40,10 @@ type Options struct {
 
 	// MetricsAddr serves Prometheus metrics ("0" turns them off).
 	MetricsAddr string
+	// MetricsInsecure serves them over plain HTTP to anyone; by default
+	// they are served over HTTPS to clients whose token the API server
+	// authenticates and authorizes to get /metrics.
+	MetricsInsecure bool
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
 	// PprofAddr serves Go's profiles (/debug/pprof/); "" or "0" turns them

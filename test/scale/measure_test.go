@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -111,28 +110,15 @@ func managerPod(t *testing.T) (corev1.Pod, int) {
 	return pod, testenv.WaitProcess(t, pod, "/gatewall")
 }
 
-// metrics reads gauges from the manager's Prometheus endpoint (port 8080 on
-// its pod's address, which this host routes to).
+// metrics reads gauges from the manager's Prometheus endpoint, as a
+// client allowed to (a ServiceAccount bound to the metrics-reader role).
 func metrics(t *testing.T, pod corev1.Pod, names ...string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + pod.Status.PodIP + ":8080/metrics")
-	if err != nil {
-		t.Fatalf("the manager's metrics: %v", err)
-	}
-	defer resp.Body.Close()
+	token := rt.MetricsToken(t, fmt.Sprintf("scale-metrics-%d", time.Now().UnixNano()), true)
+	families := testenv.ManagerMetrics(t, pod, token)
 	got := map[string]float64{}
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		name, value, ok := strings.Cut(s.Text(), " ")
-		if ok && slices.Contains(names, name) {
-			got[name], _ = strconv.ParseFloat(value, 64)
-		}
-	}
 	for _, n := range names {
-		if _, ok := got[n]; !ok {
-			t.Fatalf("the manager's metrics have no %s", n)
-		}
+		got[n] = testenv.Gauge(t, families, n)
 	}
 	return got
 }

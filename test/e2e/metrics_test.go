@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+// TestManagerMetrics: the manager serves its metrics over HTTPS to tokens
+// the API server authorizes only (401 without one, 403 for a ServiceAccount
+// not bound to the metrics-reader role), and Gatewall's own families are
+// there with their types and labels (read with Prometheus' text parser);
+// a route change moves the translation, push and apply series of its
+// Gateway.
+func TestManagerMetrics(t *testing.T) {
+	ns := namespace(t, "e2e-metrics")
+	gatewayClass(t)
+	create(t, echo(ns, "echo", 1)...)
+	create(t, gateway(ns, "gw"), httpRoute(ns, "r", "gw", "metrics.example.com", "/", "echo"))
+	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
+	addr := programmedAddress(t, gw, 120*time.Second)
+	serves(t, addr, "metrics.example.com", "/", http.StatusOK, "", 60*time.Second)
+	pod := rt.LeaderPod(t)
+
+	t.Run("metrics need an authorized token", func(t *testing.T) {
+		if code, body, err := testenv.ScrapeMetrics(pod, ""); err != nil || code != http.StatusUnauthorized {
+			t.Errorf("without a token: %d %v %.100s, want 401", code, err, body)
+		}
+		stranger := rt.MetricsToken(t, "e2e-metrics-stranger", false)
+		if code, body, err := testenv.ScrapeMetrics(pod, stranger); err != nil || code != http.StatusForbidden {
+			t.Errorf("a ServiceAccount not bound to %s: %d %v %.100s, want 403", testenv.MetricsReaderRole, code, err, body)
+		}
+	})
+
+	token := rt.MetricsToken(t, "e2e-metrics-reader", true)
+	labels := []string{"namespace", "gateway"}
+	families := []struct {
+		name   string
+		typ    dto.MetricType
+		labels []string
+	}{
+		{"gatewall_translation_duration_seconds", dto.MetricType_HISTOGRAM, labels},
+		{"gatewall_configuration_bytes", dto.MetricType_GAUGE, labels},
+		{"gatewall_configuration_files", dto.MetricType_GAUGE, labels},
+		{"gatewall_pushes_total", dto.MetricType_COUNTER, labels},
+		{"gatewall_applies_total", dto.MetricType_COUNTER, append(labels, "result")},
+		{"gatewall_apply_duration_seconds", dto.MetricType_HISTOGRAM, labels},
+		{"gatewall_agents_connected", dto.MetricType_GAUGE, labels},
+		{"gatewall_agent_resyncs_total", dto.MetricType_COUNTER, labels},
+		{"gatewall_status_writes_total", dto.MetricType_COUNTER, []string{"kind", "result"}},
+	}
+	var before map[string]*dto.MetricFamily
+	t.Run("every family, its type and labels", func(t *testing.T) {
+		// The apply's answer comes after the first 200 (the agent's reload
+		// monitoring): wait for it.
+		eventually(t, 30*time.Second, func() error {
+			before = testenv.ManagerMetrics(t, pod, token)
+			return atLeast(before, "gatewall_applies_total", gw, map[string]string{"result": "applied"}, 1)
+		})
+		for _, f := range families {
+			got := before[f.name]
+			if got == nil {
+				t.Errorf("no family %s", f.name)
+				continue
+			}
+			if got.GetType() != f.typ {
+				t.Errorf("%s is a %s, want %s", f.name, got.GetType(), f.typ)
+			}
+			for _, m := range got.GetMetric() {
+				if names := labelNames(m); !slices.Equal(names, slices.Sorted(slices.Values(f.labels))) {
+					t.Errorf("%s has labels %v, want %v", f.name, names, f.labels)
+					break
+				}
+			}
+		}
+		for _, c := range []struct {
+			name  string
+			extra map[string]string
+			min   float64
+		}{
+			{"gatewall_translation_duration_seconds", nil, 1},
+			{"gatewall_configuration_bytes", nil, 100},
+			{"gatewall_configuration_files", nil, 4},
+			{"gatewall_pushes_total", nil, 1},
+			{"gatewall_apply_duration_seconds", nil, 1},
+			{"gatewall_agents_connected", nil, 1},
+			{"gatewall_agent_resyncs_total", nil, 1},
+		} {
+			if err := atLeast(before, c.name, gw, c.extra, c.min); err != nil {
+				t.Error(err)
+			}
+		}
+		if v := value(before["gatewall_status_writes_total"], map[string]string{"kind": "Gateway", "result": "written"}); v < 1 {
+			t.Errorf("gatewall_status_writes_total{kind=Gateway,result=written} is %v, want at least 1", v)
+		}
+	})
+
+	t.Run("a route change moves its Gateway's series", func(t *testing.T) {
+		if before == nil {
+			t.Skip("the families were not read")
+		}
+		route := &gatewayv1.HTTPRoute{}
+		if err := rt.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "r"}, route); err != nil {
+			t.Fatal(err)
+		}
+		route.Spec.Hostnames = append(route.Spec.Hostnames, "metrics2.example.com")
+		if err := rt.Client.Update(context.Background(), route); err != nil {
+			t.Fatal(err)
+		}
+		serves(t, addr, "metrics2.example.com", "/", http.StatusOK, "", 60*time.Second)
+		applied := map[string]string{"result": "applied"}
+		eventually(t, 30*time.Second, func() error {
+			after := testenv.ManagerMetrics(t, pod, token)
+			for _, c := range []struct {
+				name  string
+				extra map[string]string
+			}{
+				{"gatewall_translation_duration_seconds", nil},
+				{"gatewall_pushes_total", nil},
+				{"gatewall_applies_total", applied},
+				{"gatewall_apply_duration_seconds", nil},
+			} {
+				was := value(before[c.name], withGateway(gw, c.extra))
+				if err := atLeast(after, c.name, gw, c.extra, was+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// atLeast checks that the series of family name for Gateway gw (and the
+// extra labels) is at least min: a gauge's or counter's value, a
+// histogram's count.
+func atLeast(families map[string]*dto.MetricFamily, name string, gw types.NamespacedName, extra map[string]string, min float64) error {
+	if v := value(families[name], withGateway(gw, extra)); v < min {
+		return fmt.Errorf("%s%v is %v, want at least %v", name, withGateway(gw, extra), v, min)
+	}
+	return nil
+}
+
+func withGateway(gw types.NamespacedName, extra map[string]string) map[string]string {
+	out := map[string]string{"namespace": gw.Namespace, "gateway": gw.Name}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// value is the series of f whose labels include want: a gauge's or
+// counter's value, a histogram's count; 0 when there is none.
+func value(f *dto.MetricFamily, want map[string]string) float64 {
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && have[k] == v
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount())
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue()
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+// labelNames are a series' label names, sorted.
+func labelNames(m *dto.Metric) []string {
+	var out []string
+	for _, l := range m.GetLabel() {
+		out = append(out, l.GetName())
+	}
+	slices.Sort(out)
+	return out
+}
