@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/metrics"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 )
 
@@ -52,6 +53,7 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 	if err := mgr.Add(manager.RunnableFunc(f.Run)); err != nil {
 		return nil, err
 	}
+	metrics.SetBundlesSource(f.Counts)
 	cfg := controller.PLMStorageConfig{SkipVerify: opts.PLM.SkipVerify}
 	for _, s := range []struct {
 		name string

@@ -25,6 +25,13 @@ const (
 	ApplyTimedOut = "timed_out"
 )
 
+// Results of a bundle fetch (gatewall_bundle_fetches_total).
+const (
+	FetchFetched        = "fetched"
+	FetchError          = "fetch_error"
+	FetchIntegrityError = "integrity_error"
+)
+
 // Results of a status write (gatewall_status_writes_total).
 const (
 	WriteWritten  = "written"
@@ -77,6 +84,21 @@ var (
 		Name: "gatewall_agent_resyncs_total",
 		Help: "nginx-agents of a Gateway that connected and reported their files (after a start, a restart or a lost connection).",
 	}, gatewayLabels)
+	// BundleFetches counts the attempts to fetch WAF bundles from PLM
+	// storage, by result; BundleFetchSeconds and BundleFetchBytes are their
+	// time and the bytes of those that succeeded.
+	BundleFetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_bundle_fetches_total",
+		Help: "Attempts to fetch a WAF bundle from PLM storage: fetched, fetch_error (storage unreachable or refusing; retried with backoff), integrity_error (its sha256 differs from PLM's; not retried).",
+	}, []string{LabelResult})
+	BundleFetchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "gatewall_bundle_fetch_duration_seconds", Buckets: latencyBuckets,
+		Help: "Time of an attempt to fetch a WAF bundle from PLM storage, whatever its result.",
+	})
+	BundleFetchBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gatewall_bundle_fetch_bytes_total",
+		Help: "Bytes of the WAF bundles fetched and verified.",
+	})
 	// StatusWrites counts the status updates Gatewall sent the API server.
 	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatewall_status_writes_total",
@@ -86,7 +108,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(TranslationSeconds, ConfigurationBytes, ConfigurationFiles,
-		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites)
+		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes)
 }
 
 // Gateway returns the label values of a Gateway's metrics.

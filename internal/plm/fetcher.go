@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/metrics"
 )
 
 // Fetcher fetches wanted bundles into the cache. Its methods are safe for
@@ -330,8 +331,12 @@ func (f *Fetcher) nextDueLocked() time.Time {
 
 func (f *Fetcher) attempt(runCtx context.Context, e *entry, loc string) {
 	defer f.workers.Done()
+	start := f.opts.Clock.Now()
 	path, err := f.fetch(runCtx, e.sha, loc)
 	now := f.opts.Clock.Now()
+	if runCtx.Err() == nil {
+		countFetch(path, err, now.Sub(start))
+	}
 
 	f.mu.Lock()
 	before := f.snapshotLocked([]string{e.sha})
@@ -424,6 +429,18 @@ func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, error)
 		return "", &FetchError{Location: loc, Err: err}
 	}
 	return path, nil
+}
+
+// Counts are the bundles in the cache and the wanted ones by state, for
+// the metrics.
+func (f *Fetcher) Counts() metrics.BundleCounts {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := metrics.BundleCounts{Cached: len(f.cached), Wanted: map[string]int{}}
+	for _, e := range f.entries {
+		c.Wanted[string(e.result.State)]++
+	}
+	return c
 }
 
 // Result reports what is known about a sha256: the wanted entry's state, or
