@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/tools/events"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,8 @@ import (
 type BackendTLSPolicyReconciler struct {
 	client.Client
 	Config Config
+	// Recorder emits events on policies (nil: none).
+	Recorder events.EventRecorder
 }
 
 // Reconcile handles one BackendTLSPolicy.
@@ -58,10 +61,12 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		if equality.Semantic.DeepEqual(cur.Status, want) {
 			return nil
 		}
+		evs := policyEvents(cur.Status.Ancestors, want.Ancestors)
 		cur.Status = want
 		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of BackendTLSPolicy %s: %w", req.NamespacedName, err)
 		}
+		emit(r.Recorder, cur, evs)
 		return nil
 	})
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/tools/events"
 	"sync"
 	"time"
 
@@ -42,6 +43,11 @@ type GatewayReconciler struct {
 	Provisioning *Provisioning
 	// RouteStatuses writes route statuses in the background.
 	RouteStatuses *RouteStatusWriter
+	// Recorder emits events on Gateways (nil: none).
+	Recorder events.EventRecorder
+
+	// dataPlaneEvents turns changes of data planes into events.
+	dataPlaneEvents dataPlaneEvents
 
 	// translations keep each Gateway's last translation and the
 	// fingerprint of its input: a reconcile whose input did not change
@@ -63,6 +69,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.DataPlane.Forget(req.NamespacedName)
 		r.forgetTranslation(req.NamespacedName)
+		r.dataPlaneEvents.forget(req.NamespacedName)
 		metrics.ForgetGateway(req.NamespacedName)
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
@@ -111,6 +118,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.writeGatewayStatus(ctx, g, dp, prov.addresses, prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
+	emit(r.Recorder, gw, r.dataPlaneEvents.observe(req.NamespacedName, dp, prov.problem))
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: req.NamespacedName, sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.sets[ls.Key] = true

@@ -43,8 +43,6 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if errs := validation.NginxProxy(np); len(errs) > 0 {
 		msg := fmt.Sprintf("NginxProxy is invalid and is ignored: %s", errs.ToAggregate())
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", msg
-		r.Recorder.Eventf(np, nil, corev1.EventTypeWarning, "Invalid", "Validate", "%s", msg)
-		log.FromContext(ctx).Info("invalid NginxProxy", "errors", errs.ToAggregate().Error())
 	}
 	orig := np.DeepCopy()
 	if !meta.SetStatusCondition(&np.Status.Conditions, cond) {
@@ -52,6 +50,11 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
 	countStatusWrite(np, err)
+	if err == nil && cond.Status == metav1.ConditionFalse {
+		// Once per change of the verdict, not once per reconcile.
+		log.FromContext(ctx).Info("invalid NginxProxy", "message", cond.Message)
+		emit(r.Recorder, np, []userEvent{{corev1.EventTypeWarning, "Invalid", "Validate", cond.Message}})
+	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 

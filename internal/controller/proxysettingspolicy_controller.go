@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -21,7 +20,6 @@ import (
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicies,verbs=get;list;watch
@@ -44,10 +42,6 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if errs := validation.ProxySettingsPolicy(p); len(errs) > 0 {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "Invalid", "Validate",
-			"ProxySettingsPolicy is invalid and is ignored: %s", errs.ToAggregate())
-	}
 	targets := policy.TargetsOf(p, p.Spec.TargetRefs)
 	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targets)
 	if err != nil {
@@ -63,10 +57,12 @@ func (r *ProxySettingsPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		if equality.Semantic.DeepEqual(cur.Status, want) {
 			return nil
 		}
+		evs := policyEvents(cur.Status.Ancestors, want.Ancestors)
 		cur.Status = want
 		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of ProxySettingsPolicy %s: %w", req.NamespacedName, err)
 		}
+		emit(r.Recorder, cur, evs)
 		return nil
 	})
 }

@@ -44,14 +44,15 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses},
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses,
+			Recorder: mgr.GetEventRecorder("gatewall-gateway")},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
 		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
 	}
 	if cfg.BackendTLSPolicies {
-		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg})
+		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg, Recorder: mgr.GetEventRecorder("gatewall-backendtlspolicy")})
 	}
 	if cfg.ListenerSets {
 		reconcilers = append(reconcilers, &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -27,7 +26,6 @@ import (
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/translate"
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies,verbs=get;list;watch
@@ -50,10 +48,6 @@ func (r *WAFGatewayBindingPolicyReconciler) Reconcile(ctx context.Context, req c
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if errs := validation.WAFGatewayBindingPolicy(p); len(errs) > 0 {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "Invalid", "Validate",
-			"WAFGatewayBindingPolicy is invalid and is ignored: %s", errs.ToAggregate())
-	}
 	targets := policy.TargetsOf(p, p.Spec.TargetRefs)
 	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targets)
 	if err != nil {
@@ -69,10 +63,12 @@ func (r *WAFGatewayBindingPolicyReconciler) Reconcile(ctx context.Context, req c
 		if equality.Semantic.DeepEqual(cur.Status, want) {
 			return nil
 		}
+		evs := policyEvents(cur.Status.Ancestors, want.Ancestors)
 		cur.Status = want
 		if err := updateStatus(ctx, r, cur); err != nil {
 			return fmt.Errorf("updating status of WAFGatewayBindingPolicy %s: %w", req.NamespacedName, err)
 		}
+		emit(r.Recorder, cur, evs)
 		return nil
 	})
 }

@@ -3,6 +3,7 @@ package manager_test
 import (
 	"context"
 	"fmt"
+	eventsv1 "k8s.io/api/events/v1"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,17 @@ func TestProxySettingsPolicyStatuses(t *testing.T) {
 			}
 			return nil
 		})
+		// Its owner hears of it through the Events API, once.
+		eventually(t, 15*time.Second, func() error {
+			evs, err := eventsAbout(policyKey, "Invalid")
+			if err != nil {
+				return err
+			}
+			if len(evs) != 1 || evs[0].Type != "Warning" || !strings.Contains(evs[0].Note, "NGINX would reject") {
+				return fmt.Errorf("Invalid events of the policy: %+v, want one warning saying NGINX would reject it", evs)
+			}
+			return nil
+		})
 	})
 
 	t.Run("PartiallyInvalid under an inherited disable", func(t *testing.T) {
@@ -218,4 +230,20 @@ func TestProxySettingsPolicyOnSeveralRoutes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// eventsAbout lists the events.k8s.io Events regarding the object key (in
+// its namespace) with the reason.
+func eventsAbout(key types.NamespacedName, reason string) ([]eventsv1.Event, error) {
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(key.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == key.Name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/status"
+)
+
+// Events tell the owner of an object what changed for it, through the
+// Events API: each is emitted when a status changes to what it reports,
+// never once per reconcile (client-go's recorder also folds repeats into
+// series).
+
+// userEvent is one event to emit.
+type userEvent struct {
+	typ, reason, action, note string
+}
+
+// maxEventNote is the Events API's limit on a note, in bytes.
+const maxEventNote = 1024
+
+func emit(rec events.EventRecorder, obj runtime.Object, evs []userEvent) {
+	if rec == nil {
+		return
+	}
+	for _, e := range evs {
+		rec.Eventf(obj, nil, e.typ, e.reason, e.action, "%s", truncate(e.note, maxEventNote))
+	}
+}
+
+// truncate shortens s to at most n bytes, on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n-3]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "..."
+}
+
+// policyEventReasons are the reasons of a policy's ancestor conditions that
+// its owner hears of, with the event's reason.
+var policyEventReasons = map[string]string{
+	string(gatewayv1.PolicyReasonInvalid):    "Invalid",
+	string(gatewayv1.PolicyReasonConflicted): "Conflicted",
+	v1alpha1.WAFReasonFetchError:             "BundleUpdateFailed",
+	v1alpha1.WAFReasonIntegrityError:         "BundleUpdateFailed",
+	v1alpha1.WAFReasonDeploymentError:        "DeploymentFailed",
+}
+
+// policyEvents are the events a policy's new ancestor statuses call for: a
+// condition (of any ancestor) that is False with one of policyEventReasons
+// and was not with that reason and message before. One event per distinct
+// reason and message, sorted.
+func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
+	type slot struct{ ancestor, condition string }
+	before := map[slot]metav1.Condition{}
+	for _, a := range old {
+		for _, c := range a.Conditions {
+			before[slot{ancestorKey(a.AncestorRef), c.Type}] = c
+		}
+	}
+	seen := map[userEvent]bool{}
+	var out []userEvent
+	for _, a := range cur {
+		for _, c := range a.Conditions {
+			reason, ok := policyEventReasons[c.Reason]
+			if !ok || c.Status != metav1.ConditionFalse {
+				continue
+			}
+			if b, had := before[slot{ancestorKey(a.AncestorRef), c.Type}]; had && b.Status == c.Status && b.Reason == c.Reason && b.Message == c.Message {
+				continue
+			}
+			e := userEvent{typ: corev1.EventTypeWarning, reason: reason, action: "Reconcile", note: c.Message}
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].reason+out[i].note < out[j].reason+out[j].note })
+	return out
+}
+
+func ancestorKey(r gatewayv1.ParentReference) string {
+	ns := ""
+	if r.Namespace != nil {
+		ns = string(*r.Namespace)
+	}
+	kind := "Gateway"
+	if r.Kind != nil {
+		kind = string(*r.Kind)
+	}
+	s := kind + "/" + ns + "/" + string(r.Name)
+	if r.SectionName != nil {
+		s += "/" + string(*r.SectionName)
+	}
+	return s
+}
+
+// dataPlaneEvents remembers, per Gateway, what the last reconcile saw of
+// its data plane, so that a Gateway's events mark changes: an apply NGINX
+// refused (ApplyFailed), the first apply after (ApplyRecovered), a data
+// plane that cannot be made ready (DataPlaneNotReady). A new leader starts
+// with nothing remembered and reports a failing state once.
+type dataPlaneEvents struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]dataPlaneSeen
+}
+
+type dataPlaneSeen struct {
+	// failed: NGINX refused an apply and has applied none since; message
+	// is what it said.
+	failed  bool
+	message string
+	problem string
+}
+
+// observe records what a reconcile saw and returns the events it calls for.
+func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition) []userEvent {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[types.NamespacedName]dataPlaneSeen{}
+	}
+	prev := d.last[gw]
+	now := dataPlaneSeen{failed: prev.failed, message: prev.message} // pending or unknown: no news
+	if problem != nil {
+		now.problem = problem.Reason + ": " + problem.Message
+	}
+	var out []userEvent
+	switch dp.State {
+	case status.Failed:
+		now.failed, now.message = true, dp.Message
+		if !prev.failed || prev.message != dp.Message {
+			out = append(out, userEvent{corev1.EventTypeWarning, "ApplyFailed", "Apply",
+				"NGINX did not apply the configuration: " + dp.Message})
+		}
+	case status.Applied:
+		now.failed, now.message = false, ""
+		if prev.failed {
+			out = append(out, userEvent{corev1.EventTypeNormal, "ApplyRecovered", "Apply",
+				"the data plane applied the configuration again"})
+		}
+	}
+	d.last[gw] = now
+	if now.problem != "" && now.problem != prev.problem {
+		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", fmt.Sprintf("%s (%s)", problem.Message, problem.Reason)})
+	}
+	return out
+}
+
+// forget drops a Gateway that is gone.
+func (d *dataPlaneEvents) forget(gw types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.last, gw)
+}
