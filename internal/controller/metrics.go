@@ -5,9 +5,11 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
@@ -20,6 +22,37 @@ func recordConfiguration(gw types.NamespacedName, files []config.File) {
 	}
 	metrics.ConfigurationBytes.With(metrics.Gateway(gw)).Set(float64(n))
 	metrics.ConfigurationFiles.With(metrics.Gateway(gw)).Set(float64(len(files)))
+}
+
+// recordRefused sets gatewall_refused_objects for a Gateway's graph: the
+// Gateway, its listeners and its routes' parentRefs that are not accepted.
+func recordRefused(g *graph.Gateway) {
+	counts := map[[2]string]int{}
+	add := func(kind string, conds []metav1.Condition) {
+		for _, c := range conds {
+			if c.Type == "Accepted" && c.Status == metav1.ConditionFalse {
+				counts[[2]string{kind, c.Reason}]++
+			}
+		}
+	}
+	add("Gateway", g.Conditions)
+	for _, l := range g.Listeners {
+		add("Listener", l.Conditions)
+	}
+	for _, s := range g.ListenerSets {
+		for _, l := range s.Listeners {
+			add("Listener", l.Conditions)
+		}
+	}
+	for _, r := range g.Routes {
+		for _, p := range r.Parents {
+			add(r.Kind, p.Conditions)
+		}
+	}
+	metrics.Refused.DeletePartialMatch(metrics.Gateway(g.Key))
+	for k, n := range counts {
+		metrics.Refused.WithLabelValues(g.Key.Namespace, g.Key.Name, k[0], k[1]).Set(float64(n))
+	}
 }
 
 // updateStatus writes obj's status and counts the write

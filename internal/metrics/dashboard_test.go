@@ -44,6 +44,7 @@ func TestDashboardUsesRegisteredMetrics(t *testing.T) {
 	metrics.Resyncs.With(gw).Inc()
 	metrics.StatusWrites.WithLabelValues("Gateway", metrics.WriteWritten).Inc()
 	metrics.BundleFetches.WithLabelValues(metrics.FetchFetched).Inc()
+	metrics.Refused.WithLabelValues("ns", "gw", "HTTPRoute", "NoMatchingParent").Set(1)
 	metrics.SetAgentsSource(func() map[types.NamespacedName]int {
 		return map[types.NamespacedName]int{{Namespace: "ns", Name: "gw"}: 1}
 	})

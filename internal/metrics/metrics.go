@@ -99,6 +99,11 @@ var (
 		Name: "gatewall_bundle_fetch_bytes_total",
 		Help: "Bytes of the WAF bundles fetched and verified.",
 	})
+	// Refused counts, per Gateway, the objects it refuses, by kind and reason.
+	Refused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatewall_refused_objects",
+		Help: "Objects a Gateway does not accept, by kind (Gateway, Listener, HTTPRoute, GRPCRoute, TLSRoute) and the reason of their Accepted=False condition (a route counts once per parentRef).",
+	}, append(gatewayLabels, LabelKind, "reason"))
 	// StatusWrites counts the status updates Gatewall sent the API server.
 	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatewall_status_writes_total",
@@ -108,7 +113,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(TranslationSeconds, ConfigurationBytes, ConfigurationFiles,
-		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes)
+		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes, Refused)
 }
 
 // Gateway returns the label values of a Gateway's metrics.
@@ -121,7 +126,7 @@ func Gateway(gw types.NamespacedName) prometheus.Labels {
 func ForgetGateway(gw types.NamespacedName) {
 	l := Gateway(gw)
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		TranslationSeconds, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs,
+		TranslationSeconds, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
 	} {
 		v.DeletePartialMatch(l)
 	}

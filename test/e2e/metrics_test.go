@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -26,7 +27,9 @@ func TestManagerMetrics(t *testing.T) {
 	ns := namespace(t, "e2e-metrics")
 	gatewayClass(t)
 	create(t, echo(ns, "echo", 1)...)
-	create(t, gateway(ns, "gw"), httpRoute(ns, "r", "gw", "metrics.example.com", "/", "echo"))
+	refused := httpRoute(ns, "refused", "gw", "refused.example.com", "/", "echo")
+	refused.Spec.ParentRefs[0].SectionName = ptr.To[gatewayv1.SectionName]("no-such-listener")
+	create(t, gateway(ns, "gw"), httpRoute(ns, "r", "gw", "metrics.example.com", "/", "echo"), refused)
 	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
 	addr := programmedAddress(t, gw, 120*time.Second)
 	serves(t, addr, "metrics.example.com", "/", http.StatusOK, "", 60*time.Second)
@@ -58,6 +61,7 @@ func TestManagerMetrics(t *testing.T) {
 		{"gatewall_agents_connected", dto.MetricType_GAUGE, labels},
 		{"gatewall_agent_resyncs_total", dto.MetricType_COUNTER, labels},
 		{"gatewall_status_writes_total", dto.MetricType_COUNTER, []string{"kind", "result"}},
+		{"gatewall_refused_objects", dto.MetricType_GAUGE, append(labels, "kind", "reason")},
 	}
 	var before map[string]*dto.MetricFamily
 	t.Run("every family, its type and labels", func(t *testing.T) {
@@ -99,6 +103,9 @@ func TestManagerMetrics(t *testing.T) {
 			if err := atLeast(before, c.name, gw, c.extra, c.min); err != nil {
 				t.Error(err)
 			}
+		}
+		if err := atLeast(before, "gatewall_refused_objects", gw, map[string]string{"kind": "HTTPRoute", "reason": "NoMatchingParent"}, 1); err != nil {
+			t.Error(err)
 		}
 		if v := value(before["gatewall_status_writes_total"], map[string]string{"kind": "Gateway", "result": "written"}); v < 1 {
 			t.Errorf("gatewall_status_writes_total{kind=Gateway,result=written} is %v, want at least 1", v)
