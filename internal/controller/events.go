@@ -2,7 +2,9 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -51,20 +53,22 @@ func truncate(s string, n int) string {
 	return s + "..."
 }
 
-// policyEventReasons are the reasons of a policy's ancestor conditions that
-// its owner hears of, with the event's reason.
-var policyEventReasons = map[string]string{
-	string(gatewayv1.PolicyReasonInvalid):    "Invalid",
-	string(gatewayv1.PolicyReasonConflicted): "Conflicted",
-	v1alpha1.WAFReasonFetchError:             "BundleUpdateFailed",
-	v1alpha1.WAFReasonIntegrityError:         "BundleUpdateFailed",
-	v1alpha1.WAFReasonDeploymentError:        "DeploymentFailed",
+// policyEventReasons are the ancestor conditions (type and reason) a
+// policy's owner hears of, with the event's reason. Only one condition
+// type per event reason: client-go's recorder folds events of one object
+// with the same reason and action into one series, keeping the first note.
+var policyEventReasons = map[[2]string]string{
+	{string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid)}:    "Invalid",
+	{string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonConflicted)}: "Conflicted",
+	{v1alpha1.PolicyConditionProgrammed, v1alpha1.WAFReasonFetchError}:                    "BundleUpdateFailed",
+	{v1alpha1.PolicyConditionProgrammed, v1alpha1.WAFReasonIntegrityError}:                "BundleUpdateFailed",
+	{v1alpha1.PolicyConditionProgrammed, v1alpha1.WAFReasonDeploymentError}:               "DeploymentFailed",
 }
 
 // policyEvents are the events a policy's new ancestor statuses call for: a
 // condition (of any ancestor) that is False with one of policyEventReasons
-// and was not with that reason and message before. One event per distinct
-// reason and message, sorted.
+// and was not with that reason and message before. One event per event
+// reason, its note the distinct messages joined, sorted by reason.
 func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 	type slot struct{ ancestor, condition string }
 	before := map[slot]metav1.Condition{}
@@ -73,25 +77,27 @@ func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 			before[slot{ancestorKey(a.AncestorRef), c.Type}] = c
 		}
 	}
-	seen := map[userEvent]bool{}
-	var out []userEvent
+	notes := map[string][]string{}
 	for _, a := range cur {
 		for _, c := range a.Conditions {
-			reason, ok := policyEventReasons[c.Reason]
+			reason, ok := policyEventReasons[[2]string{c.Type, c.Reason}]
 			if !ok || c.Status != metav1.ConditionFalse {
 				continue
 			}
 			if b, had := before[slot{ancestorKey(a.AncestorRef), c.Type}]; had && b.Status == c.Status && b.Reason == c.Reason && b.Message == c.Message {
 				continue
 			}
-			e := userEvent{typ: corev1.EventTypeWarning, reason: reason, action: "Reconcile", note: c.Message}
-			if !seen[e] {
-				seen[e] = true
-				out = append(out, e)
+			if !slices.Contains(notes[reason], c.Message) {
+				notes[reason] = append(notes[reason], c.Message)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].reason+out[i].note < out[j].reason+out[j].note })
+	var out []userEvent
+	for reason, ns := range notes {
+		sort.Strings(ns)
+		out = append(out, userEvent{typ: corev1.EventTypeWarning, reason: reason, action: "Reconcile", note: strings.Join(ns, "; ")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].reason < out[j].reason })
 	return out
 }
 

@@ -42,6 +42,17 @@ func TestPolicyEvents(t *testing.T) {
 		{"a bundle update fails", nil, []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted, fetch)},
 			[]string{"BundleUpdateFailed: storage down; the last good bundle stays in force"}},
 		{"recovered: no event", []gatewayv1.PolicyAncestorStatus{ancestor("a", fetch)}, []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)}, nil},
+		// The recorder folds one object's events of one reason into a
+		// series keeping the first note: Programmed=False/Invalid (which
+		// follows from Accepted) must not make a second Invalid event, and
+		// different news of one reason share one event.
+		{"refused: the Accepted message only", []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)},
+			[]gatewayv1.PolicyAncestorStatus{ancestor("a", cond("Accepted", metav1.ConditionFalse, "Invalid", "NGINX would reject it"),
+				cond("Programmed", metav1.ConditionFalse, "Invalid", "the policy is not accepted"))},
+			[]string{"Invalid: NGINX would reject it"}},
+		{"different winners on two Gateways", nil,
+			[]gatewayv1.PolicyAncestorStatus{ancestor("a", conflicted), ancestor("b", cond("Accepted", metav1.ConditionFalse, "Conflicted", "default/b-winner wins"))},
+			[]string{"Conflicted: default/b-winner wins; default/older wins"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
