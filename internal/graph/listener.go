@@ -147,6 +147,9 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 			l.ClientValidation = cv
 		}
 	}
+	if src.Protocol == gatewayv1.TLSProtocolType && !terminates(src.TLS) && frontendValidation(gw, src.Port) != nil {
+		accepted.Message += fmt.Sprintf("; the client certificate validation of port %d (the Gateway's tls.frontend) does not apply to this listener: its connections pass through NGINX to the backends, which terminate TLS", src.Port)
+	}
 	kinds, err := supportedKinds(src)
 	if err != nil {
 		// The listener still serves the kinds it supports.

@@ -30,6 +30,10 @@ func TestListenerRulesRechecked(t *testing.T) {
 			&gatewayv1.FrontendTLSConfig{Default: gatewayv1.TLSConfig{Validation: &gatewayv1.FrontendTLSValidation{Mode: "AllowAnything"}}},
 			`has mode "AllowAnything"; use AllowValidOnly or AllowInsecureFallback`},
 		{"unknown protocol, quoted", gatewayv1.Listener{Name: "odd", Port: 9000, Protocol: "HTTP\n3"}, nil, `protocol "HTTP\n3" is not supported`},
+		{"TLS terminated where client certificates are validated", gatewayv1.Listener{Name: "term", Port: 8443, Protocol: gatewayv1.TLSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: cert}},
+			&gatewayv1.FrontendTLSConfig{Default: gatewayv1.TLSConfig{Validation: &gatewayv1.FrontendTLSValidation{CACertificateRefs: []gatewayv1.ObjectReference{{Kind: "ConfigMap", Name: "ca"}}}}},
+			"which Gatewall applies to HTTPS listeners only"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,5 +83,24 @@ func TestGatewayRulesRechecked(t *testing.T) {
 				t.Errorf("valid=%v %s %q, want %q", g.Valid, c.Reason, c.Message, tc.want)
 			}
 		})
+	}
+}
+
+// TestPassthroughUnderClientValidation: a passthrough listener on a port
+// with client certificate validation is accepted (NGINX cannot validate what
+// it does not terminate) and says so.
+func TestPassthroughUnderClientValidation(t *testing.T) {
+	in := testInput()
+	gw := in.Gateways[key("ns", "gw")]
+	mode := gatewayv1.TLSModePassthrough
+	gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayv1.Listener{Name: "pass", Port: 8443, Protocol: gatewayv1.TLSProtocolType,
+		TLS: &gatewayv1.ListenerTLSConfig{Mode: &mode}})
+	gw.Spec.TLS = &gatewayv1.GatewayTLSConfig{Frontend: &gatewayv1.FrontendTLSConfig{Default: gatewayv1.TLSConfig{
+		Validation: &gatewayv1.FrontendTLSValidation{CACertificateRefs: []gatewayv1.ObjectReference{{Kind: "ConfigMap", Name: "ca"}}}}}}
+	g := buildTest(t, in)
+	l := g.Listeners[1]
+	c := l.Conditions[0]
+	if !l.Valid || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "does not apply to this listener") {
+		t.Errorf("passthrough listener: valid=%v %s %q, want accepted, saying validation does not apply", l.Valid, c.Status, c.Message)
 	}
 }

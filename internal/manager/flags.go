@@ -34,6 +34,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The namespace Gatewall runs in (default from $POD_NAMESPACE).")
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080",
 		"The address the metrics endpoint binds to; 0 turns it off.")
+	fs.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "",
+		"A directory with tls.crt and tls.key for the metrics endpoint, reloaded when they change (a mounted Secret, say); empty: a self-signed certificate made at start.")
 	fs.BoolFunc("metrics-secure",
 		"Serve metrics over HTTPS to clients whose token the API server authorizes to get /metrics (the gatewall-metrics-reader ClusterRole); false serves plain HTTP to anyone (default true).",
 		func(v string) error {

@@ -20,7 +20,8 @@ import (
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
-// metricsOptions serves the metrics over HTTPS (a self-signed certificate)
+// metricsOptions serves the metrics over HTTPS (a self-signed certificate,
+// or --metrics-cert-dir's, watched for changes)
 // to clients whose bearer token the API server authenticates (TokenReview)
 // and authorizes to get the non-resource URL /metrics (SubjectAccessReview):
 // the Kubebuilder convention. --metrics-secure=false serves plain HTTP.
@@ -29,6 +30,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 	if !opts.MetricsInsecure {
 		o.SecureServing = true
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.CertDir = opts.MetricsCertDir
 	}
 	return o
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// they are served over HTTPS to clients whose token the API server
 	// authenticates and authorizes to get /metrics.
 	MetricsInsecure bool
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key,
+	// reloaded when they change; "" (or files not there) makes a
+	// self-signed certificate at start.
+	MetricsCertDir string
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
 	// PprofAddr serves Go's profiles (/debug/pprof/); "" or "0" turns them

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"flag"
 	"strings"
 	"testing"
 
@@ -63,5 +64,27 @@ func TestSecretName(t *testing.T) {
 	got, err = SecretName("plm-system/plm-ca", "gatewall-system")
 	if err != nil || got != (types.NamespacedName{Namespace: "plm-system", Name: "plm-ca"}) {
 		t.Errorf("namespaced: %v, %v", got, err)
+	}
+}
+
+// TestMetricsOptions: metrics are served over HTTPS behind the API server's
+// authentication and authorization unless --metrics-secure=false, with the
+// certificate of --metrics-cert-dir when given.
+func TestMetricsOptions(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var opts Options
+	BindFlags(fs, &opts)
+	if err := fs.Parse([]string{"--metrics-cert-dir=/certs"}); err != nil {
+		t.Fatal(err)
+	}
+	o := metricsOptions(opts)
+	if !o.SecureServing || o.FilterProvider == nil || o.CertDir != "/certs" {
+		t.Errorf("default: secure %v, filter set %v, cert dir %q; want secure, filtered, /certs", o.SecureServing, o.FilterProvider != nil, o.CertDir)
+	}
+	if err := fs.Parse([]string{"--metrics-secure=false"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := metricsOptions(opts); o.SecureServing || o.FilterProvider != nil {
+		t.Errorf("--metrics-secure=false: secure %v, filter set %v; want plain HTTP", o.SecureServing, o.FilterProvider != nil)
 	}
 }
