@@ -48,8 +48,10 @@ func TestMain(m *testing.M) {
 		args = append(args, "--pprof-bind-address=:"+pprofPort)
 	}
 	args = append(args, strings.Fields(*managerFlag)...)
+	// Prefix and CIDRs must be the package's own: go test runs packages in
+	// parallel, and test/local's second runtime uses gwls.
 	os.Exit(testenv.LocalRuntime{
-		Name: "scale", Prefix: "gwls", CIDR: "10.252.0.0/16", LoadBalancerCIDR: "127.0.8.0/24",
+		Name: "scale", Prefix: "gwlk", CIDR: "10.252.0.0/16", LoadBalancerCIDR: "127.0.8.0/24",
 		ManagerArgs: args,
 	}.Run(m, &rt))
 }
