@@ -93,7 +93,6 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.clearRouteStatuses(ctx, req.NamespacedName)
 	}
 	g := t.Graph
-	recordRefused(g)
 	// A Gateway that is not valid (a bad NginxProxy edit, a broken
 	// parametersRef, no valid listener) keeps its data plane and the last
 	// good configuration published, so that it keeps serving, and pods that

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/validation"
@@ -86,7 +87,7 @@ func settleTLSClaims(routes []*Route) {
 			for _, a := range p.Attachments {
 				for _, h := range a.Hostnames {
 					s := slot{a.Listener, h}
-					if w := winners[s]; w == nil || routeOlder(r, w) {
+					if w := winners[s]; w == nil || Older(r.Source, w.Source) {
 						winners[s] = r
 					}
 				}
@@ -118,12 +119,12 @@ func settleTLSClaims(routes []*Route) {
 	}
 }
 
-// routeOlder says whether route a takes precedence over b: the older, then
-// the first by namespace and name.
-func routeOlder(a, b *Route) bool {
-	ta, tb := a.Source.GetCreationTimestamp(), b.Source.GetCreationTimestamp()
+// Older orders objects that compete for one thing (policies for a target,
+// routes for a hostname): the older first, then by namespace and name.
+func Older(a, b client.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
 	if !ta.Equal(&tb) {
 		return ta.Before(&tb)
 	}
-	return a.Key.String() < b.Key.String()
+	return client.ObjectKeyFromObject(a).String() < client.ObjectKeyFromObject(b).String()
 }

@@ -62,24 +62,16 @@ func (m *agentMetrics) observe(ev agent.Event) {
 		delete(m.sent, k)
 		m.mu.Unlock()
 		if ev.Message != "OK" {
-			metrics.Applies.With(withResult(gw, metrics.ApplyFailed)).Inc()
+			metrics.Applies.WithLabelValues(ev.Key.Namespace, ev.Key.Name, metrics.ApplyFailed).Inc()
 			return
 		}
-		metrics.Applies.With(withResult(gw, metrics.ApplyApplied)).Inc()
+		metrics.Applies.WithLabelValues(ev.Key.Namespace, ev.Key.Name, metrics.ApplyApplied).Inc()
 		if ok {
 			metrics.ApplySeconds.With(gw).Observe(m.now().Sub(at).Seconds())
 		}
 	case agent.EventPushTimedOut:
-		metrics.Applies.With(withResult(gw, metrics.ApplyTimedOut)).Inc()
+		metrics.Applies.WithLabelValues(ev.Key.Namespace, ev.Key.Name, metrics.ApplyTimedOut).Inc()
 	case agent.EventFilesReported:
 		metrics.Resyncs.With(gw).Inc()
 	}
-}
-
-func withResult(l map[string]string, result string) map[string]string {
-	out := map[string]string{metrics.LabelResult: result}
-	for k, v := range l {
-		out[k] = v
-	}
-	return out
 }

@@ -32,15 +32,6 @@ func TargetsOf(p client.Object, refs []gatewayv1.LocalPolicyTargetReference) []T
 	return out
 }
 
-// older orders policies: older first (creation time), then by namespace/name.
-func older(a, b client.Object) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		return ta.Before(&tb)
-	}
-	return client.ObjectKeyFromObject(a).String() < client.ObjectKeyFromObject(b).String()
-}
-
 // values lists a map's policies, in no particular order.
 func values[T client.Object](m map[types.NamespacedName]T) []T {
 	out := make([]T, 0, len(m))
@@ -63,7 +54,7 @@ func unreadable(in *graph.Input, kind string, p client.Object) *metav1.Condition
 
 func sortPolicies[T client.Object](ps []T) []T {
 	out := append([]T(nil), ps...)
-	sort.SliceStable(out, func(i, j int) bool { return older(out[i], out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return graph.Older(out[i], out[j]) })
 	return out
 }
 

@@ -189,23 +189,33 @@ func passesThrough(addr string, want serverCert, ns, app string) error {
 	return nil
 }
 
-// terminates connects with want's hostname as SNI and checks that NGINX
-// presents want (the HTTPS listener's certificate) and that a GET reaches a
-// pod of Deployment app, which sees the request as on any HTTPS listener:
-// the client's address, scheme https and port 443, although the connection
-// went through the stream front and a unix socket.
-func terminates(addr string, want serverCert, ns, app string) error {
+// terminatedBy connects with want's hostname as SNI, checks that NGINX
+// presents want (the listener's certificate), and that a GET reaches a pod
+// of Deployment app; it returns what the pod saw.
+func terminatedBy(addr string, want serverCert, ns, app string) (echoHeaders, error) {
+	var got echoHeaders
 	conn, err := dialPresented(addr, want)
 	if err != nil {
-		return err
+		return got, err
 	}
 	defer conn.Close()
-	var got echoHeaders
 	if err := getOver(conn, want.host, &got); err != nil {
-		return err
+		return got, err
 	}
 	if !strings.HasPrefix(got.Pod, app+"-") {
-		return fmt.Errorf("SNI %s: answered by pod %q, want one of %s/%s", want.host, got.Pod, ns, app)
+		return got, fmt.Errorf("SNI %s: answered by pod %q, want one of %s/%s", want.host, got.Pod, ns, app)
+	}
+	return got, nil
+}
+
+// terminates checks an HTTPS listener (terminatedBy) whose backend sees
+// the request as on any HTTPS listener: the client's address, scheme https
+// and port 443, although the connection went through the stream front and
+// a unix socket.
+func terminates(addr string, want serverCert, ns, app string) error {
+	got, err := terminatedBy(addr, want, ns, app)
+	if err != nil {
+		return err
 	}
 	for _, h := range [][2]string{{"X-Forwarded-For", gatewayClientIP()}, {"X-Forwarded-Proto", "https"}, {"X-Forwarded-Port", "443"}} {
 		if v := got.Headers[h[0]]; len(v) != 1 || v[0] != h[1] {
@@ -215,22 +225,13 @@ func terminates(addr string, want serverCert, ns, app string) error {
 	return nil
 }
 
-// terminatedAsIs connects with want's hostname as SNI and checks that NGINX
-// presents want (the Terminate listener's certificate) and passes the
-// decrypted bytes on as they are: a GET reaches a pod of Deployment app,
-// without the X-Forwarded-* headers an HTTP proxy would add.
+// terminatedAsIs checks a TLS listener in mode Terminate (terminatedBy)
+// that passes the decrypted bytes on as they are: the backend sees none of
+// the X-Forwarded-* headers an HTTP proxy would add.
 func terminatedAsIs(addr string, want serverCert, ns, app string) error {
-	conn, err := dialPresented(addr, want)
+	got, err := terminatedBy(addr, want, ns, app)
 	if err != nil {
 		return err
-	}
-	defer conn.Close()
-	var got echoHeaders
-	if err := getOver(conn, want.host, &got); err != nil {
-		return err
-	}
-	if !strings.HasPrefix(got.Pod, app+"-") {
-		return fmt.Errorf("SNI %s: answered by pod %q, want one of %s/%s", want.host, got.Pod, ns, app)
 	}
 	for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto"} {
 		if v, ok := got.Headers[h]; ok {

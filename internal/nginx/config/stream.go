@@ -1,0 +1,35 @@
+package config
+
+// The stream context: the sniffers of cleartext ports (sniff.go) and the
+// TLS ports (tlspassthrough.go), in one file included from nginx.conf.
+
+// hasStream says whether the configuration has a stream context: sniffed
+// ports or TLS passthrough ports.
+func (c *Config) hasStream() bool { return len(c.Sniffed) > 0 || len(c.TLSPorts) > 0 }
+
+func (c *Config) streamConf() []byte {
+	w := &writer{}
+	w.comment(header)
+	if len(c.Sniffed) > 0 {
+		w.line("js_import", "gw", "from", SniffJSPath)
+		w.line("js_var", "$gw_proto", "h1")
+	}
+	w.line("proxy_protocol", "on")
+	if len(c.TLSPorts) > 0 {
+		for _, dir := range c.streamHashSizeDirectives() {
+			writeDirective(w, dir)
+		}
+	}
+	for _, port := range c.Sniffed {
+		w.blank()
+		w.open("server")
+		for _, l := range c.streamListens(port) {
+			w.line(l.words()...)
+		}
+		w.line("js_preread", "gw.preread")
+		w.line("proxy_pass", sniffSocket(port, "$gw_proto"))
+		w.close()
+	}
+	c.writeTLSPassthrough(w)
+	return w.bytes()
+}
