@@ -52,6 +52,9 @@ type Bundles struct {
 	grace   time.Duration
 	log     logr.Logger
 
+	// declaring makes SyncListed's listing and declaring one step.
+	declaring sync.Mutex
+
 	mu      sync.Mutex
 	data    map[string][]byte
 	started time.Time
@@ -68,6 +71,23 @@ func NewBundles(f BundleFetcher) *Bundles {
 func newBundles(f BundleFetcher, c clock.PassiveClock, grace time.Duration, log logr.Logger) *Bundles {
 	return &Bundles{fetcher: f, clock: c, grace: grace, log: log, data: map[string][]byte{},
 		started: c.Now(), lastWanted: map[string]time.Time{}}
+}
+
+// SyncListed runs list, which fills in from the informer cache, then Sync,
+// one caller at a time. Reconcilers snapshot concurrently; a snapshot listed
+// before a newer one but declared after it would tell the fetcher that a
+// bundle just reported is not wanted, and the fetcher would forget its
+// integrity failure or backoff and fetch it again at the next declaration.
+// The cache only moves forward, so in this order every declaration is at
+// least as new as the one before.
+func (b *Bundles) SyncListed(in *graph.Input, list func() error) error {
+	b.declaring.Lock()
+	defer b.declaring.Unlock()
+	if err := list(); err != nil {
+		return err
+	}
+	b.Sync(in)
+	return nil
 }
 
 // Sync declares every bundle the snapshot's WAF policies need (the full set:

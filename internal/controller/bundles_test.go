@@ -155,3 +155,34 @@ func TestBundleInForceSurvivesRestartAndPrune(t *testing.T) {
 		t.Errorf("the bundle nobody refers to is still cached (%v)", err)
 	}
 }
+
+// TestSyncListedDeclaresInListingOrder: a snapshot listed while another
+// caller declares waits its turn, so an older listing is never declared
+// after a newer one (the fetcher would forget the newer one's failures).
+func TestSyncListedDeclaresInListingOrder(t *testing.T) {
+	f := &recordingFetcher{}
+	b := newBundles(f, clocktesting.NewFakePassiveClock(time.Now()), time.Hour, logr.Discard())
+	older := wafInput(shaHex([]byte("old")), "s3://plm/old.tgz", "1", nil)
+	newer := wafInput(shaHex([]byte("new")), "s3://plm/new.tgz", "2", nil)
+
+	listing, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 2)
+	go func() {
+		done <- b.SyncListed(older, func() error { close(listing); <-release; return nil })
+	}()
+	<-listing
+	go func() { done <- b.SyncListed(newer, func() error { return nil }) }()
+	// Without the ordering, the newer listing is declared during this pause.
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.wants) != 2 {
+		t.Fatalf("%d declarations, want 2", len(f.wants))
+	}
+	if got := f.wants[1][0].Location; got != "s3://plm/new.tgz" {
+		t.Errorf("the last declaration wants %s; the newer listing must be declared last", got)
+	}
+}

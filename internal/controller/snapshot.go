@@ -188,8 +188,18 @@ func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in 
 // ReferenceGrant, and what the fetcher has of their bundles. The snapshot
 // then says which bundles are wanted in full: without the grants, the
 // bundles of APPolicies in other namespaces would look unwanted, and the
-// fetcher would forget their backoff and integrity failures.
+// fetcher would forget their backoff and integrity failures. With a
+// fetcher, the listing and the declaration are one step (SyncListed).
 func addWAF(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+	list := func() error { return listWAF(ctx, c, cfg.PLMGroup, in) }
+	if cfg.Bundles == nil {
+		return list()
+	}
+	return cfg.Bundles.SyncListed(in, list)
+}
+
+// listWAF adds what addWAF lists.
+func listWAF(ctx context.Context, c client.Reader, plmGroup string, in *graph.Input) error {
 	refGrants := &gatewayv1beta1.ReferenceGrantList{}
 	if err := c.List(ctx, refGrants); err != nil {
 		return fmt.Errorf("listing ReferenceGrants: %w", err)
@@ -204,16 +214,13 @@ func addWAF(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) e
 	for i := range wafs.Items {
 		in.Add(&wafs.Items[i])
 	}
-	for _, l := range plmLists(cfg.PLMGroup) {
+	for _, l := range plmLists(plmGroup) {
 		if err := c.List(ctx, l); err != nil {
 			return fmt.Errorf("listing %T: %w", l, err)
 		}
 		if err := meta.EachListItem(l, func(o runtime.Object) error { in.Add(o); return nil }); err != nil {
 			return err
 		}
-	}
-	if cfg.Bundles != nil {
-		cfg.Bundles.Sync(in)
 	}
 	return nil
 }
