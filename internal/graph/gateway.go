@@ -67,6 +67,7 @@ func build(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
 	g := &Gateway{Source: gw, Key: gwKey, Class: class}
 	rejected := g.accept(in, problem)
 	g.Listeners = buildListeners(in, gw)
+	rejectReservedPorts(g.Listeners, g.NginxProxy)
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
 		g.Conditions = append(g.Conditions, *c)

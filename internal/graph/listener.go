@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -321,6 +322,34 @@ func markConflicts(ls []*Listener) {
 		l.Valid, l.Attachable = false, false
 		l.Conditions = conditions.Set(l.Conditions, conditions.True(string(gatewayv1.ListenerConditionConflicted), string(reason), msg))
 		l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg))
+	}
+}
+
+// reservedPorts are the ports the data plane's own servers use in the pod
+// under an effective NginxProxy, with what uses each: a listener there would
+// fail to bind, or take the port from them.
+func reservedPorts(np *v1alpha2.NginxProxySpec) map[gatewayv1.PortNumber]string {
+	out := map[gatewayv1.PortNumber]string{}
+	if p := np.MetricsPort(); p != 0 {
+		out[gatewayv1.PortNumber(p)] = "the data plane's metrics (the NginxProxy's metrics.port; 9113 unless set)"
+	}
+	if np.WAF == v1alpha2.WAFEnabled {
+		out[v1alpha2.WAFEnforcerPort] = "the WAF enforcer"
+	}
+	return out
+}
+
+// rejectReservedPorts refuses the listeners on a port the data plane uses.
+func rejectReservedPorts(ls []*Listener, np *v1alpha2.NginxProxySpec) {
+	reserved := reservedPorts(np)
+	for _, l := range ls {
+		what, ok := reserved[l.Source.Port]
+		if !ok || !l.Attachable {
+			continue
+		}
+		l.Valid, l.Attachable = false, false
+		l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(gatewayv1.ListenerReasonPortUnavailable),
+			fmt.Sprintf("port %d is taken in the data-plane pod by %s; use another port", l.Source.Port, what)))
 	}
 }
 

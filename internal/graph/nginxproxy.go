@@ -33,6 +33,13 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		out.Logging.ErrorLevel = pick(g.Logging.ErrorLevel, out.Logging.ErrorLevel)
 		out.Logging.AgentLevel = pick(g.Logging.AgentLevel, out.Logging.AgentLevel)
 	}
+	if g.Metrics != nil {
+		if out.Metrics == nil {
+			out.Metrics = &v1alpha2.Metrics{}
+		}
+		out.Metrics.Port = pick(g.Metrics.Port, out.Metrics.Port)
+		out.Metrics.Disable = pick(g.Metrics.Disable, out.Metrics.Disable)
+	}
 	if g.Kubernetes != nil {
 		if out.Kubernetes == nil {
 			out.Kubernetes = &v1alpha2.KubernetesSpec{}

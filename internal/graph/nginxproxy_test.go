@@ -145,3 +145,68 @@ func TestEffectiveNginxProxyLeavesInputs(t *testing.T) {
 		t.Errorf("the class's spec was modified: type %s", got)
 	}
 }
+
+// TestListenersOnDataPlanePorts: a listener cannot take a port the data
+// plane's own servers use in the pod (metrics, the WAF enforcer); it is
+// refused with PortUnavailable, the Gateway's other listeners keep working,
+// and the port is free again once the NginxProxy moves or disables them.
+func TestListenersOnDataPlanePorts(t *testing.T) {
+	off := &v1alpha2.Metrics{Disable: ptr.To(true)}
+	cases := []struct {
+		name string
+		np   *v1alpha2.NginxProxySpec
+		port gatewayv1.PortNumber
+		want string // "" when the listener is accepted
+	}{
+		{"default metrics port", nil, 9113, "port 9113 is taken in the data-plane pod by the data plane's metrics"},
+		{"metrics disabled", &v1alpha2.NginxProxySpec{Metrics: off}, 9113, ""},
+		{"metrics moved", &v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))}}, 9113, ""},
+		{"moved metrics port", &v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))}}, 9200, "port 9200 is taken"},
+		{"WAF enforcer port", &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled}, 50000, "port 50000 is taken in the data-plane pod by the WAF enforcer"},
+		{"enforcer port without WAF", &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFDisabled}, 50000, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := overlayInput(nil, tc.np)
+			gw := in.Gateways[key("default", "gw")]
+			gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayv1.Listener{Name: "extra", Port: tc.port, Protocol: gatewayv1.HTTPProtocolType})
+			g := Build(in, key("default", "gw"))
+			if !g.Valid || !g.Listeners[0].Valid {
+				t.Fatalf("the Gateway and its other listener must keep working: %+v", g.Conditions)
+			}
+			l := g.Listeners[1]
+			c := meta.FindStatusCondition(l.Conditions, string(gatewayv1.ListenerConditionAccepted))
+			if tc.want == "" {
+				if !l.Valid || c.Status != metav1.ConditionTrue {
+					t.Errorf("listener on %d refused: %s %q", tc.port, c.Reason, c.Message)
+				}
+				return
+			}
+			if l.Valid || l.Attachable || c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.ListenerReasonPortUnavailable) || !strings.Contains(c.Message, tc.want) {
+				t.Errorf("listener on %d: valid=%v %s %s %q, want PortUnavailable %q", tc.port, l.Valid, c.Status, c.Reason, c.Message, tc.want)
+			}
+		})
+	}
+}
+
+// TestMetricsOverlay: the Gateway's NginxProxy overrides the class's metrics
+// field by field, and a port from one that the other's WAF makes the
+// enforcer's is refused.
+func TestMetricsOverlay(t *testing.T) {
+	class := &v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))}}
+	if got := EffectiveNginxProxy(class, &v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Disable: ptr.To(true)}}).MetricsPort(); got != 0 {
+		t.Errorf("the Gateway disabled metrics; port %d", got)
+	}
+	if got := EffectiveNginxProxy(class, &v1alpha2.NginxProxySpec{WorkerConnections: ptr.To(int32(64))}).MetricsPort(); got != 9200 {
+		t.Errorf("the class's port is 9200; got %d", got)
+	}
+	if got := EffectiveNginxProxy(nil, nil).MetricsPort(); got != v1alpha2.DefaultMetricsPort {
+		t.Errorf("default port %d, want %d", got, v1alpha2.DefaultMetricsPort)
+	}
+	in := overlayInput(&v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(v1alpha2.WAFEnforcerPort))}}, &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled})
+	g := Build(in, key("default", "gw"))
+	accepted := meta.FindStatusCondition(g.Conditions, string(gatewayv1.GatewayConditionAccepted))
+	if g.Valid || accepted.Reason != string(gatewayv1.GatewayReasonInvalidParameters) || !strings.Contains(accepted.Message, validation.MsgMetricsPortWAF) {
+		t.Errorf("Gateway valid=%v %s %q; want InvalidParameters %q", g.Valid, accepted.Reason, accepted.Message, validation.MsgMetricsPortWAF)
+	}
+}

@@ -13,6 +13,7 @@ import (
 const (
 	MsgLBIPNotIPv4        = "loadBalancerIP must be an IPv4 address when ipFamily is ipv4"
 	MsgLBIPNotIPv6        = "loadBalancerIP must be an IPv6 address when ipFamily is ipv6"
+	MsgMetricsPortWAF     = "metrics.port cannot be 50000 when waf is enabled: the WAF enforcer listens there"
 	MsgLBIPType           = "loadBalancerIP can only be set when type is LoadBalancer"
 	MsgLBRangesType       = "loadBalancerSourceRanges can only be set when type is LoadBalancer"
 	MsgTrafficPolicyType  = "externalTrafficPolicy can only be set when type is NodePort or LoadBalancer"
@@ -47,6 +48,13 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		if l.AgentLevel != nil {
 			errs = append(errs, enum(spec.Child("logging", "agentLevel"), string(*l.AgentLevel),
 				"debug", "info", "warn", "error")...)
+		}
+	}
+	if m := s.Metrics; m != nil && m.Port != nil {
+		port := spec.Child("metrics", "port")
+		errs = append(errs, intRange(port, int64(*m.Port), 1, 65535)...)
+		if s.WAF == v1alpha2.WAFEnabled && *m.Port == v1alpha2.WAFEnforcerPort {
+			errs = append(errs, field.Invalid(spec, "object", MsgMetricsPortWAF))
 		}
 	}
 	if k := s.Kubernetes; k != nil {

@@ -252,6 +252,15 @@ func nginxProxyCases() []Case {
 		{Name: "NginxProxy: ipFamily ipv5", Object: np(func(s *v1alpha2.NginxProxySpec) { s.IPFamily = ptr(v1alpha2.IPFamily("ipv5")) }), Field: "spec.ipFamily", Message: `Unsupported value: "ipv5"`},
 		{Name: "NginxProxy: workerConnections 0", Object: np(func(s *v1alpha2.NginxProxySpec) { s.WorkerConnections = ptr(int32(0)) }), Field: "spec.workerConnections", Message: "should be greater than or equal to 1"},
 		{Name: "NginxProxy: workerConnections 65536", Object: np(func(s *v1alpha2.NginxProxySpec) { s.WorkerConnections = ptr(int32(65536)) }), Field: "spec.workerConnections", Message: "should be less than or equal to 65535"},
+		{Name: "NginxProxy: metrics on port 9200", Object: np(func(s *v1alpha2.NginxProxySpec) { s.Metrics = &v1alpha2.Metrics{Port: ptr(int32(9200))} })},
+		{Name: "NginxProxy: metrics disabled", Object: np(func(s *v1alpha2.NginxProxySpec) { s.Metrics = &v1alpha2.Metrics{Disable: ptr(true)} })},
+		{Name: "NginxProxy: metrics port 0", Object: np(func(s *v1alpha2.NginxProxySpec) { s.Metrics = &v1alpha2.Metrics{Port: ptr(int32(0))} }), Field: "spec.metrics.port", Message: "should be greater than or equal to 1"},
+		{Name: "NginxProxy: metrics port 65536", Object: np(func(s *v1alpha2.NginxProxySpec) { s.Metrics = &v1alpha2.Metrics{Port: ptr(int32(65536))} }), Field: "spec.metrics.port", Message: "should be less than or equal to 65535"},
+		{Name: "NginxProxy: metrics on the WAF enforcer's port", Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.WAF = v1alpha2.WAFEnabled
+			s.Metrics = &v1alpha2.Metrics{Port: ptr(int32(v1alpha2.WAFEnforcerPort))}
+		}), Field: "spec", Message: validation.MsgMetricsPortWAF},
+		{Name: "NginxProxy: metrics on 50000 without WAF", Object: np(func(s *v1alpha2.NginxProxySpec) { s.Metrics = &v1alpha2.Metrics{Port: ptr(int32(50000))} })},
 		{Name: "NginxProxy: errorLevel verbose", Object: np(func(s *v1alpha2.NginxProxySpec) {
 			s.Logging = &v1alpha2.NginxLogging{ErrorLevel: ptr(v1alpha2.NginxErrorLevel("verbose"))}
 		}), Field: "spec.logging.errorLevel", Message: `Unsupported value: "verbose"`},

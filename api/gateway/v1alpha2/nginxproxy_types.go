@@ -61,6 +61,7 @@ const (
 //
 // +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IPv4 address when ipFamily is ipv4",rule="!has(self.ipFamily) || self.ipFamily != 'ipv4' || !has(self.kubernetes) || !has(self.kubernetes.service) || !has(self.kubernetes.service.loadBalancerIP) || !isIP(self.kubernetes.service.loadBalancerIP) || ip(self.kubernetes.service.loadBalancerIP).family() == 4"
 // +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IPv6 address when ipFamily is ipv6",rule="!has(self.ipFamily) || self.ipFamily != 'ipv6' || !has(self.kubernetes) || !has(self.kubernetes.service) || !has(self.kubernetes.service.loadBalancerIP) || !isIP(self.kubernetes.service.loadBalancerIP) || ip(self.kubernetes.service.loadBalancerIP).family() == 6"
+// +kubebuilder:validation:XValidation:message="metrics.port cannot be 50000 when waf is enabled: the WAF enforcer listens there",rule="!has(self.waf) || self.waf != 'enabled' || !has(self.metrics) || !has(self.metrics.port) || self.metrics.port != 50000"
 type NginxProxySpec struct {
 	// WAF turns the F5 WAF (NGINX App Protect v5) on or off. When enabled, each
 	// data-plane pod runs the waf-enforcer and waf-config-mgr containers beside
@@ -93,6 +94,51 @@ type NginxProxySpec struct {
 	// each Gateway.
 	// +optional
 	Kubernetes *KubernetesSpec `json:"kubernetes,omitempty"`
+
+	// Metrics configures the Prometheus metrics of each data-plane pod:
+	// NGINX's connections and requests (stub_status, collected by nginx-agent
+	// once a minute), labelled with the Gateway's namespace and name, served
+	// on the pod's port named metrics. On by default. Changing it rolls the
+	// data-plane pods.
+	// +optional
+	Metrics *Metrics `json:"metrics,omitempty"`
+}
+
+// Data-plane ports that listeners cannot use.
+const (
+	// DefaultMetricsPort is where the data plane serves its metrics unless
+	// metrics.port says otherwise.
+	DefaultMetricsPort = 9113
+	// WAFEnforcerPort is where the WAF enforcer listens for NGINX, in the
+	// pod, when WAF is enabled.
+	WAFEnforcerPort = 50000
+)
+
+// Metrics configures the data plane's Prometheus metrics.
+type Metrics struct {
+	// Port is the pod's port serving the metrics at /metrics, from 1 to
+	// 65535. Defaults to 9113. A Gateway listener cannot use it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// Disable turns the data plane's metrics off: no port, no collection.
+	// +optional
+	Disable *bool `json:"disable,omitempty"`
+}
+
+// MetricsPort is the data plane's metrics port, or 0 when metrics are off.
+func (s *NginxProxySpec) MetricsPort() int32 {
+	switch {
+	case s.Metrics == nil:
+		return DefaultMetricsPort
+	case s.Metrics.Disable != nil && *s.Metrics.Disable:
+		return 0
+	case s.Metrics.Port != nil:
+		return *s.Metrics.Port
+	}
+	return DefaultMetricsPort
 }
 
 // NginxErrorLevel is the level of NGINX's error log.
