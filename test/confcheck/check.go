@@ -56,6 +56,8 @@ type use struct {
 // server is what one server block defines, for checks inside it.
 type server struct {
 	locations map[string]bool
+	// listens are the addresses of the listen directives read so far.
+	listens []string
 }
 
 // Check reads a Gateway's rendered files from nginx.conf and returns every

@@ -116,6 +116,7 @@ func TestDefectsAreFound(t *testing.T) {
 		{"an invalid size", config.IncludesDir + "proxy-settings.conf", "8k", "8g", "proxy_buffer_size"},
 		{"an endpoint that is not an address", config.UpstreamsConfPath, "10.0.0.1:8080", "backend.example.com:8080", "not an IP address"},
 		{"an included file missing", config.MainConfPath, "conf.d/servers.conf", "conf.d/other.conf", "not rendered"},
+		{"NGINX's counts on a public port", servers, "internal;\n        return 404;", "internal;\n        stub_status;", "stub_status in a server that does not listen on unix:/var/run/nginx/nginx-status.sock alone"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package confcheck
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,7 @@ var rules = map[string]rule{
 	"real_ip_header":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
 	"location":               {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
 	"internal":               {ctx: inLocation, min: 0, max: 0},
+	"stub_status":            {ctx: inLocation, min: 0, max: 0, check: stubStatus},
 	"if":                     {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
 	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
 	"rewrite":                {ctx: inLocation, min: 2, max: 3, check: rewrite},
@@ -215,6 +217,9 @@ var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol"}
 
 func listen(c *checker, d *Directive) {
 	addr := d.Args[0].Value
+	if c.server != nil {
+		c.server.listens = append(c.server.listens, addr)
+	}
 	port := strings.TrimPrefix(addr, "[::]:")
 	switch {
 	case strings.HasPrefix(addr, "unix:"+config.RunDir) && strings.HasSuffix(addr, ".sock"):
@@ -241,6 +246,14 @@ func serverName(c *checker, d *Directive) {
 // location checks a location's path: a route's match (a path Exact and
 // PathPrefix matches may have, or a regular expression), an internal
 // location, or the named location for refused client certificates.
+// stubStatus: NGINX's counts are served to nginx-agent in the pod only, on
+// the status socket, never on a port clients reach.
+func stubStatus(c *checker, d *Directive) {
+	if c.server == nil || !slices.Equal(c.server.listens, []string{config.StatusSocket}) {
+		c.fail(d, "stub_status in a server that does not listen on %s alone", config.StatusSocket)
+	}
+}
+
 func location(c *checker, d *Directive) {
 	mod, path := "", d.Args[0].Value
 	if len(d.Args) == 2 {

@@ -72,10 +72,11 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 }
 
 func mainSettings(np *v1alpha2.NginxProxySpec) Main {
-	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true}
+	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true}
 	if np == nil {
 		return m
 	}
+	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
 		m.WorkerConnections = *np.WorkerConnections
 	}

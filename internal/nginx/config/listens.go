@@ -124,6 +124,9 @@ func (c *Config) ListeningSockets() []string {
 	for _, p := range c.TLSPorts {
 		add(c.streamListens(p.Port))
 	}
+	if c.Main.StubStatus {
+		add([]listen{{addr: StatusSocket}})
+	}
 	return out
 }
 

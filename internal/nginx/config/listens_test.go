@@ -38,22 +38,26 @@ func TestListeningSocketsAreNginxs(t *testing.T) {
 		name   string
 		in     func(t *testing.T) *graph.Input
 		family v1alpha2.IPFamily
-		want   int
+		// noMetrics turns the data plane's metrics off; they are on by
+		// default, and their status server is one unix socket more.
+		noMetrics bool
+		want      int
 	}{
-		{"HTTP on IPv4 and IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, "", 2},
-		{"HTTP on IPv4", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, 1},
-		{"HTTP on IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv6, 1},
-		{"HTTP and HTTPS", func(t *testing.T) *graph.Input { return hostsInput(t, "a.example.com") }, "", 4},
+		{"HTTP on IPv4 and IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, "", false, 3},
+		{"HTTP on IPv4", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, false, 2},
+		{"HTTP on IPv4, no metrics", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, true, 1},
+		{"HTTP on IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv6, false, 2},
+		{"HTTP and HTTPS", func(t *testing.T) *graph.Input { return hostsInput(t, "a.example.com") }, "", true, 4},
 		// The stream server on both families, and two unix sockets.
-		{"HTTP and gRPC on one port", func(*testing.T) *graph.Input { return httpInput(grpc) }, "", 4},
-		{"HTTP and gRPC on one port, IPv4", func(*testing.T) *graph.Input { return httpInput(grpc) }, v1alpha2.IPFamilyIPv4, 3},
+		{"HTTP and gRPC on one port", func(*testing.T) *graph.Input { return httpInput(grpc) }, "", true, 4},
+		{"HTTP and gRPC on one port, IPv4", func(*testing.T) *graph.Input { return httpInput(grpc) }, v1alpha2.IPFamilyIPv4, true, 3},
 		// The 500 sink answering the share of a missing backend: two unix sockets.
-		{"a split with a missing backend", func(*testing.T) *graph.Input { return httpInput(split) }, "", 4},
+		{"a split with a missing backend", func(*testing.T) *graph.Input { return httpInput(split) }, "", true, 4},
 		// HTTP on both families (2); on 443, the stream server on both
 		// families (2), the HTTPS servers' socket, the closing server's and
 		// the two passing servers' (one to app, one sharing with a missing
 		// Service).
-		{"TLS passthrough and HTTPS on one port", passthroughTwoRoutes, "", 8},
+		{"TLS passthrough and HTTPS on one port", passthroughTwoRoutes, "", true, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,6 +67,9 @@ func TestListeningSocketsAreNginxs(t *testing.T) {
 			}
 			if c.family != "" {
 				g.NginxProxy.IPFamily = ptr.To(c.family)
+			}
+			if c.noMetrics {
+				g.NginxProxy.Metrics = &v1alpha2.Metrics{Disable: ptr.To(true)}
 			}
 			cfg := config.Build(g, config.Includes{})
 			sockets := cfg.ListeningSockets()

@@ -20,6 +20,11 @@ const (
 	IncludesDir       = "/etc/nginx/includes/"
 	RunDir            = "/var/run/nginx/"
 	CacheDir          = "/var/cache/nginx/"
+	// StatusSocket is where NGINX serves stub_status to nginx-agent, which
+	// finds it in the configuration and turns it into the pod's metrics.
+	StatusSocket = "unix:" + RunDir + "nginx-status.sock"
+	// StatusPath is the location of stub_status on StatusSocket.
+	StatusPath = "/stub_status"
 	// AgentErrorLog is the error log nginx-agent watches after reloads; the
 	// data-plane entrypoint (build/dataplane/entrypoint.sh) bounds its size.
 	AgentErrorLog = "/var/log/nginx/error.log"
@@ -67,6 +72,9 @@ type Main struct {
 	ErrorLevel        string
 	IPv4, IPv6        bool
 	Modules           []string
+	// StubStatus serves NGINX's connection and request counts on
+	// StatusSocket, for the data plane's metrics.
+	StubStatus bool
 }
 
 // Server is one server block.

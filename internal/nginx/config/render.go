@@ -99,7 +99,23 @@ func (c *Config) httpConf() []byte {
 	for _, s := range c.Splits {
 		writeSplit(w, "$request_id", s)
 	}
+	if c.Main.StubStatus {
+		writeStatusServer(w)
+	}
 	return w.bytes()
+}
+
+// writeStatusServer writes the server only nginx-agent reaches, inside the
+// pod, for NGINX's connection and request counts.
+func writeStatusServer(w *writer) {
+	w.blank()
+	w.open("server")
+	w.line("listen", StatusSocket)
+	w.line("access_log", "off")
+	w.open("location", "=", StatusPath)
+	w.line("stub_status")
+	w.close()
+	w.close()
 }
 
 // writeSplit writes a split_clients block hashing key.
