@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"time"
@@ -52,6 +53,14 @@ type AgentConfigParams struct {
 	// AllowedDirectories are where files may be pushed;
 	// DefaultAllowedDirectories when nil.
 	AllowedDirectories []string
+	// MetricsPort, when not zero, turns on the agent's metrics: it collects
+	// NGINX's stub_status (the configuration's status server) and serves it
+	// in Prometheus format on this port of the pod, labelled with the
+	// Gateway's namespace and name.
+	MetricsPort int
+	// MetricsHost is the address the metrics are served on; every address
+	// of the pod when empty.
+	MetricsHost string
 }
 
 // The YAML shape of nginx-agent.conf (nginx-agent's internal/config types).
@@ -65,6 +74,89 @@ type agentConf struct {
 	DataPlaneConfig    *agentDataPlane   `json:"data_plane_config,omitempty"`
 	Watchers           agentWatchers     `json:"watchers"`
 	Client             agentClient       `json:"client"`
+	Collector          *agentCollector   `json:"collector,omitempty"`
+}
+
+// agentCollector is the agent's OpenTelemetry collector: NGINX's metrics,
+// labelled with the Gateway, to a Prometheus endpoint. The agent adds the
+// rest of its defaults (host metrics, an OTLP exporter to the command
+// server); a pipeline named default replaces the agent's own, which would
+// send every metric to Gatewall's agent server, which has no OTLP service.
+type agentCollector struct {
+	// ConfigPath is where the agent writes the collector's configuration:
+	// in an allowed directory, and writable (/etc/nginx-agent is a
+	// ConfigMap).
+	ConfigPath string   `json:"config_path"`
+	Log        agentLog `json:"log"`
+	Processors struct {
+		Resource map[string]resourceProcessor `json:"resource"`
+	} `json:"processors"`
+	Exporters struct {
+		Prometheus struct {
+			Server struct {
+				Host string `json:"host"`
+				Port int    `json:"port"`
+			} `json:"server"`
+		} `json:"prometheus"`
+	} `json:"exporters"`
+	Pipelines struct {
+		Metrics map[string]agentPipeline `json:"metrics"`
+	} `json:"pipelines"`
+}
+
+type resourceProcessor struct {
+	Attributes []agentAttribute `json:"attributes"`
+}
+
+type agentAttribute struct {
+	Key    string `json:"key"`
+	Action string `json:"action"`
+	Value  string `json:"value"`
+}
+
+type agentPipeline struct {
+	Receivers  []string `json:"receivers"`
+	Processors []string `json:"processors"`
+	Exporters  []string `json:"exporters"`
+}
+
+// Metric labels of the data plane's metrics.
+const (
+	MetricLabelGatewayNamespace = "gateway_namespace"
+	MetricLabelGatewayName      = "gateway_name"
+)
+
+// collectorConfigPath is in /var/run/nginx, an allowed directory the pod
+// can write.
+const collectorConfigPath = "/var/run/nginx/nginx-agent-collector.yaml"
+
+// metricsCollector is the collector serving the metrics on port. Its only
+// receiver is the agent's NGINX receiver ("nginx_metrics" names the ones
+// the agent finds from the configuration's stub_status), so only NGINX's
+// metrics are collected, once a minute (the agent's fixed interval).
+func metricsCollector(p AgentConfigParams) *agentCollector {
+	c := &agentCollector{ConfigPath: collectorConfigPath}
+	// The collector writes a file at its log path when it starts; stderr
+	// is the container's log.
+	c.Log = agentLog{Level: p.logLevel(), Path: "/dev/stderr"}
+	c.Processors.Resource = map[string]resourceProcessor{"default": {Attributes: []agentAttribute{
+		{Key: MetricLabelGatewayNamespace, Action: "insert", Value: p.Gateway.Namespace},
+		{Key: MetricLabelGatewayName, Action: "insert", Value: p.Gateway.Name},
+	}}}
+	c.Exporters.Prometheus.Server.Host = p.MetricsHost
+	c.Exporters.Prometheus.Server.Port = p.MetricsPort
+	c.Pipelines.Metrics = map[string]agentPipeline{"default": {
+		Receivers: []string{"nginx_metrics"}, Processors: []string{"resource/default"}, Exporters: []string{"prometheus"},
+	}}
+	return c
+}
+
+// logLevel is the agent's log level; info when unset.
+func (p AgentConfigParams) logLevel() string {
+	if p.LogLevel == "" {
+		return "info"
+	}
+	return p.LogLevel
 }
 
 type agentClient struct {
@@ -166,14 +258,16 @@ func AgentConfig(p AgentConfigParams) ([]byte, error) {
 		c.AllowedDirectories = DefaultAllowedDirectories()
 	}
 	slices.Sort(c.AllowedDirectories)
-	// Only configuration: metrics would start an OpenTelemetry collector, the
-	// file watcher would report hand edits Gatewall ignores.
+	// Configuration, and metrics when asked for (they start the agent's
+	// OpenTelemetry collector); the file watcher would report hand edits
+	// Gatewall ignores.
 	c.Features = []string{"configuration"}
-	c.Labels = map[string]string{LabelGatewayName: p.Gateway.Name, LabelGatewayNamespace: p.Gateway.Namespace}
-	c.Log.Level = p.LogLevel
-	if c.Log.Level == "" {
-		c.Log.Level = "info"
+	if p.MetricsPort != 0 {
+		c.Features = append(c.Features, "metrics")
+		c.Collector = metricsCollector(p)
 	}
+	c.Labels = map[string]string{LabelGatewayName: p.Gateway.Name, LabelGatewayNamespace: p.Gateway.Namespace}
+	c.Log.Level = p.logLevel()
 	if p.ReloadMonitoringPeriod > 0 {
 		c.DataPlaneConfig = &agentDataPlane{}
 		c.DataPlaneConfig.NGINX.ReloadMonitoringPeriod = p.ReloadMonitoringPeriod.String()
@@ -209,6 +303,12 @@ func (p AgentConfigParams) validate() error {
 	}
 	if p.LogLevel != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, p.LogLevel) {
 		errs = append(errs, fmt.Errorf("log level %q is not debug, info, warn or error", p.LogLevel))
+	}
+	if p.MetricsPort < 0 || p.MetricsPort > 65535 {
+		errs = append(errs, fmt.Errorf("metrics port %d is out of range", p.MetricsPort))
+	}
+	if p.MetricsHost != "" && net.ParseIP(p.MetricsHost) == nil {
+		errs = append(errs, fmt.Errorf("metrics host %q is not an IP address", p.MetricsHost))
 	}
 	if p.ReloadMonitoringPeriod < 0 {
 		errs = append(errs, errors.New("reload monitoring period is negative"))

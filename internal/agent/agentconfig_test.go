@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,57 @@ func TestAgentConfigInvalid(t *testing.T) {
 		mutate(&p)
 		if _, err := AgentConfig(p); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestAgentConfigMetrics: metrics turn on the agent's metrics feature and a
+// collector whose only pipeline takes NGINX's metrics, labels them with the
+// Gateway and serves them to Prometheus; its configuration file is
+// writable and in an allowed directory.
+func TestAgentConfigMetrics(t *testing.T) {
+	p := validParams()
+	p.MetricsPort = 9113
+	out, err := AgentConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Features           []string `json:"features"`
+		AllowedDirectories []string `json:"allowed_directories"`
+		Collector          map[string]any
+	}
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Features, ",") != "configuration,metrics" {
+		t.Errorf("features %v", got.Features)
+	}
+	want := map[string]any{
+		"config_path": "/var/run/nginx/nginx-agent-collector.yaml",
+		"log":         map[string]any{"level": "warn", "path": "/dev/stderr"},
+		"processors": map[string]any{"resource": map[string]any{"default": map[string]any{"attributes": []any{
+			map[string]any{"key": "gateway_namespace", "action": "insert", "value": "team-a"},
+			map[string]any{"key": "gateway_name", "action": "insert", "value": "42"},
+		}}}},
+		"exporters": map[string]any{"prometheus": map[string]any{"server": map[string]any{"host": "", "port": float64(9113)}}},
+		"pipelines": map[string]any{"metrics": map[string]any{"default": map[string]any{
+			"receivers": []any{"nginx_metrics"}, "processors": []any{"resource/default"}, "exporters": []any{"prometheus"},
+		}}},
+	}
+	if diff := compare(got.Collector, want); diff != "" {
+		t.Fatalf("%s\n%s", diff, out)
+	}
+	dir := filepath.Dir(want["config_path"].(string))
+	if !slices.Contains(got.AllowedDirectories, dir) {
+		t.Errorf("the collector's configuration is in %s, not an allowed directory %v", dir, got.AllowedDirectories)
+	}
+
+	p.MetricsPort, p.MetricsHost = 70000, "localhost"
+	_, err = AgentConfig(p)
+	for _, msg := range []string{"metrics port 70000 is out of range", `metrics host "localhost" is not an IP address`} {
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("error %v, want %q", err, msg)
 		}
 	}
 }

@@ -82,6 +82,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		CAFile:    provisioner.AgentCADir + "/" + provisioner.AgentCAFile,
 		TokenFile: provisioner.AgentTokenDir + "/" + provisioner.AgentTokenFile,
 		Gateway:   g.Key, LogLevel: level, ReloadMonitoringPeriod: p.ReloadMonitoringPeriod,
+		MetricsPort: int(g.NginxProxy.MetricsPort()),
 	})
 	if err != nil {
 		return provisioned{}, err

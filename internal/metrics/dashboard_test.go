@@ -58,12 +58,19 @@ func TestDashboardUsesRegisteredMetrics(t *testing.T) {
 		registered[f.GetName()] = true
 	}
 	name := regexp.MustCompile(`gatewall_[a-z_]+`)
+	nginx := regexp.MustCompile(`nginx_[a-z_]+`)
 	charted := map[string]bool{}
 	for _, p := range dash.Panels {
 		if len(p.Targets) == 0 {
 			t.Errorf("panel %q has no query", p.Title)
 		}
 		for _, q := range p.Targets {
+			for _, m := range nginx.FindAllString(q.Expr, -1) {
+				if _, ok := metrics.DataPlaneFamilies[m]; !ok && m != "nginx_connections_outcome" {
+					t.Errorf("panel %q queries %s, which the data plane does not serve", p.Title, m)
+				}
+				charted[m] = true
+			}
 			for _, m := range name.FindAllString(q.Expr, -1) {
 				base := regexp.MustCompile(`_(bucket|sum|count)$`).ReplaceAllString(m, "")
 				if !registered[m] && !registered[base] {
@@ -82,6 +89,9 @@ func TestDashboardUsesRegisteredMetrics(t *testing.T) {
 		if regexp.MustCompile(`^gatewall_`).MatchString(n) && !charted[n] && !uncharted[n] {
 			missing = append(missing, n)
 		}
+	}
+	if !charted["nginx_http_requests_total"] {
+		missing = append(missing, "nginx_http_requests_total")
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {

@@ -45,7 +45,13 @@ const (
 	wafConfigDir      = "/opt/app_protect/config"
 	wafSecurityLogDir = "/var/log/app_protect"
 	// WAFEnforcerPort is where the enforcer listens for NGINX, in the pod.
-	WAFEnforcerPort = 50000
+	WAFEnforcerPort = v1alpha2.WAFEnforcerPort
+	// MetricsPortName names the NGINX container's metrics port.
+	MetricsPortName = "metrics"
+	// Prometheus' conventional annotations on the data-plane pods.
+	ScrapeAnnotation     = "prometheus.io/scrape"
+	ScrapePortAnnotation = "prometheus.io/port"
+	ScrapePathAnnotation = "prometheus.io/path"
 	// TokenAudience is the audience of the agents' ServiceAccount tokens.
 	TokenAudience = "gatewall"
 	// nginxUID is the user NGINX and the agent run as.
@@ -134,7 +140,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		Name:            "nginx",
 		Image:           image(main, p.Images.NGINX),
 		ImagePullPolicy: pullPolicy(main),
-		Ports:           containerPorts(p.Ports),
+		Ports:           containerPorts(p.Ports, np.MetricsPort()),
 		Resources:       resources(main),
 		ReadinessProbe:  readinessProbe(p.Ports),
 		// No capability is added: NET_BIND_SERVICE would be lost at execve
@@ -194,6 +200,15 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		podAnnotations = map[string]string{}
 	}
 	podAnnotations[ControllerAnnotation] = p.Owner.ControllerName
+	if port := np.MetricsPort(); port != 0 {
+		// Prometheus' conventional pod annotations; the Gateway's
+		// infrastructure annotations win.
+		for k, v := range map[string]string{ScrapeAnnotation: "true", ScrapePortAnnotation: fmt.Sprint(port), ScrapePathAnnotation: "/metrics"} {
+			if _, set := podAnnotations[k]; !set {
+				podAnnotations[k] = v
+			}
+		}
+	}
 	// The agent reads its configuration at start: roll the pods when it changes.
 	podAnnotations[agentConfigHashAnnotation] = hash(p.AgentConfig)
 	return &appsv1.Deployment{
@@ -287,10 +302,14 @@ func sortedPorts(ports []int32) []int32 {
 	return out
 }
 
-func containerPorts(ports []int32) []corev1.ContainerPort {
+// containerPorts are the listeners' ports, then the metrics port (0: none).
+func containerPorts(ports []int32, metrics int32) []corev1.ContainerPort {
 	var out []corev1.ContainerPort
 	for _, p := range sortedPorts(ports) {
 		out = append(out, corev1.ContainerPort{Name: fmt.Sprintf("port-%d", p), ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	}
+	if metrics != 0 {
+		out = append(out, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: metrics, Protocol: corev1.ProtocolTCP})
 	}
 	return out
 }

@@ -67,15 +67,45 @@ func TestObjectsDefaults(t *testing.T) {
 		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
 		t.Errorf("not locked down: pod %+v container %+v", pod.SecurityContext, sc)
 	}
-	if len(c.Ports) != 2 || c.Ports[0].ContainerPort != 80 || c.Ports[1].ContainerPort != 443 {
+	if len(c.Ports) != 3 || c.Ports[0].ContainerPort != 80 || c.Ports[1].ContainerPort != 443 ||
+		c.Ports[2].Name != MetricsPortName || c.Ports[2].ContainerPort != v1alpha2.DefaultMetricsPort {
 		t.Errorf("container ports: %+v", c.Ports)
 	}
+	if a := dep.Spec.Template.Annotations; a[ScrapeAnnotation] != "true" || a[ScrapePortAnnotation] != "9113" || a[ScrapePathAnnotation] != "/metrics" {
+		t.Errorf("pod annotations %v do not tell Prometheus to scrape :9113/metrics", a)
+	}
+	// The metrics stay in the cluster: not a port of the Gateway's Service.
 	svc := find[*corev1.Service](t, p)
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || len(svc.Spec.Ports) != 2 {
 		t.Errorf("service: %+v", svc.Spec)
 	}
 	if svc.Spec.Selector[GatewayNameLabel] != "gw" || dep.Spec.Selector.MatchLabels[GatewayNameLabel] != "gw" {
 		t.Errorf("selectors do not select the Gateway's pods")
+	}
+}
+
+// TestObjectsMetrics: the NginxProxy moves or turns off the metrics port
+// and its scrape annotations; the Gateway's own annotations win.
+func TestObjectsMetrics(t *testing.T) {
+	moved := params(&v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))}})
+	moved.Gateway.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{ScrapeAnnotation: "false"}}
+	dep := find[*appsv1.Deployment](t, moved)
+	ports := dep.Spec.Template.Spec.Containers[0].Ports
+	if last := ports[len(ports)-1]; last.Name != MetricsPortName || last.ContainerPort != 9200 {
+		t.Errorf("container ports %+v, want metrics on 9200", ports)
+	}
+	if a := dep.Spec.Template.Annotations; a[ScrapeAnnotation] != "false" || a[ScrapePortAnnotation] != "9200" {
+		t.Errorf("pod annotations %v: the Gateway's scrape=false must stay, port 9200", a)
+	}
+
+	off := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Disable: ptr.To(true)}}))
+	for _, p := range off.Spec.Template.Spec.Containers[0].Ports {
+		if p.Name == MetricsPortName {
+			t.Errorf("metrics disabled, but the container has port %+v", p)
+		}
+	}
+	if _, ok := off.Spec.Template.Annotations[ScrapeAnnotation]; ok {
+		t.Errorf("metrics disabled, but the pod asks to be scraped: %v", off.Spec.Template.Annotations)
 	}
 }
 

@@ -47,6 +47,9 @@ type dataPlaneOptions struct {
 	token string
 	// logLevel of the agent; debug (for the failure output) when empty.
 	logLevel string
+	// metrics turns on the agent's metrics, served on a free port of the
+	// data plane's loopback address (dataPlane.metricsPort).
+	metrics bool
 }
 
 type dataPlane struct {
@@ -58,6 +61,8 @@ type dataPlane struct {
 	out    *syncBuffer
 	exited chan struct{}
 	tokens int // token versions written
+	// metricsPort serves the metrics when opts.metrics is set.
+	metricsPort int
 }
 
 // writeToken writes token the way the kubelet updates a projected volume:
@@ -131,6 +136,9 @@ func newDataPlane(t testing.TB, cp *controlPlane, opts dataPlaneOptions) *dataPl
 		}
 	}
 	tokenFile := d.writeToken(opts.token)
+	if opts.metrics {
+		d.metricsPort = freePort(t, d.ip)
+	}
 	conf, err := agent.AgentConfig(agent.AgentConfigParams{
 		ServerHost:             cp.ip,
 		ServerPort:             cp.port,
@@ -140,6 +148,8 @@ func newDataPlane(t testing.TB, cp *controlPlane, opts dataPlaneOptions) *dataPl
 		Gateway:                opts.labelGateway,
 		LogLevel:               cmp.Or(opts.logLevel, "debug"),
 		ReloadMonitoringPeriod: time.Second,
+		MetricsPort:            d.metricsPort,
+		MetricsHost:            metricsHost(d.metricsPort, d.ip),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +162,14 @@ func newDataPlane(t testing.TB, cp *controlPlane, opts dataPlaneOptions) *dataPl
 		}
 	})
 	return d
+}
+
+// metricsHost is ip when metrics are on: tests serve on loopback only.
+func metricsHost(port int, ip string) string {
+	if port == 0 {
+		return ""
+	}
+	return ip
 }
 
 // start starts the data plane as a new container.

@@ -165,31 +165,11 @@ func withGateway(gw types.NamespacedName, extra map[string]string) map[string]st
 	return out
 }
 
-// value is the series of f whose labels include want: a gauge's or
-// counter's value, a histogram's count; 0 when there is none.
+// value is the series of f whose labels include want (testenv.Series); 0
+// when there is none.
 func value(f *dto.MetricFamily, want map[string]string) float64 {
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			match = match && have[k] == v
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.GetHistogram() != nil:
-			return float64(m.GetHistogram().GetSampleCount())
-		case m.GetCounter() != nil:
-			return m.GetCounter().GetValue()
-		case m.GetGauge() != nil:
-			return m.GetGauge().GetValue()
-		}
-	}
-	return 0
+	v, _ := testenv.Series(map[string]*dto.MetricFamily{f.GetName(): f}, f.GetName(), want)
+	return v
 }
 
 // labelNames are a series' label names, sorted.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -118,12 +119,65 @@ func ManagerMetrics(t testing.TB, pod corev1.Pod, token string) map[string]*dto.
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("scraping the manager's metrics: %d %v: %.200s", code, err, body)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := parseMetrics(body)
 	if err != nil {
 		t.Fatalf("parsing the manager's metrics: %v", err)
 	}
 	return families
+}
+
+func parseMetrics(body []byte) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(bytes.NewReader(body))
+}
+
+// DataPlaneMetrics GETs a data-plane pod's metrics (plain HTTP, no
+// authentication: they are NGINX's counts) from addr (host:port) and parses
+// them with Prometheus' own text parser.
+func DataPlaneMetrics(addr string) (map[string]*dto.MetricFamily, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s: %.200s", resp.Status, body)
+	}
+	return parseMetrics(body)
+}
+
+// Series is the value of the series of family name whose labels include
+// labels, and whether there is one: a counter's, gauge's or untyped value, a
+// histogram's count.
+func Series(families map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	for _, m := range families[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range labels {
+			match = match && have[k] == v
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		}
+		return m.GetUntyped().GetValue(), true
+	}
+	return 0, false
 }
 
 // Gauge is the value of a family's only series (a gauge or an untyped
