@@ -9,9 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // recordConfiguration sets the size of a Gateway's published configuration.
@@ -24,9 +25,12 @@ func recordConfiguration(gw types.NamespacedName, files []config.File) {
 	metrics.ConfigurationFiles.With(metrics.Gateway(gw)).Set(float64(len(files)))
 }
 
-// recordRefused sets gatewall_refused_objects for a Gateway's graph: the
-// Gateway, its listeners and its routes' parentRefs that are not accepted.
-func recordRefused(g *graph.Gateway) {
+// recordRefused sets gatewall_refused_objects for a Gateway's translation:
+// the Gateway, its listeners, its routes' parentRefs and the policies that
+// have it as an ancestor (ProxySettingsPolicy, WAFGatewayBindingPolicy)
+// that are not accepted.
+func recordRefused(t *translate.Translation) {
+	g := t.Graph
 	counts := map[[2]string]int{}
 	add := func(kind string, conds []metav1.Condition) {
 		for _, c := range conds {
@@ -47,6 +51,13 @@ func recordRefused(g *graph.Gateway) {
 	for _, r := range g.Routes {
 		for _, p := range r.Parents {
 			add(r.Kind, p.Conditions)
+		}
+	}
+	for kind, outcomes := range map[string]map[types.NamespacedName]*policy.Outcome{
+		"ProxySettingsPolicy": t.ProxySettings.Outcomes, "WAFGatewayBindingPolicy": t.WAF.Outcomes,
+	} {
+		for _, o := range outcomes {
+			add(kind, []metav1.Condition{o.Accepted})
 		}
 	}
 	metrics.Refused.DeletePartialMatch(metrics.Gateway(g.Key))

@@ -36,7 +36,7 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	t = translate.Gateway(in, key)
 	if t != nil {
 		metrics.TranslationSeconds.With(metrics.Gateway(key)).Observe(time.Since(start).Seconds())
-		recordRefused(t.Graph) // once per translation: a reused one changes nothing
+		recordRefused(t) // once per translation: a reused one changes nothing
 	}
 	r.translationsMu.Lock()
 	defer r.translationsMu.Unlock()

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -22,7 +27,9 @@ import (
 // not bound to the metrics-reader role), and Gatewall's own families are
 // there with their types and labels (read with Prometheus' text parser);
 // a route change moves the translation, push and apply series of its
-// Gateway.
+// Gateway; an apply the data plane fails (a real reload failure) is counted
+// as failed with an ApplyFailed event on the Gateway, and the next good
+// one as applied with ApplyRecovered.
 func TestManagerMetrics(t *testing.T) {
 	ns := namespace(t, "e2e-metrics")
 	gatewayClass(t)
@@ -145,6 +152,70 @@ func TestManagerMetrics(t *testing.T) {
 			return nil
 		})
 	})
+
+	t.Run("a failed apply is counted and reported, then its recovery", func(t *testing.T) {
+		if before == nil {
+			t.Skip("the families were not read")
+		}
+		failed, applied := map[string]string{"result": "failed"}, map[string]string{"result": "applied"}
+		undo := failedApply(t, gw)
+		eventually(t, 60*time.Second, func() error {
+			if err := atLeast(testenv.ManagerMetrics(t, pod, token), "gatewall_applies_total", gw, failed, value(before["gatewall_applies_total"], withGateway(gw, failed))+1); err != nil {
+				return err
+			}
+			if evs, err := testenv.EventsAbout(rt.Client, gw, "ApplyFailed"); err != nil || len(evs) == 0 {
+				return fmt.Errorf("no ApplyFailed event on the Gateway (%v)", err)
+			}
+			return nil
+		})
+		// NGINX kept its last good configuration.
+		serves(t, addr, "metrics2.example.com", "/", http.StatusOK, "", 10*time.Second)
+		mid := testenv.ManagerMetrics(t, pod, token)
+		undo()
+		eventually(t, 60*time.Second, func() error {
+			if err := atLeast(testenv.ManagerMetrics(t, pod, token), "gatewall_applies_total", gw, applied, value(mid["gatewall_applies_total"], withGateway(gw, applied))+1); err != nil {
+				return err
+			}
+			if evs, err := testenv.EventsAbout(rt.Client, gw, "ApplyRecovered"); err != nil || len(evs) == 0 {
+				return fmt.Errorf("no ApplyRecovered event on the Gateway (%v)", err)
+			}
+			return nil
+		})
+	})
+}
+
+// failedApply makes the next configuration of Gateway gw fail on its data
+// plane the way a real fault does: the sink socket a split with a missing
+// backend needs (config's sink-500.sock) is taken, in the pod, by a
+// directory NGINX cannot remove, so its reload cannot bind it and nginx-agent
+// puts the last good configuration back. It creates that split route and
+// returns a function that removes the directory and the route.
+func failedApply(t *testing.T, gw types.NamespacedName) func() {
+	t.Helper()
+	pid := testenv.WaitProcess(t, dataPlanePod(t, gw.Namespace, gw.Name), "nginx: master")
+	root := filepath.Join("/proc", strconv.Itoa(pid), "root")
+	run := config.RunDir
+	// /var/run is a link to /run in the image: absolute, so it is read
+	// here in the pod's root, not the host's.
+	if to, err := os.Readlink(filepath.Join(root, "/var/run")); err == nil && filepath.IsAbs(to) {
+		run = filepath.Join(to, strings.TrimPrefix(config.RunDir, "/var/run/"))
+	}
+	dir := filepath.Join(root, run, "sink-500.sock")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	split := httpRoute(gw.Namespace, "split", gw.Name, "split.example.com", "/", "echo")
+	split.Spec.Rules[0].BackendRefs = append(split.Spec.Rules[0].BackendRefs, gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "no-such-service", Port: ptr.To[gatewayv1.PortNumber](8080)}}})
+	create(t, split)
+	return func() {
+		if err := os.Remove(dir); err != nil {
+			t.Error(err)
+		}
+		if err := rt.Client.Delete(context.Background(), split); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // atLeast checks that the series of family name for Gateway gw (and the

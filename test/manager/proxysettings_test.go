@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 func psp(ns, name, kind, target string, b v1alpha1.ProxyBuffering) *v1alpha1.ProxySettingsPolicy {
@@ -232,18 +233,7 @@ func TestProxySettingsPolicyOnSeveralRoutes(t *testing.T) {
 	})
 }
 
-// eventsAbout lists the events.k8s.io Events regarding the object key (in
-// its namespace) with the reason.
+// eventsAbout lists the Events regarding the object key with the reason.
 func eventsAbout(key types.NamespacedName, reason string) ([]eventsv1.Event, error) {
-	list := &eventsv1.EventList{}
-	if err := env.Client.List(context.Background(), list, client.InNamespace(key.Namespace)); err != nil {
-		return nil, err
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Name == key.Name && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return testenv.EventsAbout(env.Client, key, reason)
 }
