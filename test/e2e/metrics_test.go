@@ -157,30 +157,27 @@ func TestManagerMetrics(t *testing.T) {
 		if before == nil {
 			t.Skip("the families were not read")
 		}
-		failed, applied := map[string]string{"result": "failed"}, map[string]string{"result": "applied"}
+		// applyCounted waits for one more apply of result than since has, and
+		// an event of reason on the Gateway.
+		applyCounted := func(since map[string]*dto.MetricFamily, result, reason string) {
+			extra := map[string]string{"result": result}
+			eventually(t, 60*time.Second, func() error {
+				if err := atLeast(testenv.ManagerMetrics(t, pod, token), "gatewall_applies_total", gw, extra, value(since["gatewall_applies_total"], withGateway(gw, extra))+1); err != nil {
+					return err
+				}
+				if evs, err := testenv.EventsAbout(rt.Client, gw, reason); err != nil || len(evs) == 0 {
+					return fmt.Errorf("no %s event on the Gateway (%v)", reason, err)
+				}
+				return nil
+			})
+		}
 		undo := failedApply(t, gw)
-		eventually(t, 60*time.Second, func() error {
-			if err := atLeast(testenv.ManagerMetrics(t, pod, token), "gatewall_applies_total", gw, failed, value(before["gatewall_applies_total"], withGateway(gw, failed))+1); err != nil {
-				return err
-			}
-			if evs, err := testenv.EventsAbout(rt.Client, gw, "ApplyFailed"); err != nil || len(evs) == 0 {
-				return fmt.Errorf("no ApplyFailed event on the Gateway (%v)", err)
-			}
-			return nil
-		})
+		applyCounted(before, "failed", "ApplyFailed")
 		// NGINX kept its last good configuration.
 		serves(t, addr, "metrics2.example.com", "/", http.StatusOK, "", 10*time.Second)
 		mid := testenv.ManagerMetrics(t, pod, token)
 		undo()
-		eventually(t, 60*time.Second, func() error {
-			if err := atLeast(testenv.ManagerMetrics(t, pod, token), "gatewall_applies_total", gw, applied, value(mid["gatewall_applies_total"], withGateway(gw, applied))+1); err != nil {
-				return err
-			}
-			if evs, err := testenv.EventsAbout(rt.Client, gw, "ApplyRecovered"); err != nil || len(evs) == 0 {
-				return fmt.Errorf("no ApplyRecovered event on the Gateway (%v)", err)
-			}
-			return nil
-		})
+		applyCounted(mid, "applied", "ApplyRecovered")
 	})
 }
 
