@@ -133,17 +133,20 @@ type dataPlaneSeen struct {
 	failed  bool
 	message string
 	problem string
+	// stalled is why the data plane's Deployment cannot bring its pods up.
+	stalled string
 }
 
-// observe records what a reconcile saw and returns the events it calls for.
-func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition) []userEvent {
+// observe records what a reconcile saw and returns the events it calls for;
+// stalled is why the data plane's pods cannot be brought up ("" if they can).
+func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition, stalled string) []userEvent {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
 		d.last = map[types.NamespacedName]dataPlaneSeen{}
 	}
 	prev := d.last[gw]
-	now := dataPlaneSeen{failed: prev.failed, message: prev.message} // pending or unknown: no news
+	now := dataPlaneSeen{failed: prev.failed, message: prev.message, stalled: stalled} // pending or unknown: no news
 	if problem != nil {
 		now.problem = problem.Reason + ": " + problem.Message
 	}
@@ -165,6 +168,9 @@ func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, 
 	d.last[gw] = now
 	if now.problem != "" && now.problem != prev.problem {
 		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", fmt.Sprintf("%s (%s)", problem.Message, problem.Reason)})
+	}
+	if stalled != "" && stalled != prev.stalled {
+		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", stalled})
 	}
 	return out
 }

@@ -79,27 +79,34 @@ func TestDataPlaneEvents(t *testing.T) {
 	d := &dataPlaneEvents{}
 	failed := status.DataPlane{State: status.Failed, Message: "pod p: [emerg] x"}
 	noAddress := &metav1.Condition{Reason: "AddressNotAssigned", Message: "the load balancer has not assigned 10.0.0.1"}
+	const quota, deadline = "cannot create pods: exceeded quota", "is not progressing: ProgressDeadlineExceeded"
 	steps := []struct {
 		dp      status.DataPlane
 		problem *metav1.Condition
+		stalled string
 		want    string
 	}{
-		{status.DataPlane{State: status.Pending}, nil, ""},
-		{status.DataPlane{State: status.Applied}, nil, ""},
-		{failed, nil, "ApplyFailed"},
-		{failed, nil, ""},
-		{status.DataPlane{State: status.Unknown}, nil, ""},
-		{status.DataPlane{State: status.Failed, Message: "pod p: [emerg] y"}, nil, "ApplyFailed"},
-		{status.DataPlane{State: status.Pending}, nil, ""},
-		{status.DataPlane{State: status.Applied}, nil, "ApplyRecovered"}, // through a pending push
-		{status.DataPlane{State: status.Applied}, noAddress, "DataPlaneNotReady"},
-		{status.DataPlane{State: status.Applied}, noAddress, ""},
-		{failed, nil, "ApplyFailed"},
-		{status.DataPlane{State: status.Applied}, nil, "ApplyRecovered"},
+		{status.DataPlane{State: status.Pending}, nil, "", ""},
+		{status.DataPlane{State: status.Applied}, nil, "", ""},
+		{failed, nil, "", "ApplyFailed"},
+		{failed, nil, "", ""},
+		{status.DataPlane{State: status.Unknown}, nil, "", ""},
+		{status.DataPlane{State: status.Failed, Message: "pod p: [emerg] y"}, nil, "", "ApplyFailed"},
+		{status.DataPlane{State: status.Pending}, nil, "", ""},
+		{status.DataPlane{State: status.Applied}, nil, "", "ApplyRecovered"}, // through a pending push
+		{status.DataPlane{State: status.Applied}, noAddress, "", "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Applied}, noAddress, "", ""},
+		{failed, nil, "", "ApplyFailed"},
+		{status.DataPlane{State: status.Applied}, nil, "", "ApplyRecovered"},
+		{status.DataPlane{State: status.Pending}, nil, quota, "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Pending}, nil, quota, ""},
+		{status.DataPlane{State: status.Pending}, nil, deadline, "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Applied}, nil, "", ""},
+		{status.DataPlane{State: status.Applied}, nil, quota, "DataPlaneNotReady"}, // stalled again
 	}
 	for i, s := range steps {
 		var got []string
-		for _, e := range d.observe(gw, s.dp, s.problem) {
+		for _, e := range d.observe(gw, s.dp, s.problem, s.stalled) {
 			got = append(got, e.reason)
 		}
 		if strings.Join(got, ",") != s.want {
@@ -107,7 +114,7 @@ func TestDataPlaneEvents(t *testing.T) {
 		}
 	}
 	d.forget(gw)
-	if evs := d.observe(gw, failed, nil); len(evs) != 1 {
+	if evs := d.observe(gw, failed, nil, ""); len(evs) != 1 {
 		t.Errorf("after forget, a failing data plane: %v, want ApplyFailed once", evs)
 	}
 }

@@ -118,7 +118,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.writeGatewayStatus(ctx, g, dp, prov.addresses, prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return ctrl.Result{}, err
 	}
-	emit(r.Recorder, gw, r.dataPlaneEvents.observe(req.NamespacedName, dp, prov.problem))
+	emit(r.Recorder, gw, r.dataPlaneEvents.observe(req.NamespacedName, dp, prov.problem, prov.stalled))
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: req.NamespacedName, sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.sets[ls.Key] = true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,6 +62,9 @@ type provisioned struct {
 	problem *metav1.Condition
 	// retryAfter, when set, is when to provision again.
 	retryAfter time.Duration
+	// stalled is why the data plane's Deployment cannot bring its pods up
+	// (deploymentStalled); "" when it can or is still trying.
+	stalled string
 }
 
 // provision applies the Gateway's data plane and removes what it left of
@@ -107,11 +111,35 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
 	}
+	key := client.ObjectKey{Namespace: g.Key.Namespace, Name: provisioner.Name(g.Source)}
 	svc := &corev1.Service{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: g.Key.Namespace, Name: provisioner.Name(g.Source)}, svc); err != nil {
+	if err := r.Get(ctx, key, svc); err != nil {
 		return provisioned{}, client.IgnoreNotFound(err)
 	}
-	return provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}, nil
+	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}
+	dep := &appsv1.Deployment{}
+	if err := r.Get(ctx, key, dep); err != nil {
+		return provisioned{}, client.IgnoreNotFound(err)
+	}
+	out.stalled = deploymentStalled(dep)
+	return out, nil
+}
+
+// deploymentStalled is why a data-plane Deployment cannot bring its pods
+// up, from the conditions the Deployment controller sets: pods it cannot
+// create (ReplicaFailure: a quota, an admission policy), or a rollout past
+// its progress deadline (Progressing=False: pods that never become ready,
+// an image that cannot be pulled). "" otherwise.
+func deploymentStalled(d *appsv1.Deployment) string {
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			return fmt.Sprintf("the data plane's Deployment %s cannot create pods: %s (%s)", d.Name, c.Message, c.Reason)
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse:
+			return fmt.Sprintf("the data plane's Deployment %s is not progressing: %s (%s)", d.Name, c.Message, c.Reason)
+		}
+	}
+	return ""
 }
 
 // deprovision removes the data plane of a Gateway that is no longer this

@@ -76,6 +76,9 @@ type Params struct {
 	Owner Owner
 }
 
+// progressDeadline is the data-plane Deployment's progressDeadlineSeconds.
+const progressDeadline = 180
+
 // agentConfigHashAnnotation on the pod template rolls the pods when the agent's configuration changes.
 const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
 
@@ -216,7 +219,12 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
+			// A rollout whose pods are not ready within this time (an image
+			// that cannot be pulled, a crash loop) is reported on the
+			// Gateway (DataPlaneNotReady) then rather than after the
+			// default 10 minutes; nothing is rolled back.
+			ProgressDeadlineSeconds: ptr.To(int32(progressDeadline)),
+			Selector:                &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      podLabels,
