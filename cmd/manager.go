@@ -27,6 +27,12 @@ func runManager(args []string) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	setup := ctrl.Log.WithName("setup")
+	if limit, err := manager.SetMemoryLimit("/sys/fs/cgroup"); err != nil {
+		setup.Error(err, "reading the container's memory limit; the Go runtime keeps no soft limit")
+	} else if limit > 0 {
+		setup.Info("Go runtime soft memory limit set to 90% of the container's", "bytes", limit)
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -37,7 +43,7 @@ func runManager(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting manager", "controllerName", opts.ControllerName,
+	setup.Info("starting manager", "controllerName", opts.ControllerName,
 		"gatewayClass", opts.GatewayClassName, "namespace", opts.Namespace)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

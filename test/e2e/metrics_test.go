@@ -111,6 +111,11 @@ func TestManagerMetrics(t *testing.T) {
 				t.Error(err)
 			}
 		}
+		// The Go runtime's soft memory limit is 90% of the container's.
+		limit := pod.Spec.Containers[0].Resources.Limits.Memory().Value()
+		if got, want := testenv.Gauge(t, before, "go_gc_gomemlimit_bytes"), float64(int64(float64(limit)*0.9)); limit == 0 || got != want {
+			t.Errorf("go_gc_gomemlimit_bytes %v, want 90%% of the manager container's limit %d: %v", got, limit, want)
+		}
 		if err := atLeast(before, "gatewall_refused_objects", gw, map[string]string{"kind": "HTTPRoute", "reason": "NoMatchingParent"}, 1); err != nil {
 			t.Error(err)
 		}
