@@ -118,3 +118,23 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf(many, n)
 }
+
+// tlsListeners are the Gateway's valid TLS listeners (its own and its
+// ListenerSets', by ID), sorted: their connections reach TLSRoute backends
+// without HTTP processing, so no HTTP policy reaches them.
+func tlsListeners(g *graph.Gateway) []string {
+	var out []string
+	add := func(ls []*graph.Listener) {
+		for _, l := range ls {
+			if l.Valid && l.Source.Protocol == gatewayv1.TLSProtocolType {
+				out = append(out, l.ID)
+			}
+		}
+	}
+	add(g.Listeners)
+	for _, s := range g.ListenerSets {
+		add(s.Listeners)
+	}
+	sort.Strings(out)
+	return out
+}
