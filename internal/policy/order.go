@@ -119,6 +119,22 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
+// outsideTLSListeners is what an accepted Gateway policy's message adds when
+// the Gateway has TLS listeners, which no HTTP policy reaches: "; it does
+// not <verb> the Gateway's TLS listener(s) ...", or "".
+func outsideTLSListeners(g *graph.Gateway, verb string) string {
+	ls := tlsListeners(g)
+	if len(ls) == 0 {
+		return ""
+	}
+	word := "listener"
+	if len(ls) > 1 {
+		word += "s"
+	}
+	return fmt.Sprintf("; it does not %s the Gateway's TLS %s %s: their connections pass to TLSRoute backends without HTTP processing",
+		verb, word, strings.Join(ls, ", "))
+}
+
 // tlsListeners are the Gateway's valid TLS listeners (its own and its
 // ListenerSets', by ID), sorted: their connections reach TLSRoute backends
 // without HTTP processing, so no HTTP policy reaches them.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,6 +174,9 @@ func EvaluateProxySettings(g *graph.Gateway, in *graph.Input) *ProxySettings {
 			o.Accepted = *s.rejected
 		} else {
 			o.Accepted, o.Partial = v.outcome()
+		}
+		if o.Accepted.Status == metav1.ConditionTrue && slices.Contains(s.targets, gwRef) {
+			o.Accepted.Message += outsideTLSListeners(g, "apply to")
 		}
 		res.Outcomes[k] = o
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,15 +75,8 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 	}
 	if gwPolicy != nil {
 		// The Gateway's protection is HTTP's: say what it leaves out.
-		if ls := tlsListeners(g); len(ls) > 0 {
-			o := res.Outcomes[types.NamespacedName{Namespace: gwPolicy.policy.Namespace, Name: gwPolicy.policy.Name}]
-			word := "listener"
-			if len(ls) > 1 {
-				word += "s"
-			}
-			o.Accepted.Message += fmt.Sprintf("; it does not protect the Gateway's TLS %s %s: their connections pass to TLSRoute backends without HTTP processing",
-				word, strings.Join(ls, ", "))
-		}
+		o := res.Outcomes[types.NamespacedName{Namespace: gwPolicy.policy.Namespace, Name: gwPolicy.policy.Name}]
+		o.Accepted.Message += outsideTLSListeners(g, "protect")
 	}
 	// A route policy that cannot render leaves its routes with the
 	// Gateway's protection, if any: failing to fetch a route's own, stricter
