@@ -71,8 +71,10 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	})
 }
 
-// ancestors are the Gateways of Gatewall's classes with routes whose
-// backendRefs name a target Service.
+// ancestors are the Gateways of Gatewall's classes with HTTPRoutes or
+// GRPCRoutes whose backendRefs or mirrors name a target Service. TLSRoutes
+// are left out: NGINX passes their bytes on, with no TLS of its own to the
+// backend (gatewall render decides the same way).
 func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1.BackendTLSPolicy) ([]types.NamespacedName, error) {
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
@@ -80,7 +82,7 @@ func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1
 		if t.Group != "" || t.Kind != "Service" {
 			continue
 		}
-		routes, err := listRoutes(ctx, r.Client, r.Config.TLSRoutes, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
+		routes, err := listRoutes(ctx, r.Client, false, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
 		if err != nil {
 			return nil, err
 		}

@@ -160,8 +160,10 @@ func objectID(o client.Object) string {
 	return fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())
 }
 
-// backendTLSAncestors are the rendered Gateways with a route whose backend
-// is a Service the policy targets.
+// backendTLSAncestors are the rendered Gateways that proxy to a Service the
+// policy targets: a backend or a mirror of an HTTPRoute or GRPCRoute rule.
+// TLSRoutes pass bytes on, with no TLS of NGINX's own to the backend, so a
+// Service used only by TLSRoutes makes no ancestor (as in the manager).
 func backendTLSAncestors(p *gatewayv1.BackendTLSPolicy, translations []*translate.Translation) []types.NamespacedName {
 	targets := map[types.NamespacedName]bool{}
 	for _, t := range p.Spec.TargetRefs {
@@ -180,9 +182,17 @@ func backendTLSAncestors(p *gatewayv1.BackendTLSPolicy, translations []*translat
 
 func usesAny(g *graph.Gateway, services map[types.NamespacedName]bool) bool {
 	for _, r := range g.Routes {
+		if r.Kind == graph.KindTLSRoute {
+			continue
+		}
 		for _, rule := range r.Rules {
 			for _, b := range rule.Backends {
 				if services[b.Service] {
+					return true
+				}
+			}
+			for _, m := range rule.Filters.Mirrors {
+				if services[m.Backend.Service] {
 					return true
 				}
 			}
