@@ -119,7 +119,8 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}
 	dep := &appsv1.Deployment{}
 	if err := r.Get(ctx, key, dep); err != nil {
-		return provisioned{}, client.IgnoreNotFound(err)
+		// Not in the cache yet: nothing to say of its pods.
+		return out, client.IgnoreNotFound(err)
 	}
 	out.stalled = deploymentStalled(dep)
 	return out, nil
