@@ -100,11 +100,12 @@ func verifyFile(path, sha string) error {
 // store copies r into the cache if its content has the given sha256. The
 // file appears under its final name only complete, verified and synced, so a
 // reader or a crash never sees a partial bundle. A mismatch returns an
-// *IntegrityError (Location left for the caller to fill in).
-func (c *cache) store(sha string, r io.Reader, maxSize int64) (path string, err error) {
+// *IntegrityError (Location left for the caller to fill in). It returns the
+// file's path and size.
+func (c *cache) store(sha string, r io.Reader, maxSize int64) (path string, size int64, err error) {
 	tmp, err := os.CreateTemp(c.dir, tempPrefix+sha+"-*")
 	if err != nil {
-		return "", fmt.Errorf("creating cache file: %w", err)
+		return "", 0, fmt.Errorf("creating cache file: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -115,30 +116,30 @@ func (c *cache) store(sha string, r io.Reader, maxSize int64) (path string, err 
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, maxSize+1))
 	if err != nil {
-		return "", fmt.Errorf("reading bundle: %w", err)
+		return "", 0, fmt.Errorf("reading bundle: %w", err)
 	}
 	if n > maxSize {
-		return "", fmt.Errorf("bundle larger than the maximum of %d bytes", maxSize)
+		return "", 0, fmt.Errorf("bundle larger than the maximum of %d bytes", maxSize)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sha {
-		return "", &IntegrityError{Want: sha, Got: got, Size: n}
+		return "", 0, &IntegrityError{Want: sha, Got: got, Size: n}
 	}
 	if err := tmp.Sync(); err != nil {
-		return "", fmt.Errorf("syncing cache file: %w", err)
+		return "", 0, fmt.Errorf("syncing cache file: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("closing cache file: %w", err)
+		return "", 0, fmt.Errorf("closing cache file: %w", err)
 	}
 	final := c.path(sha)
 	if err := os.Rename(tmp.Name(), final); err != nil {
-		return "", fmt.Errorf("renaming cache file: %w", err)
+		return "", 0, fmt.Errorf("renaming cache file: %w", err)
 	}
 	// The rename is durable only once the directory is synced.
 	if d, err := os.Open(c.dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	return final, nil
+	return final, n, nil
 }
 
 func (c *cache) remove(sha string) error {

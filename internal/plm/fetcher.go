@@ -332,10 +332,10 @@ func (f *Fetcher) nextDueLocked() time.Time {
 func (f *Fetcher) attempt(runCtx context.Context, e *entry, loc string) {
 	defer f.workers.Done()
 	start := f.opts.Clock.Now()
-	path, err := f.fetch(runCtx, e.sha, loc)
+	path, size, err := f.fetch(runCtx, e.sha, loc)
 	now := f.opts.Clock.Now()
 	if runCtx.Err() == nil {
-		countFetch(path, err, now.Sub(start))
+		countFetch(size, err, now.Sub(start))
 	}
 
 	f.mu.Lock()
@@ -404,31 +404,31 @@ func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path str
 }
 
 // fetch downloads one object into the cache, verifying its sha256.
-func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, error) {
+func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, int64, error) {
 	ctx, cancel := context.WithTimeout(runCtx, f.opts.AttemptTimeout)
 	defer cancel()
 	bucket, key, err := apiplm.ParseLocation(loc)
 	if err != nil {
-		return "", &FetchError{Location: loc, Err: err} // Want let only valid ones through
+		return "", 0, &FetchError{Location: loc, Err: err} // Want let only valid ones through
 	}
 	body, size, err := f.source.Open(ctx, bucket, key)
 	if err != nil {
-		return "", &FetchError{Location: loc, Err: err}
+		return "", 0, &FetchError{Location: loc, Err: err}
 	}
 	defer body.Close()
 	if size > f.opts.MaxBundleSize {
-		return "", &FetchError{Location: loc, Err: fmt.Errorf("object is %d bytes, more than the maximum of %d", size, f.opts.MaxBundleSize)}
+		return "", 0, &FetchError{Location: loc, Err: fmt.Errorf("object is %d bytes, more than the maximum of %d", size, f.opts.MaxBundleSize)}
 	}
-	path, err := f.cache.store(sha, body, f.opts.MaxBundleSize)
+	path, n, err := f.cache.store(sha, body, f.opts.MaxBundleSize)
 	var integrity *IntegrityError
 	if errors.As(err, &integrity) {
 		integrity.Location = loc
-		return "", integrity
+		return "", 0, integrity
 	}
 	if err != nil {
-		return "", &FetchError{Location: loc, Err: err}
+		return "", 0, &FetchError{Location: loc, Err: err}
 	}
-	return path, nil
+	return path, n, nil
 }
 
 // Counts are the bundles in the cache and the wanted ones by state, for
