@@ -74,7 +74,7 @@ func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 	before := map[slot]metav1.Condition{}
 	for _, a := range old {
 		for _, c := range a.Conditions {
-			before[slot{ancestorKey(a.AncestorRef), c.Type}] = c
+			before[slot{status.RefString(a.AncestorRef), c.Type}] = c
 		}
 	}
 	notes := map[string][]string{}
@@ -84,7 +84,7 @@ func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 			if !ok || c.Status != metav1.ConditionFalse {
 				continue
 			}
-			if b, had := before[slot{ancestorKey(a.AncestorRef), c.Type}]; had && b.Status == c.Status && b.Reason == c.Reason && b.Message == c.Message {
+			if b, had := before[slot{status.RefString(a.AncestorRef), c.Type}]; had && b.Status == c.Status && b.Reason == c.Reason && b.Message == c.Message {
 				continue
 			}
 			if !slices.Contains(notes[reason], c.Message) {
@@ -99,22 +99,6 @@ func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].reason < out[j].reason })
 	return out
-}
-
-func ancestorKey(r gatewayv1.ParentReference) string {
-	ns := ""
-	if r.Namespace != nil {
-		ns = string(*r.Namespace)
-	}
-	kind := "Gateway"
-	if r.Kind != nil {
-		kind = string(*r.Kind)
-	}
-	s := kind + "/" + ns + "/" + string(r.Name)
-	if r.SectionName != nil {
-		s += "/" + string(*r.SectionName)
-	}
-	return s
 }
 
 // dataPlaneEvents remembers, per Gateway, what the last reconcile saw of

@@ -32,7 +32,7 @@ func BackendTLSPolicy(gateways []types.NamespacedName, conds []metav1.Condition,
 		}
 		var have []metav1.Condition
 		for _, o := range old.Ancestors {
-			if string(o.ControllerName) == controllerName && refString(o.AncestorRef) == refString(ref) {
+			if string(o.ControllerName) == controllerName && RefString(o.AncestorRef) == RefString(ref) {
 				have = o.Conditions
 			}
 		}

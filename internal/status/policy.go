@@ -50,14 +50,14 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			out = append(out, o)
 		}
 	}
-	sort.Slice(ancestors, func(i, j int) bool { return refString(ancestors[i].Ref) < refString(ancestors[j].Ref) })
+	sort.Slice(ancestors, func(i, j int) bool { return RefString(ancestors[i].Ref) < RefString(ancestors[j].Ref) })
 	for _, a := range ancestors {
 		if len(out) >= MaxAncestors {
 			break
 		}
 		var have []metav1.Condition
 		for _, o := range old.Ancestors {
-			if string(o.ControllerName) == controllerName && refString(o.AncestorRef) == refString(a.Ref) {
+			if string(o.ControllerName) == controllerName && RefString(o.AncestorRef) == RefString(a.Ref) {
 				have = o.Conditions
 			}
 		}
@@ -129,7 +129,9 @@ func fromDataPlane(c metav1.Condition, o *policy.Outcome) bool {
 	return c.Reason == string(gatewayv1.PolicyReasonInvalid) && strings.HasPrefix(c.Message, dataPlaneRejected)
 }
 
-func refString(r gatewayv1.ParentReference) string {
+// RefString identifies an ancestor reference: its kind, namespace, name and
+// section, for matching and ordering ancestor statuses.
+func RefString(r gatewayv1.ParentReference) string {
 	s := ""
 	if r.Kind != nil {
 		s += string(*r.Kind)
@@ -137,7 +139,11 @@ func refString(r gatewayv1.ParentReference) string {
 	if r.Namespace != nil {
 		s += "/" + string(*r.Namespace)
 	}
-	return s + "/" + string(r.Name)
+	s += "/" + string(r.Name)
+	if r.SectionName != nil {
+		s += "/" + string(*r.SectionName)
+	}
+	return s
 }
 
 // Affected returns the <Kind>Affected condition for an object a policy kind
