@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
@@ -86,11 +85,11 @@ func TestDataPlaneMetrics(t *testing.T) {
 // dataPlanePod is the running pod of a Gateway's data plane (one replica).
 func dataPlanePod(t *testing.T, ns, gw string) corev1.Pod {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: gw}); err != nil || len(pods.Items) != 1 {
-		t.Fatalf("Gateway %s/%s's data-plane pods: %d, %v", ns, gw, len(pods.Items), err)
+	pods, err := rt.RunningPods(context.Background(), ns, map[string]string{provisioner.GatewayNameLabel: gw})
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("Gateway %s/%s's running data-plane pods: %d, %v", ns, gw, len(pods), err)
 	}
-	return pods.Items[0]
+	return pods[0]
 }
 
 func hasPort(pod corev1.Pod, name, port string) bool {
