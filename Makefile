@@ -75,7 +75,7 @@ nginx: ## Install Debian's NGINX when missing.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/gateway/..." paths="./internal/controller/..." \
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/gateway/..." paths="./internal/controller/..." paths="./internal/policy/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="./api/plm/..." output:crd:artifacts:config=config/plm/crd
 

@@ -37,8 +37,10 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy)).
-		Watches(&v1alpha1.ProxySettingsPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged).
 		Watches(&v1alpha1.WAFGatewayBindingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	for _, k := range policy.Kinds {
+		b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	}
 	if r.Config.ListenerSets {
 		b = b.Watches(&gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged)
 	}

@@ -27,7 +27,7 @@ func recordConfiguration(gw types.NamespacedName, files []config.File) {
 
 // recordRefused sets gatewall_refused_objects for a Gateway's translation:
 // the Gateway, its listeners, its routes' parentRefs and the policies that
-// have it as an ancestor (ProxySettingsPolicy, WAFGatewayBindingPolicy)
+// have it as an ancestor (every kind of policy.Kinds, WAFGatewayBindingPolicy)
 // that are not accepted.
 func recordRefused(t *translate.Translation) {
 	g := t.Graph
@@ -53,9 +53,11 @@ func recordRefused(t *translate.Translation) {
 			add(r.Kind, p.Conditions)
 		}
 	}
-	for kind, outcomes := range map[string]map[types.NamespacedName]*policy.Outcome{
-		"ProxySettingsPolicy": t.ProxySettings.Outcomes, "WAFGatewayBindingPolicy": t.WAF.Outcomes,
-	} {
+	outcomes := map[string]map[types.NamespacedName]*policy.Outcome{"WAFGatewayBindingPolicy": t.WAF.Outcomes}
+	for kind, r := range t.Policies {
+		outcomes[kind] = r.Outcomes
+	}
+	for kind, outcomes := range outcomes {
 		for _, o := range outcomes {
 			add(kind, []metav1.Condition{o.Accepted})
 		}

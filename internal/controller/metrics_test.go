@@ -28,11 +28,11 @@ func TestRecordRefusedPolicies(t *testing.T) {
 	}
 	tr := &translate.Translation{
 		Graph: &graph.Gateway{Key: gw, Conditions: []metav1.Condition{conditions.True("Accepted", "Accepted", "ok")}},
-		ProxySettings: &policy.ProxySettings{Outcomes: map[types.NamespacedName]*policy.Outcome{
+		Policies: map[string]*policy.Result{"ProxySettingsPolicy": {Outcomes: map[types.NamespacedName]*policy.Outcome{
 			{Namespace: "ns", Name: "a"}: outcome("a", "Conflicted"),
 			{Namespace: "ns", Name: "b"}: outcome("b", "Conflicted"),
 			{Namespace: "ns", Name: "c"}: outcome("c", ""),
-		}},
+		}}},
 		WAF: &policy.WAF{Outcomes: map[types.NamespacedName]*policy.Outcome{{Namespace: "ns", Name: "w"}: outcome("w", "Invalid")}},
 	}
 	recordRefused(tr)
@@ -45,7 +45,7 @@ func TestRecordRefusedPolicies(t *testing.T) {
 	if got := refused("WAFGatewayBindingPolicy", "Invalid"); got != 1 {
 		t.Errorf("WAFGatewayBindingPolicy Invalid %v, want 1", got)
 	}
-	tr.ProxySettings.Outcomes = nil
+	tr.Policies["ProxySettingsPolicy"].Outcomes = nil
 	recordRefused(tr)
 	if got := testutil.CollectAndCount(metrics.Refused); got != 1 {
 		t.Errorf("%d series after the conflict ended, want the WAF policy's only", got)

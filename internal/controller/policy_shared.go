@@ -86,13 +86,10 @@ func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList
 	return reqs
 }
 
-// targetRefsOf returns a policy's targetRefs.
+// targetRefsOf returns a policy's targets.
 func targetRefsOf(o client.Object) []gatewayv1.LocalPolicyTargetReference {
-	switch p := o.(type) {
-	case *v1alpha1.ProxySettingsPolicy:
-		return p.Spec.TargetRefs
-	case *v1alpha1.WAFGatewayBindingPolicy:
-		return p.Spec.TargetRefs
+	if p, ok := o.(v1alpha1.Policy); ok {
+		return p.PolicyTargetRefs()
 	}
 	return nil
 }

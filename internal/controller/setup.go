@@ -2,8 +2,11 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/gatewall/gatewall/internal/policy"
 )
 
 // Config is what the reconcilers need to know about this Gatewall instance.
@@ -48,8 +51,11 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 			Recorder: mgr.GetEventRecorder("gatewall-gateway")},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
-		&ProxySettingsPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-proxysettingspolicy")},
 		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
+	}
+	for _, k := range policy.Kinds {
+		reconcilers = append(reconcilers, &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,
+			Recorder: mgr.GetEventRecorder("gatewall-" + strings.ToLower(k.Name()))})
 	}
 	if cfg.BackendTLSPolicies {
 		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg, Recorder: mgr.GetEventRecorder("gatewall-backendtlspolicy")})

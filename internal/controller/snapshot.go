@@ -20,6 +20,7 @@ import (
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/policy"
 )
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
@@ -88,22 +89,15 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			return nil, err
 		}
 	}
-	namespaces, proxies := &corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}
-	psps := &v1alpha1.ProxySettingsPolicyList{}
-	for _, l := range []client.ObjectList{namespaces, proxies, psps} {
-		if err := c.List(ctx, l); err != nil {
-			return nil, fmt.Errorf("listing %T: %w", l, err)
-		}
-	}
-	for i := range namespaces.Items {
-		in.Add(&namespaces.Items[i])
-	}
-	for i := range proxies.Items {
-		in.Add(&proxies.Items[i])
-	}
+	lists := []client.ObjectList{&corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}}
 	// Policies are few; conflicts are decided across all of them.
-	for i := range psps.Items {
-		in.Add(&psps.Items[i])
+	for _, k := range policy.Kinds {
+		lists = append(lists, k.NewList())
+	}
+	for _, l := range lists {
+		if err := addList(ctx, c, in, l); err != nil {
+			return nil, err
+		}
 	}
 	if err := addWAF(ctx, c, cfg, in); err != nil {
 		return nil, err
@@ -239,4 +233,15 @@ func plmLists(group string) []client.ObjectList {
 func splitNsName(s string) (string, string) {
 	ns, name, _ := strings.Cut(s, "/")
 	return ns, name
+}
+
+// addList adds every object of a list to the snapshot.
+func addList(ctx context.Context, c client.Reader, in *graph.Input, l client.ObjectList) error {
+	if err := c.List(ctx, l); err != nil {
+		return fmt.Errorf("listing %T: %w", l, err)
+	}
+	return meta.EachListItem(l, func(o runtime.Object) error {
+		in.Add(o)
+		return nil
+	})
 }

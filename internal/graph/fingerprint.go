@@ -33,7 +33,9 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	objects(f, "TLSRoute", in.TLSRoutes, byGeneration)
 	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
 	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
-	objects(f, "ProxySettingsPolicy", in.ProxySettingsPolicies, byGeneration)
+	for kind, ps := range in.Policies {
+		objects(f, kind, ps, byGeneration)
+	}
 	// Translation reads a WAFGatewayBindingPolicy's status (the bundles PLM
 	// compiled), Namespaces' and EndpointSlices' labels, and the content of
 	// the others.

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,8 +42,10 @@ type Input struct {
 	// BackendTLSPolicies say how to speak TLS to Service ports.
 	BackendTLSPolicies map[types.NamespacedName]*gatewayv1.BackendTLSPolicy
 	NginxProxies       map[types.NamespacedName]*v1alpha2.NginxProxy
-	// ProxySettingsPolicies are read by package policy, not by the graph.
-	ProxySettingsPolicies map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy
+	// Policies are the policies of the kinds package policy evaluates (every
+	// kind but WAFGatewayBindingPolicy), by kind, then namespace/name. The
+	// graph does not read them.
+	Policies map[string]map[types.NamespacedName]v1alpha1.Policy
 	// WAFPolicies are read by package policy, not by the graph.
 	WAFPolicies map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy
 	// PLMGroup is the API group of the installed PLM APPolicy/APLogConf CRDs
@@ -81,11 +85,11 @@ func NewInput(controllerName string) *Input {
 		BackendTLSPolicies: map[types.NamespacedName]*gatewayv1.BackendTLSPolicy{},
 		NginxProxies:       map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
-		ProxySettingsPolicies: map[types.NamespacedName]*v1alpha1.ProxySettingsPolicy{},
-		WAFPolicies:           map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy{},
-		APPolicies:            map[types.NamespacedName]*plm.Status{},
-		APLogConfs:            map[types.NamespacedName]*plm.Status{},
-		Bundles:               map[string]Bundle{},
+		Policies:    map[string]map[types.NamespacedName]v1alpha1.Policy{},
+		WAFPolicies: map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy{},
+		APPolicies:  map[types.NamespacedName]*plm.Status{},
+		APLogConfs:  map[types.NamespacedName]*plm.Status{},
+		Bundles:     map[string]Bundle{},
 	}
 }
 
@@ -126,10 +130,10 @@ func (in *Input) Add(obj any) bool {
 		in.BackendTLSPolicies[key(o.Namespace, o.Name)] = o
 	case *v1alpha2.NginxProxy:
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
-	case *v1alpha1.ProxySettingsPolicy:
-		in.ProxySettingsPolicies[key(o.Namespace, o.Name)] = o
 	case *v1alpha1.WAFGatewayBindingPolicy:
 		in.WAFPolicies[key(o.Namespace, o.Name)] = o
+	case v1alpha1.Policy:
+		in.addPolicy(o)
 	case *appprotectv1.APPolicy:
 		return in.addPLM(appprotectv1.GroupVersion.Group, in.APPolicies, key(o.Namespace, o.Name), &o.Status)
 	case *appprotectv1.APLogConf:
@@ -174,3 +178,17 @@ const (
 	BundleFetched
 	BundleFailed
 )
+
+// PolicyKind is a policy's kind: the name of its Go type, which is its API
+// kind for every type of package v1alpha1.
+func PolicyKind(p v1alpha1.Policy) string {
+	return reflect.TypeOf(p).Elem().Name()
+}
+
+func (in *Input) addPolicy(p v1alpha1.Policy) {
+	kind := PolicyKind(p)
+	if in.Policies[kind] == nil {
+		in.Policies[kind] = map[types.NamespacedName]v1alpha1.Policy{}
+	}
+	in.Policies[kind][key(p.GetNamespace(), p.GetName())] = p
+}

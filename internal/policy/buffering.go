@@ -193,7 +193,7 @@ func proxyDirectives(b Buffering) []string {
 // 64k buffer_size) exceed the buffers, and NGINX would reject the
 // configuration. Without a rendered size, NGINX's defaults are consistent
 // on every platform and stay untouched.
-func pinnedDefaults(gw Buffering, res *ProxySettings) []string {
+func pinnedDefaults(gw Buffering, res *Result) []string {
 	if !rendersSizes(res) {
 		return nil
 	}
@@ -208,7 +208,7 @@ func pinnedDefaults(gw Buffering, res *ProxySettings) []string {
 }
 
 // rendersSizes says whether any proxy buffer size is rendered.
-func rendersSizes(res *ProxySettings) bool {
+func rendersSizes(res *Result) bool {
 	sizes := func(dirs []string) bool {
 		for _, d := range dirs {
 			for _, p := range []string{"proxy_buffer_size ", "proxy_buffers ", "proxy_busy_buffers_size "} {

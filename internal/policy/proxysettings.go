@@ -2,18 +2,12 @@ package policy
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
-	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -21,173 +15,34 @@ import (
 // policy whose buffer sizes are moot under an inherited disable: true.
 const PartiallyInvalidDisabledMessage = "Policy is not fully programmed: buffer size fields (bufferSize, buffers, busyBuffersSize) are ignored because buffering is disabled by an ancestor policy. Set disable to false to enable buffering and apply buffer size settings."
 
-// Outcome is what one policy gets for one ancestor Gateway.
-type Outcome struct {
-	Policy     types.NamespacedName
-	Generation int64
-	// Accepted is the Accepted condition for this ancestor.
-	Accepted metav1.Condition
-	// Partial says which of the policy's fields do not take effect here;
-	// "" when all do. It makes Programmed False with reason PartiallyInvalid.
-	Partial string
-	// ResolvedRefs, when set, is the policy's ResolvedRefs condition.
-	ResolvedRefs *metav1.Condition
-	// Blocked, when set, is why the policy's configuration cannot be
-	// programmed whatever the data plane does (e.g. a bundle not fetched):
-	// Programmed is False with it.
-	Blocked *metav1.Condition
-	// DeploymentReason is the Programmed reason when the data plane rejects
-	// the configuration ("" for the Gateway API's Invalid).
-	DeploymentReason string
-}
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=proxysettingspolicies/status,verbs=get;update;patch
 
-// ProxySettings is the ProxySettingsPolicy attachment of one Gateway.
-type ProxySettings struct {
-	// Outcomes of the policies that have this Gateway as an ancestor.
-	Outcomes map[types.NamespacedName]*Outcome
-	// HTTP are the directives at http level (the Gateway's policies).
-	HTTP []string
-	// Pinned are NGINX's page-dependent defaults written out at http level
-	// (see pinnedDefaults); no policy sets them.
-	Pinned []string
-	// Routes are the directives for every location of a route (its own policies).
-	Routes map[TargetRef][]string
-	// Affected are the Gateway and routes the rendered settings change.
-	Affected map[TargetRef]bool
-}
-
-// pspState is a policy's global verdict, the same for every Gateway.
-type pspState struct {
-	policy   *v1alpha1.ProxySettingsPolicy
-	targets  []TargetRef
-	settings Buffering
-	rejected *metav1.Condition // Invalid or Conflicted
-}
-
-// EvaluateProxySettings attaches the ProxySettingsPolicies to one Gateway.
-// Conflicts are decided across every policy of the snapshot, so every
-// Gateway agrees on them.
-//
-// A policy has one outcome per Gateway, but it may target the Gateway and
-// several of its routes. On each of those targets it is rendered, rendered
-// in part (some fields have no effect there), or refused (NGINX would reject
-// the effective settings there, so nothing of it is rendered there). A
-// refusal on one target never takes the policy off its other targets, and
-// the outcome says what happened on each (see verdict.outcome):
-//
-//   - refused on every target it has on this Gateway: Accepted=False,
-//     reason Invalid, with each target's reason; nothing of it is rendered;
-//   - otherwise Accepted=True (it is attached and in effect), and when some
-//     target refuses it or ignores some of its fields, Programmed=False with
-//     reason PartiallyInvalid, naming each such target and why.
-//
-// This matches GEP-713 (Accepted: the policy is attached and in effect) and
-// the proposal (PartiallyInvalid: not fully programmed), and a policy with
-// a single target reads as it always did.
-func EvaluateProxySettings(g *graph.Gateway, in *graph.Input) *ProxySettings {
-	res := &ProxySettings{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{}, Affected: map[TargetRef]bool{}}
-	states := pspStates(in)
-	gwRef := gatewayRef(g)
-	routes := attachedRoutes(g)
-	on := func(t TargetRef) []*pspState {
-		var out []*pspState
-		for _, s := range states {
-			for _, st := range s.targets {
-				if st == t {
-					out = append(out, s)
-					break
-				}
-			}
+// proxySettingsKind is ProxySettingsPolicy: buffering of upstream responses.
+var proxySettingsKind Kind = &inherited[Buffering]{
+	name:         "ProxySettingsPolicy",
+	affected:     v1alpha1.ProxySettingsPolicyAffected,
+	include:      IncludeKind,
+	targetsField: "targetRefs",
+	noun:         "proxy settings",
+	newObject:    func() v1alpha1.PolicyWithStatus { return &v1alpha1.ProxySettingsPolicy{} },
+	newList:      func() client.ObjectList { return &v1alpha1.ProxySettingsPolicyList{} },
+	parse: func(o v1alpha1.Policy) (Buffering, string, error) {
+		p := o.(*v1alpha1.ProxySettingsPolicy)
+		if errs := validation.ProxySettingsPolicy(p); len(errs) > 0 {
+			return Buffering{}, "", errs.ToAggregate()
 		}
-		return out
-	}
-	verdicts := map[*pspState]*verdict{}
-	// attach records that the policies apply to one more target here.
-	attach := func(ss []*pspState) {
-		for _, s := range ss {
-			if verdicts[s] == nil {
-				verdicts[s] = &verdict{}
-			}
-			if s.rejected == nil {
-				verdicts[s].targets++
-			}
+		b, err := fromSpec(p.Spec.Buffering)
+		return b, "", err
+	},
+	gateway: func(gw Buffering) ([]string, error) {
+		if err := CheckProxy(gw, Buffering{}); err != nil {
+			return nil, err
 		}
-	}
-	report := func(ss []*pspState, i *targetIssue) {
-		if i == nil {
-			return
-		}
-		for _, s := range ss {
-			verdicts[s].issues = append(verdicts[s].issues, *i)
-		}
-	}
-
-	// The Gateway's policies render at http level; alone, under NGINX's defaults, NGINX must accept them.
-	attach(on(gwRef))
-	gwPolicies := accepted(on(gwRef))
-	gw := merged(gwPolicies)
-	if err := CheckProxy(gw, Buffering{}); err != nil {
-		report(gwPolicies, &targetIssue{target: gwRef, refused: true, msg: fmt.Sprintf(
-			"NGINX would reject the proxy settings of Gateway %s (ProxySettingsPolicy %s on the Gateway, and NGINX's defaults): %s",
-			g.Key, policyNames(gwPolicies), err)})
-		gw, gwPolicies = Buffering{}, nil
-	}
-	res.HTTP = append(proxyDirectives(gw), grpcDirectives(gw)...)
-	if len(gwPolicies) > 0 {
-		res.Affected[gwRef] = true
-	}
-
-	refs := make([]TargetRef, 0, len(routes))
-	for ref := range routes {
-		refs = append(refs, ref)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
-	for _, ref := range refs {
-		if len(gwPolicies) > 0 {
-			res.Affected[ref] = true // inherits the Gateway's settings
-		}
-		attach(on(ref))
-		rp := accepted(on(ref))
-		if len(rp) == 0 {
-			continue
-		}
-		dirs, issue := routeSettings(routeTarget{ref: ref, route: routes[ref], policies: rp}, gw, gwPolicies, g.Key)
-		report(rp, issue)
-		if len(dirs) > 0 {
-			res.Routes[ref] = dirs
-			res.Affected[ref] = true
-		}
-	}
-
-	for _, ref := range unattachedRoutes(g) {
-		ss := on(ref)
-		attach(ss)
-		report(accepted(ss), &targetIssue{target: ref, refused: true, notAttached: true, msg: notAttachedMessage(ref, g)})
-	}
-
-	res.Pinned = pinnedDefaults(gw, res)
-
-	for s, v := range verdicts {
-		k := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
-		o := &Outcome{Policy: k, Generation: s.policy.Generation}
-		if s.rejected != nil {
-			o.Accepted = *s.rejected
-		} else {
-			o.Accepted, o.Partial = v.outcome()
-		}
-		if o.Accepted.Status == metav1.ConditionTrue && slices.Contains(s.targets, gwRef) {
-			o.Accepted.Message += outsideTLSListeners(g, "apply to")
-		}
-		res.Outcomes[k] = o
-	}
-	return res
-}
-
-// routeTarget is a route with the accepted policies that target it.
-type routeTarget struct {
-	ref      TargetRef
-	route    *graph.Route
-	policies []*pspState
+		return append(proxyDirectives(gw), grpcDirectives(gw)...), nil
+	},
+	route:  routeSettings,
+	pinned: pinnedDefaults,
 }
 
 // routeSettings returns the directives of a route's own policies for every
@@ -196,13 +51,13 @@ type routeTarget struct {
 // h2c (every GRPCRoute rule, and HTTPRoute rules with kubernetes.io/h2c
 // backends) use grpc_pass, whose only buffering setting is
 // grpc_buffer_size; the others use proxy_pass.
-func routeSettings(rt routeTarget, gw Buffering, gwPolicies []*pspState, gwKey types.NamespacedName) ([]string, *targetIssue) {
-	local := merged(rt.policies)
+func routeSettings(rt routeTarget[Buffering]) ([]string, *targetIssue) {
+	local, gw := rt.local, rt.gw
 	grpcRules, proxyRules := rulesByPass(rt.route)
 	if rt.ref.Kind == graph.KindGRPCRoute || (len(grpcRules) > 0 && len(proxyRules) == 0) {
 		if err := checkGRPC(local); err != nil {
 			return nil, &targetIssue{target: rt.ref, refused: true, msg: fmt.Sprintf("the proxy settings of %s (ProxySettingsPolicy %s on the route) cannot be configured: %s",
-				rt.ref, policyNames(rt.policies), err)}
+				rt.ref, rt.names, err)}
 		}
 		var issue *targetIssue
 		if moot := grpcIneffective(local); moot != "" {
@@ -219,12 +74,8 @@ func routeSettings(rt routeTarget, gw Buffering, gwPolicies []*pspState, gwKey t
 		return nil, &targetIssue{target: rt.ref, disabled: true, msg: PartiallyInvalidDisabledMessage}
 	}
 	if err := CheckProxy(local, gw); err != nil {
-		from := "ProxySettingsPolicy " + policyNames(rt.policies) + " on the route"
-		if len(gwPolicies) > 0 {
-			from += ", " + policyNames(gwPolicies) + " on Gateway " + gwKey.String()
-		}
 		return nil, &targetIssue{target: rt.ref, refused: true,
-			msg: fmt.Sprintf("NGINX would reject the effective proxy settings of %s (%s, and NGINX's defaults): %s", rt.ref, from, err)}
+			msg: fmt.Sprintf("NGINX would reject the effective proxy settings of %s (%s, and NGINX's defaults): %s", rt.ref, rt.from("ProxySettingsPolicy"), err)}
 	}
 	dirs := proxyDirectives(local)
 	if len(grpcRules) == 0 {
@@ -262,92 +113,5 @@ func ruleList(idx []int) string {
 	return strings.Join(s, ", ")
 }
 
-// pspStates validates every policy and decides conflicts: on each target, a
-// field belongs to the oldest valid policy that sets it; a policy that sets a
-// field another, older one already sets on a shared target is Conflicted.
-func pspStates(in *graph.Input) []*pspState {
-	claimed := map[TargetRef]map[string]*v1alpha1.ProxySettingsPolicy{}
-	var states []*pspState
-	for _, p := range sortPolicies(values(in.ProxySettingsPolicies)) {
-		s := &pspState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
-		states = append(states, s)
-		if s.rejected = unreadable(in, "ProxySettingsPolicy", p); s.rejected != nil {
-			continue
-		}
-		if errs := validation.ProxySettingsPolicy(p); len(errs) > 0 {
-			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), errs.ToAggregate().Error())
-			s.rejected = &c
-			continue
-		}
-		b, err := fromSpec(p.Spec.Buffering)
-		if err != nil {
-			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), err.Error())
-			s.rejected = &c
-			continue
-		}
-		s.settings = b
-		for _, t := range s.targets {
-			for _, f := range b.fields() {
-				if w := claimed[t][f]; w != nil {
-					c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonConflicted),
-						fmt.Sprintf("ProxySettingsPolicy %s/%s, which is older, already sets %s on %s", w.Namespace, w.Name, f, t))
-					s.rejected = &c
-					break
-				}
-			}
-			if s.rejected != nil {
-				break
-			}
-		}
-		if s.rejected != nil {
-			continue
-		}
-		for _, t := range s.targets {
-			if claimed[t] == nil {
-				claimed[t] = map[string]*v1alpha1.ProxySettingsPolicy{}
-			}
-			for _, f := range b.fields() {
-				claimed[t][f] = p
-			}
-		}
-	}
-	return states
-}
-
-func accepted(ss []*pspState) []*pspState {
-	var out []*pspState
-	for _, s := range ss {
-		if s.rejected == nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func merged(ss []*pspState) Buffering {
-	var b Buffering
-	for _, s := range ss {
-		b = b.overlay(s.settings)
-	}
-	return b
-}
-
-func policyNames(ss []*pspState) string {
-	keys := make([]types.NamespacedName, 0, len(ss))
-	for _, s := range ss {
-		keys = append(keys, types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name})
-	}
-	return names(keys)
-}
-
 // IncludeKind names ProxySettingsPolicy's include files.
 const IncludeKind = "proxy-settings"
-
-// AddIncludes adds the rendered settings to a Gateway's configuration.
-func (p *ProxySettings) AddIncludes(inc *config.Includes) {
-	inc.AddHTTP(config.IncludesDir+IncludeKind+".conf", append(append([]string(nil), p.HTTP...), p.Pinned...))
-	for ref, dirs := range p.Routes {
-		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
-		inc.AddRoute(rk, config.RouteIncludePath(IncludeKind, rk), dirs)
-	}
-}

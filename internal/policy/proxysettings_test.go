@@ -109,21 +109,21 @@ func TestPinnedDefaults(t *testing.T) {
 	cases := []struct {
 		name string
 		gw   Buffering
-		res  ProxySettings
+		res  Result
 		want []string
 	}{
 		{name: "no policy", want: nil},
-		{name: "only buffering off", gw: Buffering{Disable: &off}, res: ProxySettings{HTTP: []string{"proxy_buffering off;"}}, want: nil},
+		{name: "only buffering off", gw: Buffering{Disable: &off}, res: Result{HTTP: []string{"proxy_buffering off;"}}, want: nil},
 		{name: "a route's buffers under NGINX's defaults",
-			res:  ProxySettings{Routes: map[TargetRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
+			res:  Result{Routes: map[TargetRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
 			want: []string{"proxy_buffer_size 4k;", "proxy_buffers 8 4k;"}},
 		{name: "the Gateway sets bufferSize: only proxy_buffers is pinned",
 			gw:   Buffering{BufferSize: size("8k")},
-			res:  ProxySettings{HTTP: proxyDirectives(Buffering{BufferSize: size("8k")})},
+			res:  Result{HTTP: proxyDirectives(Buffering{BufferSize: size("8k")})},
 			want: []string{"proxy_buffers 8 4k;"}},
 		{name: "the Gateway sets both: nothing to pin",
 			gw:   Buffering{BufferSize: size("8k"), Buffers: &buffers{number: 4, size: *size("8k")}},
-			res:  ProxySettings{HTTP: proxyDirectives(Buffering{BufferSize: size("8k"), Buffers: &buffers{number: 4, size: *size("8k")}})},
+			res:  Result{HTTP: proxyDirectives(Buffering{BufferSize: size("8k"), Buffers: &buffers{number: 4, size: *size("8k")}})},
 			want: nil},
 	}
 	for _, c := range cases {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -124,6 +125,9 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 	d.warn("refusing %s: %s; it is left out of the render", ref, reason)
 	d.in.AddUnreadable(ref, reason)
 	fields, ok := identityFields[ref.Kind]
+	if k := policy.KindNamed(ref.Kind); k != nil {
+		fields, ok = []string{k.TargetsField()}, true
+	}
 	if !ok {
 		return
 	}
@@ -139,7 +143,7 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 // identityFields are, for the kinds whose refusal a stub carries, the spec
 // fields that say whose the object is and what it attaches to: a
 // GatewayClass's controller, a Gateway's class, a ListenerSet's Gateway,
-// routes' parents, policies' targets. An EndpointSlice's stub carries only
+// routes' parents, policies' targets (policy.Kinds say theirs). An EndpointSlice's stub carries only
 // metadata: its labels name its Service, whose routes report it.
 var identityFields = map[string][]string{
 	"GatewayClass":            {"controllerName"},
@@ -149,7 +153,6 @@ var identityFields = map[string][]string{
 	"GRPCRoute":               {"parentRefs"},
 	"TLSRoute":                {"parentRefs"},
 	"BackendTLSPolicy":        {"targetRefs"},
-	"ProxySettingsPolicy":     {"targetRefs"},
 	"WAFGatewayBindingPolicy": {"targetRefs"},
 	"EndpointSlice":           nil,
 }

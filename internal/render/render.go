@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -80,15 +81,17 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		res.Statuses = append(res.Statuses, gc)
 	}
 	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
-	for k, p := range in.ProxySettingsPolicies {
-		targets := policy.TargetsOf(p, p.Spec.TargetRefs)
-		ancestors := translate.PolicyAncestors(translate.ProxySettingsOutcomes, k, p.Generation, targets, translations, in, offline)
-		if len(ancestors) == 0 {
-			continue
+	for _, kind := range policy.Kinds {
+		for k, p := range in.Policies[kind.Name()] {
+			targets := policy.TargetsOf(p, p.PolicyTargetRefs())
+			ancestors := translate.PolicyAncestors(translate.KindOutcomes(kind), k, p.GetGeneration(), targets, translations, in, offline)
+			if len(ancestors) == 0 {
+				continue
+			}
+			c := p.DeepCopyObject().(v1alpha1.PolicyWithStatus)
+			*c.PolicyStatus() = status.PolicyStatus(ancestors, in.ControllerName, gatewayv1.PolicyStatus{}, now)
+			res.Statuses = append(res.Statuses, c)
 		}
-		c := p.DeepCopy()
-		c.Status = status.PolicyStatus(ancestors, in.ControllerName, gatewayv1.PolicyStatus{}, now)
-		res.Statuses = append(res.Statuses, c)
 	}
 	for k, p := range in.WAFPolicies {
 		targets := policy.TargetsOf(p, p.Spec.TargetRefs)

@@ -14,9 +14,9 @@ import (
 // Outcomes picks one policy kind's outcomes from a translation.
 type Outcomes func(*Translation) map[types.NamespacedName]*policy.Outcome
 
-// ProxySettingsOutcomes are the ProxySettingsPolicy outcomes.
-func ProxySettingsOutcomes(t *Translation) map[types.NamespacedName]*policy.Outcome {
-	return t.ProxySettings.Outcomes
+// KindOutcomes are the outcomes of one kind of policy.Kinds.
+func KindOutcomes(k policy.Kind) Outcomes {
+	return func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.Policies[k.Name()].Outcomes }
 }
 
 // WAFOutcomes are the WAFGatewayBindingPolicy outcomes.

@@ -83,14 +83,15 @@ func TestProxySettingsStatusMatchesRenderedConfig(t *testing.T) {
 				t.Fatalf("run %d: %v\n%s", run, err, out)
 			}
 		}
+		psp := tr.Policies["ProxySettingsPolicy"]
 		rendered := func(t policy.TargetRef) bool {
 			if t.Kind == "Gateway" {
-				return len(tr.ProxySettings.HTTP) > 0
+				return psp.Affected[t] // the Gateway's policies render at http level
 			}
-			return len(tr.ProxySettings.Routes[t]) > 0
+			return len(psp.Routes[t]) > 0
 		}
 		for _, p := range ps {
-			o := tr.ProxySettings.Outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+			o := psp.Outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
 			b := p.Spec.Buffering
 			if o == nil || len(validation.ProxySettingsPolicy(p)) > 0 || (b.Disable == nil && b.BufferSize == nil && b.Buffers == nil && b.BusyBuffersSize == nil) {
 				continue
@@ -107,7 +108,7 @@ func TestProxySettingsStatusMatchesRenderedConfig(t *testing.T) {
 				checked["refused"]++
 				for _, tg := range targets {
 					if rendered(tg) {
-						fail("refused, yet %s renders proxy settings %v", tg, tr.ProxySettings.Routes[tg])
+						fail("refused, yet %s renders proxy settings %v", tg, psp.Routes[tg])
 					}
 				}
 			case o.Partial == "":

@@ -17,9 +17,10 @@ import (
 
 // Translation is everything one Gateway's snapshot translates to.
 type Translation struct {
-	Graph         *graph.Gateway
-	ProxySettings *policy.ProxySettings
-	WAF           *policy.WAF
+	Graph *graph.Gateway
+	// Policies are the attachment of each kind of policy.Kinds, by kind name.
+	Policies map[string]*policy.Result
+	WAF      *policy.WAF
 	// Files are the data-plane files; nil when the Gateway is not valid.
 	Files []config.File
 }
@@ -35,7 +36,9 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		return t
 	}
 	var inc config.Includes
-	t.ProxySettings.AddIncludes(&inc)
+	for _, k := range policy.Kinds {
+		t.Policies[k.Name()].AddIncludes(&inc)
+	}
 	t.WAF.AddIncludes(&inc)
 	cfg := config.Build(g, inc)
 	if err := cfg.CheckConnections(); err != nil {
@@ -50,15 +53,21 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 
 // evaluate evaluates the policies on a Gateway's graph.
 func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
-	return &Translation{Graph: g, ProxySettings: policy.EvaluateProxySettings(g, in), WAF: policy.EvaluateWAF(g, in)}
+	t := &Translation{Graph: g, Policies: map[string]*policy.Result{}, WAF: policy.EvaluateWAF(g, in)}
+	for _, k := range policy.Kinds {
+		t.Policies[k.Name()] = k.Evaluate(g, in)
+	}
+	return t
 }
 
 // Extra returns the conditions the policies add to a target: one
 // <Kind>Affected per policy kind that affects it.
 func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 	var out []metav1.Condition
-	if t.ProxySettings.Affected[ref] {
-		out = append(out, status.Affected(v1alpha1.ProxySettingsPolicyAffected, "ProxySettingsPolicy"))
+	for _, k := range policy.Kinds {
+		if t.Policies[k.Name()].Affected[ref] {
+			out = append(out, status.Affected(k.AffectedType(), k.Name()))
+		}
 	}
 	if t.WAF.Affected[ref] {
 		out = append(out, status.Affected(v1alpha1.WAFGatewayBindingPolicyAffected, "WAFGatewayBindingPolicy"))

@@ -1,0 +1,97 @@
+package policy
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+)
+
+// Kind is one policy kind the engine evaluates. Everything outside this
+// package (watches, snapshots, reconcilers, the render command, status
+// conditions on targets) goes through Kinds, so adding a kind is its API
+// type, its validation, its file here and one line in Kinds.
+type Kind interface {
+	// Name is the API kind, e.g. "ProxySettingsPolicy".
+	Name() string
+	// AffectedType is the condition type set on every target it affects.
+	AffectedType() string
+	// NewObject and NewList are empty objects of the kind, for watches and lists.
+	NewObject() v1alpha1.PolicyWithStatus
+	NewList() client.ObjectList
+	// TargetsField is the spec field that holds the targets
+	// ("targetRefs", or "targetRef" for a single one).
+	TargetsField() string
+	// Evaluate attaches the kind's policies of a snapshot to one Gateway.
+	Evaluate(g *graph.Gateway, in *graph.Input) *Result
+}
+
+// Kinds are the policy kinds the engine evaluates, in the order their
+// <Kind>Affected conditions appear on targets. WAFGatewayBindingPolicy has
+// its own evaluation (bundles, references) and comes after them.
+var Kinds = []Kind{
+	proxySettingsKind,
+	// clientSettingsKind,
+}
+
+// KindNamed returns the registered kind with that name, or nil.
+func KindNamed(name string) Kind {
+	for _, k := range Kinds {
+		if k.Name() == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Outcome is what one policy gets for one ancestor Gateway.
+type Outcome struct {
+	Policy     types.NamespacedName
+	Generation int64
+	// Accepted is the Accepted condition for this ancestor.
+	Accepted metav1.Condition
+	// Partial says which of the policy's fields do not take effect here;
+	// "" when all do. It makes Programmed False with reason PartiallyInvalid.
+	Partial string
+	// ResolvedRefs, when set, is the policy's ResolvedRefs condition.
+	ResolvedRefs *metav1.Condition
+	// Blocked, when set, is why the policy's configuration cannot be
+	// programmed whatever the data plane does (e.g. a bundle not fetched):
+	// Programmed is False with it.
+	Blocked *metav1.Condition
+	// DeploymentReason is the Programmed reason when the data plane rejects
+	// the configuration ("" for the Gateway API's Invalid).
+	DeploymentReason string
+}
+
+// Result is one kind's attachment to one Gateway.
+type Result struct {
+	// Outcomes of the policies that have this Gateway as an ancestor.
+	Outcomes map[types.NamespacedName]*Outcome
+	// HTTP are the directives at http level (the Gateway's policies, and
+	// any defaults the kind pins).
+	HTTP []string
+	// Routes are the directives for every location of a route.
+	Routes map[TargetRef][]string
+	// Affected are the Gateway and routes the rendered settings change.
+	Affected map[TargetRef]bool
+	// include names the kind's include files.
+	include string
+}
+
+func newResult(include string) *Result {
+	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{},
+		Affected: map[TargetRef]bool{}, include: include}
+}
+
+// AddIncludes adds the rendered settings to a Gateway's configuration.
+func (r *Result) AddIncludes(inc *config.Includes) {
+	inc.AddHTTP(config.IncludesDir+r.include+".conf", r.HTTP)
+	for ref, dirs := range r.Routes {
+		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
+		inc.AddRoute(rk, config.RouteIncludePath(r.include, rk), dirs)
+	}
+}
