@@ -45,7 +45,7 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ancestors := translate.PolicyAncestors(translate.KindOutcomes(r.Kind), req.NamespacedName, p.GetGeneration(), targets, translations, tin, dataPlane)
+	ancestors := translate.PolicyAncestors(translate.KindOutcomes(r.Kind), p, translations, tin, dataPlane)
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := r.Kind.NewObject()
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {

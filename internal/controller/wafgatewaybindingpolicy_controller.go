@@ -53,7 +53,7 @@ func (r *WAFGatewayBindingPolicyReconciler) Reconcile(ctx context.Context, req c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ancestors := translate.PolicyAncestors(translate.WAFOutcomes, req.NamespacedName, p.Generation, targets, translations, tin, dataPlane)
+	ancestors := translate.PolicyAncestors(translate.WAFOutcomes, p, translations, tin, dataPlane)
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &v1alpha1.WAFGatewayBindingPolicy{}
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {

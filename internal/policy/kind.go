@@ -34,7 +34,7 @@ type Kind interface {
 // its own evaluation (bundles, references) and comes after them.
 var Kinds = []Kind{
 	proxySettingsKind,
-	// clientSettingsKind,
+	clientSettingsKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.

@@ -82,9 +82,8 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	}
 	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
 	for _, kind := range policy.Kinds {
-		for k, p := range in.Policies[kind.Name()] {
-			targets := policy.TargetsOf(p, p.PolicyTargetRefs())
-			ancestors := translate.PolicyAncestors(translate.KindOutcomes(kind), k, p.GetGeneration(), targets, translations, in, offline)
+		for _, p := range in.Policies[kind.Name()] {
+			ancestors := translate.PolicyAncestors(translate.KindOutcomes(kind), p, translations, in, offline)
 			if len(ancestors) == 0 {
 				continue
 			}
@@ -94,8 +93,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		}
 	}
 	for k, p := range in.WAFPolicies {
-		targets := policy.TargetsOf(p, p.Spec.TargetRefs)
-		ancestors := translate.PolicyAncestors(translate.WAFOutcomes, k, p.Generation, targets, translations, in, offline)
+		ancestors := translate.PolicyAncestors(translate.WAFOutcomes, p, translations, in, offline)
 		if len(ancestors) == 0 {
 			continue
 		}

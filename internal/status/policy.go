@@ -1,6 +1,8 @@
 package status
 
 import (
+	"fmt"
+
 	"sort"
 	"strings"
 
@@ -38,6 +40,19 @@ func TargetNotFound(t policy.TargetRef, generation int64) Ancestor {
 		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(t.Key.Name)},
 		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
 			string(gatewayv1.PolicyReasonTargetNotFound), t.String()+" not found")},
+	}
+}
+
+// InvalidTarget is the ancestor entry of a policy target that is not a
+// Gateway, HTTPRoute or GRPCRoute of the Gateway API: nothing of the policy
+// can apply to it.
+func InvalidTarget(ref gatewayv1.LocalPolicyTargetReference, namespace string, generation int64) Ancestor {
+	group, kind, ns := ref.Group, ref.Kind, gatewayv1.Namespace(namespace)
+	return Ancestor{
+		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: ref.Name},
+		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
+			string(gatewayv1.PolicyReasonInvalid), fmt.Sprintf("%s %s/%s (group %q) is not a target a policy can have: it targets Gateways, HTTPRoutes and GRPCRoutes of group %s",
+				ref.Kind, namespace, ref.Name, ref.Group, gatewayv1.GroupName))},
 	}
 }
 

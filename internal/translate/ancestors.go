@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
@@ -24,24 +25,40 @@ func WAFOutcomes(t *Translation) map[types.NamespacedName]*policy.Outcome { retu
 
 // PolicyAncestors returns a policy's ancestor statuses: one per Gateway
 // whose translation has an outcome for it, with that Gateway's data plane
-// answer, plus TargetNotFound for targets that do not exist. The reconcilers
-// and the render command all use it.
-func PolicyAncestors(kind Outcomes, p types.NamespacedName, generation int64, targets []policy.TargetRef, gateways []*Translation,
+// answer; plus, for each target that is not a Gateway API Gateway,
+// HTTPRoute or GRPCRoute, an Invalid entry saying so, and TargetNotFound for
+// those that do not exist. The reconcilers and the render command all use it.
+func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
 	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
+	key := types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}
 	var out []status.Ancestor
 	for _, t := range gateways {
-		o := kind(t)[p]
+		o := kind(t)[key]
 		if o == nil {
 			continue
 		}
 		out = append(out, status.Ancestor{Ref: status.GatewayAncestor(t.Graph.Key), Outcome: o, DataPlane: dataPlane(t.Graph.Key)})
 	}
-	for _, tr := range targets {
-		if !Exists(in, tr) {
-			out = append(out, status.TargetNotFound(tr, generation))
+	for _, ref := range p.PolicyTargetRefs() {
+		tr := policy.TargetRef{Kind: string(ref.Kind), Key: types.NamespacedName{Namespace: p.GetNamespace(), Name: string(ref.Name)}}
+		switch {
+		case ref.Group != gatewayv1.GroupName || !targetable(tr.Kind):
+			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration()))
+		case !Exists(in, tr):
+			out = append(out, status.TargetNotFound(tr, p.GetGeneration()))
 		}
 	}
 	return out
+}
+
+// targetable says whether a policy can target objects of a kind (of the
+// Gateway API group).
+func targetable(kind string) bool {
+	switch kind {
+	case "Gateway", graph.KindHTTPRoute, graph.KindGRPCRoute:
+		return true
+	}
+	return false
 }
 
 // Exists says whether a policy target exists in the snapshot.

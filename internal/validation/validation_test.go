@@ -25,6 +25,8 @@ func validate(o client.Object) field.ErrorList {
 		return validation.ProxySettingsPolicy(o)
 	case *v1alpha1.WAFGatewayBindingPolicy:
 		return validation.WAFGatewayBindingPolicy(o)
+	case *v1alpha1.ClientSettingsPolicy:
+		return validation.ClientSettingsPolicy(o)
 	case *v1alpha2.NginxProxy:
 		return validation.NginxProxy(o)
 	}
@@ -66,6 +68,8 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.SyslogServerPattern:     true,
 		validation.ImageRepositoryPattern:  true,
 		validation.ImageTagPattern:         true,
+		validation.ByteSizePattern:         true,
+		validation.DurationPattern:         true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -85,6 +89,7 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 			walk(v.Schema.OpenAPIV3Schema, "", func(path, pattern string) {
 				if strings.HasPrefix(path, ".status.") ||
 					strings.HasSuffix(path, ".targetRefs.group") || strings.HasSuffix(path, ".targetRefs.kind") ||
+					strings.HasSuffix(path, ".targetRef.group") || strings.HasSuffix(path, ".targetRef.kind") ||
 					strings.Contains(path, ".resources.") {
 					return // patterns of upstream types (Gateway API, meta/v1, core/v1)
 				}

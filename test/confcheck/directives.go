@@ -1,6 +1,7 @@
 package confcheck
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -118,6 +119,13 @@ var rules = map[string]rule{
 	"proxy_buffers":           {ctx: httpLevels, min: 2, max: 2, check: buffers},
 	"proxy_busy_buffers_size": {ctx: httpLevels, min: 1, max: 1, check: size},
 	"grpc_buffer_size":        {ctx: httpLevels, min: 1, max: 1, check: size},
+
+	"client_max_body_size":    {ctx: httpLevels, min: 1, max: 1, check: size},
+	"client_body_buffer_size": {ctx: httpLevels, min: 1, max: 1, check: size},
+	"client_body_timeout":     {ctx: httpLevels, min: 1, max: 1, check: policyTime},
+	"keepalive_requests":      {ctx: httpLevels, min: 1, max: 1, check: number(0, math.MaxInt32)},
+	"keepalive_time":          {ctx: httpLevels, min: 1, max: 1, check: policyTime},
+	"keepalive_timeout":       {ctx: httpLevels, min: 1, max: 2, check: keepaliveTimeout},
 
 	// WAFGatewayBindingPolicy.
 	"app_protect_enforcer_address":    {ctx: http, min: 1, max: 1, check: oneOfArgs("127.0.0.1:50000")},
@@ -489,6 +497,27 @@ var millisecondsRE = regexp.MustCompile(`^[0-9]{1,12}ms$`)
 func milliseconds(c *checker, d *Directive) {
 	if !millisecondsRE.MatchString(d.Args[0].Value) {
 		c.fail(d, "%s %q: not a time in milliseconds", d.Name, d.Args[0].Value)
+	}
+}
+
+// policyTimeRE is a policy's Duration as NGINX reads it (no suffix:
+// seconds); policySecondsRE the same in whole seconds.
+var (
+	policyTimeRE    = regexp.MustCompile(`^[0-9]{1,4}(ms|s|m|h)?$`)
+	policySecondsRE = regexp.MustCompile(`^[0-9]{1,4}(s|m|h)?$`)
+)
+
+func policyTime(c *checker, d *Directive) {
+	if !policyTimeRE.MatchString(d.Args[0].Value) {
+		c.fail(d, "%s %q: not a policy duration", d.Name, d.Args[0].Value)
+	}
+}
+
+// keepaliveTimeout: a duration, then the Keep-Alive header's in seconds.
+func keepaliveTimeout(c *checker, d *Directive) {
+	policyTime(c, d)
+	if len(d.Args) == 2 && !policySecondsRE.MatchString(d.Args[1].Value) {
+		c.fail(d, "%s header timeout %q: not whole seconds", d.Name, d.Args[1].Value)
 	}
 }
 

@@ -145,16 +145,21 @@ func stalledBackend(t *testing.T, addr, host, id string) string {
 }
 
 func policyProgrammed(ns, name string) error {
-	p := &v1alpha1.ProxySettingsPolicy{}
+	return kindProgrammed(&v1alpha1.ProxySettingsPolicy{}, ns, name)
+}
+
+// kindProgrammed is policyProgrammed for a policy of any kind (p is an
+// empty object of the kind).
+func kindProgrammed(p v1alpha1.PolicyWithStatus, ns, name string) error {
 	if err := rt.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
 		return err
 	}
-	for _, a := range p.Status.Ancestors {
+	for _, a := range p.PolicyStatus().Ancestors {
 		for _, c := range a.Conditions {
 			if c.Type == "Programmed" && c.Status == metav1.ConditionTrue {
 				return nil
 			}
 		}
 	}
-	return errf("policy %s not programmed: %+v", name, p.Status.Ancestors)
+	return errf("policy %s not programmed: %+v", name, p.PolicyStatus().Ancestors)
 }

@@ -37,8 +37,8 @@ func installedCRDs(t *testing.T, groups ...string) []apiextensionsv1.CustomResou
 // (ObjectMeta) are documented upstream and not walked.
 func TestCRDFieldsDocumented(t *testing.T) {
 	crds := installedCRDs(t, "gateway.nginx.org", "appprotect.f5.com", "waf.f5.com")
-	if len(crds) < 7 {
-		t.Fatalf("found %d CRDs, want Gatewall's 3 and the 4 PLM stand-ins", len(crds))
+	if len(crds) < 8 {
+		t.Fatalf("found %d CRDs, want Gatewall's 4 and the 4 PLM stand-ins", len(crds))
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	if err != nil {
@@ -133,12 +133,13 @@ func walkDescriptions(s map[string]any, path string, undocumented *[]string) {
 	}
 }
 
-// TestCRDMetadata: the CRDs as installed carry what DESIGN pins. Both
+// TestCRDMetadata: the CRDs as installed carry what DESIGN pins. The
 // policies are inherited GEP-713 policies in the gateway-api category; every
 // Gatewall CRD has short names, a status subresource and print columns.
 func TestCRDMetadata(t *testing.T) {
 	policies := map[string]bool{
 		"proxysettingspolicies.gateway.nginx.org":     true,
+		"clientsettingspolicies.gateway.nginx.org":    true,
 		"wafgatewaybindingpolicies.gateway.nginx.org": true,
 	}
 	crds := installedCRDs(t, "gateway.nginx.org")

@@ -32,11 +32,16 @@ func psp(ns, name, kind, target string, b v1alpha1.ProxyBuffering) *v1alpha1.Pro
 // ancestorConditions returns "Accepted=…/…, Programmed=…/…: message" of a
 // policy's status for one Gateway.
 func ancestorConditions(key types.NamespacedName, gw string) (string, string, error) {
-	p := &v1alpha1.ProxySettingsPolicy{}
+	return policyAncestorConditions(&v1alpha1.ProxySettingsPolicy{}, key, gw)
+}
+
+// policyAncestorConditions is ancestorConditions for a policy of any kind
+// (p is an empty object of the kind).
+func policyAncestorConditions(p v1alpha1.PolicyWithStatus, key types.NamespacedName, gw string) (string, string, error) {
 	if err := env.Client.Get(context.Background(), key, p); err != nil {
 		return "", "", err
 	}
-	for _, a := range p.Status.Ancestors {
+	for _, a := range p.PolicyStatus().Ancestors {
 		if string(a.AncestorRef.Name) == gw {
 			prog := ""
 			for _, c := range a.Conditions {

@@ -40,3 +40,6 @@ func (p *WAFGatewayBindingPolicy) PolicyTargetRefs() []gatewayv1.LocalPolicyTarg
 
 // PolicyStatus is the policy's status, to read and to set.
 func (p *ProxySettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }
+
+// PolicyStatus is the policy's status, to read and to set.
+func (p *ClientSettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }

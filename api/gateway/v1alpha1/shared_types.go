@@ -39,3 +39,18 @@ const (
 	// PolicyReasonAffected is the reason of the <Kind>Affected condition on targets.
 	PolicyReasonAffected = "PolicyAffected"
 )
+
+// ByteSize is a size in bytes, or in kilobytes, megabytes or gigabytes with
+// the suffix k, m or g (lower case), with at most 4 digits: 1024, 8k, 10m, 1g.
+// It is NGINX Gateway Fabric's Size; Gatewall's own Size (ProxySettingsPolicy)
+// is a different type.
+//
+// +kubebuilder:validation:Pattern=`^\d{1,4}(k|m|g)?$`
+type ByteSize string
+
+// Duration is a length of time of at most 4 digits, in milliseconds (ms),
+// seconds (s), minutes (m) or hours (h); a number without a suffix is in
+// seconds: 500ms, 60s, 5m, 1h, 30.
+//
+// +kubebuilder:validation:Pattern=`^[0-9]{1,4}(ms|s|m|h)?$`
+type Duration string

@@ -2,12 +2,14 @@
 // pod by the local node: /stream writes a first chunk, waits, then writes a
 // second; /headers?bytes=N answers with an N-byte response header;
 // /big?id=X&mib=N writes N MiB, and /status?id=X says whether that response
-// was written completely ("done") or is still being written ("writing").
+// was written completely ("done") or is still being written ("writing");
+// /upload reads the request body and says how many bytes it received.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"strconv"
@@ -69,6 +71,14 @@ func main() {
 		default:
 			fmt.Fprintln(w, "writing")
 		}
+	})
+	http.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "received %d bytes\n", n)
 	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "testbackend") })
 	log.Fatal(http.ListenAndServe(*addr, nil))
