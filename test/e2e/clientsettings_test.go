@@ -36,7 +36,8 @@ func upload(addr, host string, n int) (int, string, error) {
 }
 
 // connectionHeaders sends n requests on one connection and returns each
-// response's Connection header ("" when absent), stopping when NGINX closes.
+// response's Connection header ("" when absent, "close" when the response
+// closes the connection), stopping when NGINX closes.
 func connectionHeaders(t *testing.T, addr, host string, n int) []string {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort(addr, "80"), 5*time.Second)
@@ -57,10 +58,11 @@ func connectionHeaders(t *testing.T, addr, host string, n int) []string {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		out = append(out, resp.Header.Get("Connection"))
-		if resp.Close {
+		if resp.Close { // net/http removes the Connection: close header and says so here
+			out = append(out, "close")
 			break
 		}
+		out = append(out, resp.Header.Get("Connection"))
 	}
 	return out
 }
