@@ -44,8 +44,13 @@ type inherited[S settings[S]] struct {
 	gateway func(gw S) ([]string, error)
 	// route renders a route's own merged settings for its locations.
 	route func(rt routeTarget[S]) ([]string, *targetIssue)
-	// pinned, if set, adds http-level directives once the rest is rendered.
-	pinned func(gw S, res *Result) []string
+	// everyRoute: route is called for every attached route, also those
+	// without policies of their own (rt.local is then empty), for kinds
+	// that render the Gateway's settings in the routes' locations.
+	everyRoute bool
+	// pinned, if set, adds http-level directives once the rest is
+	// rendered; rendered are the settings rendered on some target.
+	pinned func(gw S, rendered []S, res *Result) []string
 }
 
 func (k *inherited[S]) Name() string                         { return k.name }
@@ -156,6 +161,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 		dirs, _ = k.gateway(gw)
 	}
 	res.HTTP = dirs
+	rendered := []S{gw}
 	if len(gwPolicies) > 0 {
 		res.Affected[gwRef] = true
 	}
@@ -175,15 +181,17 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 		}
 		attach(on(ref))
 		rp := accepted(on(ref))
-		if len(rp) == 0 {
+		if len(rp) == 0 && !k.everyRoute {
 			continue
 		}
-		dirs, issue := k.route(routeTarget[S]{ref: ref, route: routes[ref], local: merged(rp), names: policyNames(rp),
+		local := merged(rp)
+		dirs, issue := k.route(routeTarget[S]{ref: ref, route: routes[ref], local: local, names: policyNames(rp),
 			gw: gw, gwNames: gwNames, gwKey: g.Key})
 		report(rp, issue)
 		if len(dirs) > 0 {
 			res.Routes[ref] = dirs
 			res.Affected[ref] = true
+			rendered = append(rendered, local)
 		}
 	}
 
@@ -194,7 +202,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 	}
 
 	if k.pinned != nil {
-		res.HTTP = append(res.HTTP, k.pinned(gw, res)...)
+		res.HTTP = append(res.HTTP, k.pinned(gw, rendered, res)...)
 	}
 
 	for s, v := range verdicts {

@@ -35,6 +35,7 @@ type Kind interface {
 var Kinds = []Kind{
 	proxySettingsKind,
 	clientSettingsKind,
+	rateLimitKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.

@@ -42,7 +42,7 @@ var proxySettingsKind Kind = &inherited[Buffering]{
 		return append(proxyDirectives(gw), grpcDirectives(gw)...), nil
 	},
 	route:  routeSettings,
-	pinned: pinnedDefaults,
+	pinned: func(gw Buffering, _ []Buffering, res *Result) []string { return pinnedDefaults(gw, res) },
 }
 
 // routeSettings returns the directives of a route's own policies for every

@@ -27,6 +27,8 @@ func validate(o client.Object) field.ErrorList {
 		return validation.WAFGatewayBindingPolicy(o)
 	case *v1alpha1.ClientSettingsPolicy:
 		return validation.ClientSettingsPolicy(o)
+	case *v1alpha1.RateLimitPolicy:
+		return validation.RateLimitPolicy(o)
 	case *v1alpha2.NginxProxy:
 		return validation.NginxProxy(o)
 	}
@@ -70,6 +72,8 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.ImageTagPattern:         true,
 		validation.ByteSizePattern:         true,
 		validation.DurationPattern:         true,
+		validation.RatePattern:             true,
+		validation.RateLimitKeyPattern:     true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {

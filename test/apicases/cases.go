@@ -51,6 +51,7 @@ func All() []Case {
 	cs = append(cs, destinationCases()...)
 	cs = append(cs, nginxProxyCases()...)
 	cs = append(cs, clientSettingsCases()...)
+	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, limitCases()...)
 	return cs
 }

@@ -127,6 +127,12 @@ var rules = map[string]rule{
 	"keepalive_time":          {ctx: httpLevels, min: 1, max: 1, check: policyTime},
 	"keepalive_timeout":       {ctx: httpLevels, min: 1, max: 2, check: keepaliveTimeout},
 
+	"limit_req_zone":      {ctx: http, min: 3, max: 3, check: limitReqZone},
+	"limit_req":           {ctx: inLocation, min: 1, max: 3, check: limitReq},
+	"limit_req_dry_run":   {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on", "off")},
+	"limit_req_log_level": {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("info", "notice", "warn", "error")},
+	"limit_req_status":    {ctx: inLocation, min: 1, max: 1, check: number(400, 599)},
+
 	// WAFGatewayBindingPolicy.
 	"app_protect_enforcer_address":    {ctx: http, min: 1, max: 1, check: oneOfArgs("127.0.0.1:50000")},
 	"app_protect_enable":              {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on")},
@@ -518,6 +524,48 @@ func keepaliveTimeout(c *checker, d *Directive) {
 	policyTime(c, d)
 	if len(d.Args) == 2 && !policySecondsRE.MatchString(d.Args[1].Value) {
 		c.fail(d, "%s header timeout %q: not whole seconds", d.Name, d.Args[1].Value)
+	}
+}
+
+var (
+	rateZoneRE = regexp.MustCompile(`^zone=(rl_[a-z0-9.-]+_[a-z0-9.-]+_[0-9]+):([0-9]+[km]?)$`)
+	rateRE     = regexp.MustCompile(`^rate=[1-9][0-9]{0,8}r/[sm]$`)
+	limitReqRE = regexp.MustCompile(`^(zone=rl_[a-z0-9.-]+_[a-z0-9.-]+_[0-9]+|burst=[1-9][0-9]*|delay=[1-9][0-9]*|nodelay)$`)
+	keyVarRE   = regexp.MustCompile(`\$[A-Za-z0-9_]*`)
+)
+
+// limitReqZone: a key whose variables are on the allow-list, a rate limit
+// zone of Gatewall's naming of at least 32k, and a rate NGINX accepts.
+func limitReqZone(c *checker, d *Directive) {
+	key := d.Args[0].Value
+	if strings.ContainsAny(key, "\"'") {
+		c.fail(d, "limit_req_zone key %q quotes or escapes", key)
+	}
+	for _, v := range keyVarRE.FindAllString(key, -1) {
+		if !validation.RateLimitKeyVariable(v[1:]) {
+			c.fail(d, "limit_req_zone key variable %s is not allowed", v)
+		}
+	}
+	m := rateZoneRE.FindStringSubmatch(d.Args[1].Value)
+	if m == nil {
+		c.fail(d, "limit_req_zone zone %q", d.Args[1].Value)
+	} else if n, err := validation.ParseSize(m[2]); err != nil || n < 32*1024 {
+		c.fail(d, "limit_req_zone size %q: NGINX wants at least 32k", m[2])
+	}
+	if !rateRE.MatchString(d.Args[2].Value) {
+		c.fail(d, "limit_req_zone %q", d.Args[2].Value)
+	}
+}
+
+// limitReq: a zone, then burst and delay (never 0, which NGINX refuses) or nodelay.
+func limitReq(c *checker, d *Directive) {
+	if !strings.HasPrefix(d.Args[0].Value, "zone=") {
+		c.fail(d, "limit_req without a zone first")
+	}
+	for _, a := range d.Args {
+		if !limitReqRE.MatchString(a.Value) {
+			c.fail(d, "limit_req argument %q", a.Value)
+		}
 	}
 }
 

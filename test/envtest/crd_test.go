@@ -37,8 +37,8 @@ func installedCRDs(t *testing.T, groups ...string) []apiextensionsv1.CustomResou
 // (ObjectMeta) are documented upstream and not walked.
 func TestCRDFieldsDocumented(t *testing.T) {
 	crds := installedCRDs(t, "gateway.nginx.org", "appprotect.f5.com", "waf.f5.com")
-	if len(crds) < 8 {
-		t.Fatalf("found %d CRDs, want Gatewall's 4 and the 4 PLM stand-ins", len(crds))
+	if len(crds) < 9 {
+		t.Fatalf("found %d CRDs, want Gatewall's 5 and the 4 PLM stand-ins", len(crds))
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	if err != nil {
@@ -140,6 +140,7 @@ func TestCRDMetadata(t *testing.T) {
 	policies := map[string]bool{
 		"proxysettingspolicies.gateway.nginx.org":     true,
 		"clientsettingspolicies.gateway.nginx.org":    true,
+		"ratelimitpolicies.gateway.nginx.org":         true,
 		"wafgatewaybindingpolicies.gateway.nginx.org": true,
 	}
 	crds := installedCRDs(t, "gateway.nginx.org")

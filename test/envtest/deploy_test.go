@@ -34,7 +34,7 @@ func TestDeployManifests(t *testing.T) {
 	// ClusterRoles: the manager's and the metrics reader's; Services: the
 	// agent server's and the metrics'.
 	for kind, want := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1,
+		"Namespace": 1, "CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
 	} {
 		if kinds[kind] != want {

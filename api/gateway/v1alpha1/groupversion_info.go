@@ -1,6 +1,6 @@
 // Package v1alpha1 holds Gatewall's inherited policies: ProxySettingsPolicy,
-// ClientSettingsPolicy and WAFGatewayBindingPolicy (group gateway.nginx.org,
-// version v1alpha1).
+// ClientSettingsPolicy, RateLimitPolicy and WAFGatewayBindingPolicy (group
+// gateway.nginx.org, version v1alpha1).
 //
 // +kubebuilder:object:generate=true
 // +groupName=gateway.nginx.org

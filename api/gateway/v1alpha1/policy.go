@@ -43,3 +43,6 @@ func (p *ProxySettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p
 
 // PolicyStatus is the policy's status, to read and to set.
 func (p *ClientSettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }
+
+// PolicyStatus is the policy's status, to read and to set.
+func (p *RateLimitPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }

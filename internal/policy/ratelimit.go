@@ -1,0 +1,189 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=ratelimitpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=ratelimitpolicies/status,verbs=get;update;patch
+
+// rateLimitKind is RateLimitPolicy: NGINX's local request rate limits
+// (limit_req). The Gateway's settings are rendered in the locations of its
+// routes, not at http level, so that NGINX's own servers (the status
+// endpoint the agent scrapes) are never limited; the zones are declared at
+// http level.
+var rateLimitKind Kind = &inherited[RateLimits]{
+	name:         "RateLimitPolicy",
+	affected:     v1alpha1.RateLimitPolicyAffected,
+	include:      "rate-limit",
+	targetsField: "targetRefs",
+	noun:         "rate limits",
+	newObject:    func() v1alpha1.PolicyWithStatus { return &v1alpha1.RateLimitPolicy{} },
+	newList:      func() client.ObjectList { return &v1alpha1.RateLimitPolicyList{} },
+	parse:        parseRateLimits,
+	gateway:      func(RateLimits) ([]string, error) { return nil, nil },
+	everyRoute:   true,
+	route: func(rt routeTarget[RateLimits]) ([]string, *targetIssue) {
+		return rt.gw.overlay(rt.local).directives(), nil
+	},
+	pinned: func(_ RateLimits, rendered []RateLimits, _ *Result) []string { return zones(rendered) },
+}
+
+// DefaultRateLimitZoneSize is a rule's zone size when it sets none.
+const DefaultRateLimitZoneSize = "10m"
+
+// RateLimits are the settings of RateLimitPolicies; nil fields are unset.
+// A policy's rules are one field: a route policy's rules replace the
+// Gateway's (an empty list turns the Gateway's off on that route).
+type RateLimits struct {
+	Rules      *[]rateRule
+	DryRun     *bool
+	LogLevel   *string
+	RejectCode *int32
+}
+
+// rateRule is one rule as NGINX gets it: its zone (one per policy and
+// rule, shared by every target of the policy) and its limit_req arguments.
+type rateRule struct {
+	zone, key, rate, size string
+	burst, delay          int32
+	noDelay               bool
+}
+
+func parseRateLimits(o v1alpha1.Policy) (RateLimits, string, error) {
+	p := o.(*v1alpha1.RateLimitPolicy)
+	if errs := validation.RateLimitPolicy(p); len(errs) > 0 {
+		return RateLimits{}, "", errs.ToAggregate()
+	}
+	var s RateLimits
+	rl := p.Spec.RateLimit
+	if rl == nil {
+		return s, "", nil
+	}
+	s.DryRun, s.RejectCode = rl.DryRun, rl.RejectCode
+	if rl.LogLevel != nil {
+		l := string(*rl.LogLevel)
+		s.LogLevel = &l
+	}
+	if rl.Local != nil && rl.Local.Rules != nil {
+		rules := make([]rateRule, 0, len(rl.Local.Rules))
+		for i, r := range rl.Local.Rules {
+			rr := rateRule{zone: fmt.Sprintf("rl_%s_%s_%d", p.Namespace, p.Name, i), key: r.Key, rate: string(r.Rate), size: DefaultRateLimitZoneSize}
+			if r.ZoneSize != nil {
+				n, err := validation.ParseByteSize(string(*r.ZoneSize))
+				if err != nil {
+					return RateLimits{}, "", fmt.Errorf("spec.rateLimit.local.rules[%d].zoneSize: %w", i, err)
+				}
+				rr.size = human(n)
+			}
+			if r.Burst != nil {
+				rr.burst = *r.Burst
+			}
+			if r.Delay != nil {
+				rr.delay = *r.Delay
+			}
+			rr.noDelay = r.NoDelay != nil && *r.NoDelay
+			rules = append(rules, rr)
+		}
+		s.Rules = &rules
+	}
+	return s, "", nil
+}
+
+func (s RateLimits) fields() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(s.Rules != nil, "rateLimit.local.rules")
+	add(s.DryRun != nil, "rateLimit.dryRun")
+	add(s.LogLevel != nil, "rateLimit.logLevel")
+	add(s.RejectCode != nil, "rateLimit.rejectCode")
+	return out
+}
+
+func (s RateLimits) overlay(o RateLimits) RateLimits {
+	if o.Rules != nil {
+		s.Rules = o.Rules
+	}
+	if o.DryRun != nil {
+		s.DryRun = o.DryRun
+	}
+	if o.LogLevel != nil {
+		s.LogLevel = o.LogLevel
+	}
+	if o.RejectCode != nil {
+		s.RejectCode = o.RejectCode
+	}
+	return s
+}
+
+// directives renders effective settings for a location: nothing without
+// rules. Burst and delay 0 are NGINX's defaults, which it refuses written out.
+func (s RateLimits) directives() []string {
+	if s.Rules == nil || len(*s.Rules) == 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range *s.Rules {
+		d := "limit_req zone=" + r.zone
+		if r.burst > 0 {
+			d += fmt.Sprintf(" burst=%d", r.burst)
+		}
+		switch {
+		case r.noDelay:
+			d += " nodelay"
+		case r.delay > 0:
+			d += fmt.Sprintf(" delay=%d", r.delay)
+		}
+		out = append(out, d+";")
+	}
+	if s.DryRun != nil {
+		out = append(out, "limit_req_dry_run "+onOff(*s.DryRun)+";")
+	}
+	if s.LogLevel != nil {
+		out = append(out, "limit_req_log_level "+*s.LogLevel+";")
+	}
+	if s.RejectCode != nil {
+		out = append(out, fmt.Sprintf("limit_req_status %d;", *s.RejectCode))
+	}
+	return out
+}
+
+// zones declares, once each and sorted, the zones of the rules rendered.
+func zones(rendered []RateLimits) []string {
+	seen := map[string]string{}
+	for _, s := range rendered {
+		if s.Rules == nil {
+			continue
+		}
+		for _, r := range *s.Rules {
+			seen[r.zone] = fmt.Sprintf("limit_req_zone %s zone=%s:%s rate=%s;", r.key, r.zone, r.size, r.rate)
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for z := range seen {
+		names = append(names, z)
+	}
+	sort.Strings(names)
+	out := make([]string, 0, len(names))
+	for _, z := range names {
+		out = append(out, seen[z])
+	}
+	return out
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
