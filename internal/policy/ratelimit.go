@@ -39,8 +39,10 @@ var rateLimitKind Kind = &inherited[RateLimits]{
 const DefaultRateLimitZoneSize = "10m"
 
 // RateLimits are the settings of RateLimitPolicies; nil fields are unset.
-// A policy's rules are one field: a route policy's rules replace the
-// Gateway's (an empty list turns the Gateway's off on that route).
+// A policy's local rules are one field: a route policy with local set
+// replaces the Gateway's rules (local: {} or rules: [] turns them off on
+// that route; an empty list cannot survive a client that omits empty
+// fields, so an empty local counts the same).
 type RateLimits struct {
 	Rules      *[]rateRule
 	DryRun     *bool
@@ -71,7 +73,7 @@ func parseRateLimits(o v1alpha1.Policy) (RateLimits, string, error) {
 		l := string(*rl.LogLevel)
 		s.LogLevel = &l
 	}
-	if rl.Local != nil && rl.Local.Rules != nil {
+	if rl.Local != nil { // local: {} (or rules: []) sets no rules: none of the Gateway's apply
 		rules := make([]rateRule, 0, len(rl.Local.Rules))
 		for i, r := range rl.Local.Rules {
 			rr := rateRule{zone: fmt.Sprintf("rl_%s_%s_%d", p.Namespace, p.Name, i), key: r.Key, rate: string(r.Rate), size: DefaultRateLimitZoneSize}

@@ -36,7 +36,7 @@ func statuses(t *testing.T, addr, host string, n int) []int {
 // TestRateLimit: a Gateway's RateLimitPolicy (one request a minute per
 // client address, rejectCode 429) answers a client's second request with
 // 429 on every route; a route's own policy in dryRun counts but lets every
-// request through; a route policy with an empty rule list turns the
+// request through; a route policy with an empty local (no rules) turns the
 // Gateway's limit off there.
 func TestRateLimit(t *testing.T) {
 	ns := namespace(t, "e2e-ratelimit")

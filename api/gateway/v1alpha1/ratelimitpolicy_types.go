@@ -98,8 +98,9 @@ type RateLimit struct {
 type LocalRateLimit struct {
 	// Rules are the limits; a request must be within every one of them. Each
 	// rule of a policy counts in one zone, shared by all the policy's targets
-	// and their routes. A route policy's rules replace the Gateway policy's as
-	// a whole, and an empty list lifts the Gateway's limits from the route. At
+	// and their routes. A route policy that sets local replaces the Gateway
+	// policy's rules as a whole: with no rules (local: {} or an empty list)
+	// it lifts the Gateway's limits from the route. At
 	// most 16 rules: the bound keeps the cost of the CRD's validation rules,
 	// which run on every rule, within the API server's budget.
 	//
