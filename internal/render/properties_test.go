@@ -324,8 +324,8 @@ func objectKey(o client.Object) string {
 }
 
 // refusedObjects are the routes accepted by no parent, the Gateways and
-// ListenerSets not accepted, and the policies some Gateway reports as
-// Conflicted (conflicts are decided once for every Gateway).
+// ListenerSets not accepted, and the policies (of every kind) some Gateway
+// reports as Conflicted (conflicts are decided once for every Gateway).
 func refusedObjects(statuses []client.Object) map[string]bool {
 	out := map[string]bool{}
 	accepted := string(gatewayv1.GatewayConditionAccepted)
@@ -340,10 +340,10 @@ func refusedObjects(statuses []client.Object) map[string]bool {
 			refused = !meta.IsStatusConditionTrue(s.Status.Conditions, accepted)
 		case *gatewayv1.ListenerSet:
 			refused = !meta.IsStatusConditionTrue(s.Status.Conditions, accepted)
-		case *v1alpha1.ProxySettingsPolicy:
-			refused = conflicted(s.Status.Ancestors)
 		case *v1alpha1.WAFGatewayBindingPolicy:
 			refused = conflicted(s.Status.Ancestors)
+		case v1alpha1.PolicyWithStatus: // every kind of policy.Kinds
+			refused = conflicted(s.PolicyStatus().Ancestors)
 		}
 		if refused {
 			out[objectKey(o)] = true
@@ -379,6 +379,10 @@ func invalidPolicy(o client.Object) bool {
 		return len(validation.ProxySettingsPolicy(p)) > 0
 	case *v1alpha1.WAFGatewayBindingPolicy:
 		return len(validation.WAFGatewayBindingPolicy(p)) > 0
+	case *v1alpha1.ClientSettingsPolicy:
+		return len(validation.ClientSettingsPolicy(p)) > 0
+	case *v1alpha1.RateLimitPolicy:
+		return len(validation.RateLimitPolicy(p)) > 0
 	}
 	return false
 }

@@ -72,6 +72,13 @@ func Generate(src Source, size Size, controllerName string) *Snapshot {
 	for i := range g.upTo(size.Policies) {
 		g.wafPolicy(i)
 	}
+	// Generated last, so the objects above stay what they were for a seed.
+	for i := range g.upTo(size.Policies) {
+		g.clientSettingsPolicy(i)
+	}
+	for i := range g.upTo(size.Policies) {
+		g.rateLimitPolicy(i)
+	}
 	return g.snap
 }
 
