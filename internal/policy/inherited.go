@@ -57,7 +57,11 @@ func (k *inherited[S]) Name() string                         { return k.name }
 func (k *inherited[S]) AffectedType() string                 { return k.affected }
 func (k *inherited[S]) NewObject() v1alpha1.PolicyWithStatus { return k.newObject() }
 func (k *inherited[S]) NewList() client.ObjectList           { return k.newList() }
-func (k *inherited[S]) TargetsField() string                 { return k.targetsField }
+func (k *inherited[S]) Validate(p v1alpha1.Policy) error {
+	_, _, err := k.parse(p)
+	return err
+}
+func (k *inherited[S]) TargetsField() string { return k.targetsField }
 
 // routeTarget is a route with the settings of its own accepted policies,
 // and what it inherits.

@@ -25,6 +25,9 @@ type Kind interface {
 	// TargetsField is the spec field that holds the targets
 	// ("targetRefs", or "targetRef" for a single one).
 	TargetsField() string
+	// Validate re-checks a policy of the kind as the engine does: the CRD's
+	// rules and what NGINX would reject whatever the policy's targets.
+	Validate(p v1alpha1.Policy) error
 	// Evaluate attaches the kind's policies of a snapshot to one Gateway.
 	Evaluate(g *graph.Gateway, in *graph.Input) *Result
 }

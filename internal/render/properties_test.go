@@ -18,6 +18,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/internal/validation"
 	"github.com/gatewall/gatewall/test/confcheck"
@@ -375,14 +376,12 @@ func conflicted(as []gatewayv1.PolicyAncestorStatus) bool {
 // refused wherever it targets, and claims nothing in conflicts.
 func invalidPolicy(o client.Object) bool {
 	switch p := o.(type) {
-	case *v1alpha1.ProxySettingsPolicy:
-		return len(validation.ProxySettingsPolicy(p)) > 0
 	case *v1alpha1.WAFGatewayBindingPolicy:
 		return len(validation.WAFGatewayBindingPolicy(p)) > 0
-	case *v1alpha1.ClientSettingsPolicy:
-		return len(validation.ClientSettingsPolicy(p)) > 0
-	case *v1alpha1.RateLimitPolicy:
-		return len(validation.RateLimitPolicy(p)) > 0
+	case v1alpha1.Policy:
+		if k := policy.KindNamed(graph.PolicyKind(p)); k != nil {
+			return k.Validate(p) != nil
+		}
 	}
 	return false
 }
