@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=backendtlspolicies,verbs=get;list;watch
@@ -48,10 +49,17 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, err
 	}
 	outcome := graph.BackendTLSPolicyOutcome(in, p)
-	gateways, err := r.ancestors(ctx, p)
+	candidates, err := r.candidates(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// The Gateways that proxy to a target, decided on their translations
+	// by the same function as the render command's.
+	translations, _, err := translateGateways(ctx, r.Client, r.Config, candidates)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	gateways := translate.BackendTLSAncestors(p, translations)
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &gatewayv1.BackendTLSPolicy{}
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
@@ -71,11 +79,10 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	})
 }
 
-// ancestors are the Gateways of Gatewall's classes with HTTPRoutes or
-// GRPCRoutes whose backendRefs or mirrors name a target Service. TLSRoutes
-// are left out: NGINX passes their bytes on, with no TLS of its own to the
-// backend (gatewall render decides the same way).
-func (r *BackendTLSPolicyReconciler) ancestors(ctx context.Context, p *gatewayv1.BackendTLSPolicy) ([]types.NamespacedName, error) {
+// candidates are the Gateways of Gatewall's classes that routes whose
+// backendRefs or mirrors name a target Service have as parents: the only
+// Gateways that can be ancestors.
+func (r *BackendTLSPolicyReconciler) candidates(ctx context.Context, p *gatewayv1.BackendTLSPolicy) ([]types.NamespacedName, error) {
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, t := range p.Spec.TargetRefs {

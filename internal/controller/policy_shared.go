@@ -37,26 +37,9 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err := addWAF(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}
-	var ts []*translate.Translation
-	versions := map[types.NamespacedName]string{}
-	for _, k := range translate.TargetGateways(tin, targets) {
-		gw := &gatewayv1.Gateway{}
-		if err := c.Get(ctx, k, gw); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				continue
-			}
-			return nil, nil, nil, err
-		}
-		in, err := snapshot(ctx, c, cfg, gw)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if t := translate.Gateway(in, k); t != nil {
-			ts = append(ts, t)
-			if t.Files != nil {
-				versions[k] = config.Version(t.Files)
-			}
-		}
+	ts, versions, err := translateGateways(ctx, c, cfg, translate.TargetGateways(tin, targets))
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	dataPlane := func(gw types.NamespacedName) status.DataPlane {
 		v, ok := versions[gw]
@@ -66,6 +49,35 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 		return dp.State(gw, v)
 	}
 	return tin, ts, dataPlane, nil
+}
+
+// translateGateways translates each existing Gateway of keys (the same
+// translation the Gateway reconciler computes), with the configuration
+// version of each accepted one.
+func translateGateways(ctx context.Context, c client.Reader, cfg Config, keys []types.NamespacedName) (
+	[]*translate.Translation, map[types.NamespacedName]string, error) {
+	var ts []*translate.Translation
+	versions := map[types.NamespacedName]string{}
+	for _, k := range keys {
+		gw := &gatewayv1.Gateway{}
+		if err := c.Get(ctx, k, gw); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				continue
+			}
+			return nil, nil, err
+		}
+		in, err := snapshot(ctx, c, cfg, gw)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t := translate.Gateway(in, k); t != nil {
+			ts = append(ts, t)
+			if t.Files != nil {
+				versions[k] = config.Version(t.Files)
+			}
+		}
+	}
+	return ts, versions, nil
 }
 
 // requestsForAll lists every object of a kind (list is its empty list) and
