@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/client-go/tools/events"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -48,13 +47,6 @@ type GatewayReconciler struct {
 
 	// dataPlaneEvents turns changes of data planes into events.
 	dataPlaneEvents dataPlaneEvents
-
-	// translations keep each Gateway's last translation and the
-	// fingerprint of its input: a reconcile whose input did not change
-	// (one woken by its data plane's answer, say) reuses it instead of
-	// translating thousands of routes again.
-	translationsMu sync.Mutex
-	translations   map[types.NamespacedName]translated
 }
 
 // Reconcile handles one Gateway.

@@ -70,7 +70,7 @@ func translateGateways(ctx context.Context, c client.Reader, cfg Config, keys []
 		if err != nil {
 			return nil, nil, err
 		}
-		if t := translate.Gateway(in, k); t != nil {
+		if t := cfg.Translations.Cached(in, k); t != nil {
 			ts = append(ts, t)
 			if t.Files != nil {
 				versions[k] = config.Version(t.Files)

@@ -35,11 +35,17 @@ type Config struct {
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
+	// Translations are the Gateways' last translations, shared by the
+	// reconcilers (Setup makes them when nil).
+	Translations *Translations
 }
 
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
 func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
+	if cfg.Translations == nil {
+		cfg.Translations = NewTranslations()
+	}
 	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.TLSRoutes)
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)

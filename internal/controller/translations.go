@@ -2,6 +2,7 @@ package controller
 
 import (
 	"crypto/sha256"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,44 @@ import (
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/translate"
 )
+
+// Translations keep each Gateway's last translation and the fingerprint of
+// its input, for the Gateway reconciler, which writes them, and the policy
+// reconcilers, which reuse one whose input is the same as theirs instead of
+// translating the Gateway again. Safe for concurrent use; nil keeps nothing.
+type Translations struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]translated
+}
+
+// NewTranslations returns an empty cache.
+func NewTranslations() *Translations {
+	return &Translations{m: map[types.NamespacedName]translated{}}
+}
+
+// lookup returns the Gateway's last translation if its input had the
+// fingerprint fp.
+func (c *Translations) lookup(key types.NamespacedName, fp [sha256.Size]byte) (translated, bool) {
+	if c == nil {
+		return translated{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, found := c.m[key]
+	return last, found && last.fingerprint == fp
+}
+
+// Cached translates a Gateway for a reader of its translation (a policy
+// reconciler): the last translation when the input is the same, else a new
+// one, which is not kept (the Gateway reconciler keeps its own).
+func (c *Translations) Cached(in *graph.Input, key types.NamespacedName) *translate.Translation {
+	if fp, ok := in.Fingerprint(); ok {
+		if last, hit := c.lookup(key, fp); hit {
+			return last.t
+		}
+	}
+	return translate.Gateway(in, key)
+}
 
 type translated struct {
 	fingerprint [sha256.Size]byte
@@ -26,10 +65,7 @@ type translated struct {
 // statuses of that translation were handed to the writer already.
 func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName) (t *translate.Translation, statusesHanded bool) {
 	fp, ok := in.Fingerprint()
-	r.translationsMu.Lock()
-	last, found := r.translations[key]
-	r.translationsMu.Unlock()
-	if ok && found && last.fingerprint == fp {
+	if last, hit := r.Config.Translations.lookup(key, fp); ok && hit {
 		return last.t, last.routeStatuses
 	}
 	start := time.Now()
@@ -38,15 +74,16 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 		metrics.TranslationSeconds.With(metrics.Gateway(key)).Observe(time.Since(start).Seconds())
 		recordRefused(t) // once per translation: a reused one changes nothing
 	}
-	r.translationsMu.Lock()
-	defer r.translationsMu.Unlock()
-	if r.translations == nil {
-		r.translations = map[types.NamespacedName]translated{}
+	c := r.Config.Translations
+	if c == nil {
+		return t, false
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if ok && t != nil {
-		r.translations[key] = translated{fingerprint: fp, t: t}
+		c.m[key] = translated{fingerprint: fp, t: t}
 	} else {
-		delete(r.translations, key)
+		delete(c.m, key)
 	}
 	return t, false
 }
@@ -54,11 +91,15 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 // routeStatusesHanded records that the routes' statuses of t were handed to
 // the route status writer.
 func (r *GatewayReconciler) routeStatusesHanded(key types.NamespacedName, t *translate.Translation) {
-	r.translationsMu.Lock()
-	defer r.translationsMu.Unlock()
-	if last, ok := r.translations[key]; ok && last.t == t {
+	c := r.Config.Translations
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if last, ok := c.m[key]; ok && last.t == t {
 		last.routeStatuses = true
-		r.translations[key] = last
+		c.m[key] = last
 	}
 }
 
@@ -85,7 +126,11 @@ func newest(in *graph.Input, route client.Object) client.Object {
 
 // forgetTranslation drops a Gateway's last translation.
 func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
-	r.translationsMu.Lock()
-	defer r.translationsMu.Unlock()
-	delete(r.translations, key)
+	c := r.Config.Translations
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
 }
