@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/status"
 )
 
 // parentOwner says which of a route's parent statuses one reconcile owns:
@@ -51,19 +52,6 @@ func routeParents(obj client.Object) []gatewayv1.RouteParentStatus {
 	return nil
 }
 
-// routeParentRefs returns a route's parentRefs.
-func routeParentRefs(obj client.Object) []gatewayv1.ParentReference {
-	switch o := obj.(type) {
-	case *gatewayv1.HTTPRoute:
-		return o.Spec.ParentRefs
-	case *gatewayv1.GRPCRoute:
-		return o.Spec.ParentRefs
-	case *gatewayv1.TLSRoute:
-		return o.Spec.ParentRefs
-	}
-	return nil
-}
-
 func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
 	switch o := obj.(type) {
 	case *gatewayv1.HTTPRoute:
@@ -77,7 +65,7 @@ func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
 
 // writeRouteParents replaces, in a route's status, the parent statuses the
 // owner owns with ours; other parents' and other controllers' entries are
-// kept as they are.
+// kept, and the entries are put in status.OrderRouteParents' order.
 func writeRouteParents(ctx context.Context, c client.Client, route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) error {
 	key := client.ObjectKeyFromObject(route)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -93,6 +81,7 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 			}
 		}
 		want = append(want, ours...)
+		status.OrderRouteParents(fresh, key.Namespace, want, owner.controllerName)
 		if equality.Semantic.DeepEqual(old, want) || len(old) == 0 && len(want) == 0 {
 			return nil
 		}

@@ -74,6 +74,13 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			routeParents[id] = append(routeParents[id], status.RouteParents(r, in.ControllerName, t.Extra(translate.RouteRef(r)), nil, now)...)
 		}
 	}
+	// Every class of this controller gets a status, as the manager gives
+	// it, also one no rendered Gateway uses.
+	for name, c := range in.GatewayClasses {
+		if string(c.Spec.ControllerName) == in.ControllerName {
+			classes[name] = true
+		}
+	}
 	for name := range classes {
 		c := graph.BuildGatewayClass(in, name)
 		gc := c.Source.DeepCopy()
@@ -111,6 +118,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		res.Statuses = append(res.Statuses, c)
 	}
 	for id, obj := range routeObjs {
+		status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)
 		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))
 	}
 	sort.Slice(res.Statuses, func(i, j int) bool { return objectID(res.Statuses[i]) < objectID(res.Statuses[j]) })

@@ -5,7 +5,10 @@
 package status
 
 import (
+	"sort"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -220,6 +223,41 @@ func RouteParents(r *graph.Route, controllerName string, extra []metav1.Conditio
 		})
 	}
 	return out
+}
+
+// OrderRouteParents puts a route's parent statuses in one order, whichever
+// Gateway wrote last: other controllers' entries first, as they are, then
+// this controller's in the order of the route's parentRefs (entries for a
+// parentRef the route no longer has last). The manager and the render
+// command both use it, so a route's status does not change with the order
+// of reconciles.
+func OrderRouteParents(route runtime.Object, ns string, parents []gatewayv1.RouteParentStatus, controllerName string) {
+	refs := routeParentRefs(route)
+	rank := func(p gatewayv1.RouteParentStatus) int {
+		if string(p.ControllerName) != controllerName {
+			return -1
+		}
+		for i, r := range refs {
+			if SameParentRef(p.ParentRef, r, ns) {
+				return i
+			}
+		}
+		return len(refs)
+	}
+	sort.SliceStable(parents, func(i, j int) bool { return rank(parents[i]) < rank(parents[j]) })
+}
+
+// routeParentRefs are an HTTPRoute's, GRPCRoute's or TLSRoute's parentRefs.
+func routeParentRefs(route runtime.Object) []gatewayv1.ParentReference {
+	switch o := route.(type) {
+	case *gatewayv1.HTTPRoute:
+		return o.Spec.ParentRefs
+	case *gatewayv1.GRPCRoute:
+		return o.Spec.ParentRefs
+	case *gatewayv1.TLSRoute:
+		return o.Spec.ParentRefs
+	}
+	return nil
 }
 
 // SameParentRef says whether two parentRefs of a route in namespace ns name
