@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -298,21 +297,4 @@ func diffStatusSets(a, b map[string]renderedStatus) []fieldDiff {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id+out[i].path < out[j].id+out[j].path })
 	return out
-}
-
-// parentRefDefault matches the path of a route parent status's parentRef
-// group or kind.
-var parentRefDefault = regexp.MustCompile(`^status\.parents\[\d+\]\.parentRef\.(group|kind)$`)
-
-// apiServerDefaulted says whether a difference between render of an object
-// as stored and render of it as written is the known one: render does not
-// apply the schema's defaults to a route's parentRefs (group
-// gateway.networking.k8s.io, kind Gateway), and copies the parentRef into
-// the route's parent status as written.
-func apiServerDefaulted(d fieldDiff) bool {
-	m := parentRefDefault.FindStringSubmatch(d.path)
-	if m == nil || d.b != nil {
-		return false
-	}
-	return m[1] == "group" && d.a == "gateway.networking.k8s.io" || m[1] == "kind" && d.a == "Gateway"
 }
