@@ -165,11 +165,7 @@ func human(n int64) string {
 func proxyDirectives(b Buffering) []string {
 	var out []string
 	if b.Disable != nil {
-		on := "on"
-		if *b.Disable {
-			on = "off"
-		}
-		out = append(out, "proxy_buffering "+on+";")
+		out = append(out, "proxy_buffering "+onOff(!*b.Disable)+";")
 	}
 	if b.BufferSize != nil {
 		out = append(out, "proxy_buffer_size "+b.BufferSize.text+";")

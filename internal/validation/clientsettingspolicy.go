@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -74,9 +72,7 @@ func ClientSettingsPolicy(p *v1alpha1.ClientSettingsPolicy) field.ErrorList {
 // gateway.networking.k8s.io, and a name of 1-253 bytes.
 func TargetRef(path *field.Path, r gatewayv1.LocalPolicyTargetReference) field.ErrorList {
 	errs := objectName(path.Child("name"), string(r.Name))
-	switch r.Kind {
-	case v1alpha1.KindGateway, v1alpha1.KindHTTPRoute, v1alpha1.KindGRPCRoute:
-	default:
+	if !targetKind(r.Kind) {
 		errs = append(errs, field.Invalid(path, "object", MsgTargetRefKind))
 	}
 	if r.Group != v1alpha1.TargetGroup {
@@ -99,58 +95,11 @@ func duration(path *field.Path, d *v1alpha1.Duration) field.ErrorList {
 	return matches(path, string(*d), durationRE)
 }
 
-// matches checks a string against a pattern, with the API server's message.
-func matches(path *field.Path, s string, re *regexp.Regexp) field.ErrorList {
-	if !re.MatchString(s) {
-		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf("should match '%s'", re.String()))}
-	}
-	return nil
-}
-
 // ParseByteSize returns the number of bytes of a ByteSize value such as 512,
 // 8k (×1024), 10m (×1024²) or 1g (×1024³).
 func ParseByteSize(s string) (int64, error) {
 	if !byteSizeRE.MatchString(s) {
 		return 0, fmt.Errorf("should match '%s'", ByteSizePattern)
 	}
-	unit := int64(1)
-	digits := s
-	switch s[len(s)-1] {
-	case 'k':
-		unit, digits = 1<<10, s[:len(s)-1]
-	case 'm':
-		unit, digits = 1<<20, s[:len(s)-1]
-	case 'g':
-		unit, digits = 1<<30, s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid size %q: %w", s, err)
-	}
-	return n * unit, nil
-}
-
-// ParseDuration returns the length of a Duration value such as 500ms, 60s,
-// 5m, 1h or 30 (seconds).
-func ParseDuration(s string) (time.Duration, error) {
-	if !durationRE.MatchString(s) {
-		return 0, fmt.Errorf("should match '%s'", DurationPattern)
-	}
-	unit := time.Second
-	digits := s
-	switch {
-	case strings.HasSuffix(s, "ms"):
-		unit, digits = time.Millisecond, s[:len(s)-2]
-	case strings.HasSuffix(s, "s"):
-		digits = s[:len(s)-1]
-	case strings.HasSuffix(s, "m"):
-		unit, digits = time.Minute, s[:len(s)-1]
-	case strings.HasSuffix(s, "h"):
-		unit, digits = time.Hour, s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid duration %q: %w", s, err)
-	}
-	return time.Duration(n) * unit, nil
+	return sizeBytes(s)
 }

@@ -44,7 +44,15 @@ func stringField(path *field.Path, s string, minLen, maxLen int, re *regexp.Rege
 		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf("should be at least %d chars long", minLen))}
 	case len(s) > maxLen:
 		return field.ErrorList{field.TooLong(path, s, maxLen)}
-	case re != nil && !re.MatchString(s):
+	case re != nil:
+		return matches(path, s, re)
+	}
+	return nil
+}
+
+// matches checks a string against a pattern, with the API server's message.
+func matches(path *field.Path, s string, re *regexp.Regexp) field.ErrorList {
+	if !re.MatchString(s) {
 		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf("should match '%s'", re.String()))}
 	}
 	return nil

@@ -35,13 +35,21 @@ func ParseSize(s string) (int64, error) {
 	if !sizeRE.MatchString(s) {
 		return 0, fmt.Errorf("should match '%s'", SizePattern)
 	}
+	return sizeBytes(s)
+}
+
+// sizeBytes reads a size its caller matched against its pattern: digits
+// with an optional k, m or g (either case) for 1024, 1024² or 1024³.
+func sizeBytes(s string) (int64, error) {
 	unit := int64(1)
 	digits := s
 	switch s[len(s)-1] {
 	case 'k', 'K':
-		unit, digits = 1024, s[:len(s)-1]
+		unit, digits = 1<<10, s[:len(s)-1]
 	case 'm', 'M':
-		unit, digits = 1024*1024, s[:len(s)-1]
+		unit, digits = 1<<20, s[:len(s)-1]
+	case 'g', 'G':
+		unit, digits = 1<<30, s[:len(s)-1]
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {

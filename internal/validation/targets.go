@@ -31,11 +31,7 @@ func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) f
 	kinds, groups, unique := true, true, true
 	for i, r := range refs {
 		errs = append(errs, objectName(path.Index(i).Child("name"), string(r.Name))...)
-		switch r.Kind {
-		case v1alpha1.KindGateway, v1alpha1.KindHTTPRoute, v1alpha1.KindGRPCRoute:
-		default:
-			kinds = false
-		}
+		kinds = kinds && targetKind(r.Kind)
 		groups = groups && r.Group == v1alpha1.TargetGroup
 		k := key{string(r.Kind), string(r.Name)}
 		unique = unique && !seen[k]
@@ -51,6 +47,15 @@ func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) f
 		errs = append(errs, field.Invalid(path, "array", MsgTargetUnique))
 	}
 	return errs
+}
+
+// targetKind says whether an inherited policy may target objects of a kind.
+func targetKind(k gatewayv1.Kind) bool {
+	switch k {
+	case v1alpha1.KindGateway, v1alpha1.KindHTTPRoute, v1alpha1.KindGRPCRoute:
+		return true
+	}
+	return false
 }
 
 // TargetRefsNotMixed checks that targetRefs are all Gateways or all routes,

@@ -509,7 +509,7 @@ func milliseconds(c *checker, d *Directive) {
 // policyTimeRE is a policy's Duration as NGINX reads it (no suffix:
 // seconds); policySecondsRE the same in whole seconds.
 var (
-	policyTimeRE    = regexp.MustCompile(`^[0-9]{1,4}(ms|s|m|h)?$`)
+	policyTimeRE    = regexp.MustCompile(validation.DurationPattern)
 	policySecondsRE = regexp.MustCompile(`^[0-9]{1,4}(s|m|h)?$`)
 )
 
@@ -529,7 +529,6 @@ func keepaliveTimeout(c *checker, d *Directive) {
 
 var (
 	rateZoneRE = regexp.MustCompile(`^zone=(rl_[a-z0-9.-]+_[a-z0-9.-]+_[0-9]+):([0-9]+[km]?)$`)
-	rateRE     = regexp.MustCompile(`^rate=[1-9][0-9]{0,8}r/[sm]$`)
 	limitReqRE = regexp.MustCompile(`^(zone=rl_[a-z0-9.-]+_[a-z0-9.-]+_[0-9]+|burst=[1-9][0-9]*|delay=[1-9][0-9]*|nodelay)$`)
 	keyVarRE   = regexp.MustCompile(`\$[A-Za-z0-9_]*`)
 )
@@ -552,8 +551,9 @@ func limitReqZone(c *checker, d *Directive) {
 	} else if n, err := validation.ParseSize(m[2]); err != nil || n < 32*1024 {
 		c.fail(d, "limit_req_zone size %q: NGINX wants at least 32k", m[2])
 	}
-	if !rateRE.MatchString(d.Args[2].Value) {
-		c.fail(d, "limit_req_zone %q", d.Args[2].Value)
+	rate, ok := strings.CutPrefix(d.Args[2].Value, "rate=")
+	if _, _, err := validation.ParseRate(rate); !ok || err != nil {
+		c.fail(d, "limit_req_zone %q: %v", d.Args[2].Value, err)
 	}
 }
 
