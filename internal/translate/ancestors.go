@@ -10,6 +10,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Outcomes picks one policy kind's outcomes from a translation.
@@ -39,26 +40,16 @@ func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
 		}
 		out = append(out, status.Ancestor{Ref: status.GatewayAncestor(t.Graph.Key), Outcome: o, DataPlane: dataPlane(t.Graph.Key)})
 	}
-	for _, ref := range p.PolicyTargetRefs() {
-		tr := policy.TargetRef{Kind: string(ref.Kind), Key: types.NamespacedName{Namespace: p.GetNamespace(), Name: string(ref.Name)}}
-		switch {
-		case ref.Group != gatewayv1.GroupName || !targetable(tr.Kind):
+	refs := p.PolicyTargetRefs()
+	for i, tr := range policy.TargetsOf(p, refs) {
+		switch ref := refs[i]; {
+		case ref.Group != gatewayv1.GroupName || !validation.TargetKind(ref.Kind):
 			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration()))
 		case !Exists(in, tr):
 			out = append(out, status.TargetNotFound(tr, p.GetGeneration()))
 		}
 	}
 	return out
-}
-
-// targetable says whether a policy can target objects of a kind (of the
-// Gateway API group).
-func targetable(kind string) bool {
-	switch kind {
-	case "Gateway", graph.KindHTTPRoute, graph.KindGRPCRoute:
-		return true
-	}
-	return false
 }
 
 // Exists says whether a policy target exists in the snapshot.

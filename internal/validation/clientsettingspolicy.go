@@ -72,7 +72,7 @@ func ClientSettingsPolicy(p *v1alpha1.ClientSettingsPolicy) field.ErrorList {
 // gateway.networking.k8s.io, and a name of 1-253 bytes.
 func TargetRef(path *field.Path, r gatewayv1.LocalPolicyTargetReference) field.ErrorList {
 	errs := objectName(path.Child("name"), string(r.Name))
-	if !targetKind(r.Kind) {
+	if !TargetKind(r.Kind) {
 		errs = append(errs, field.Invalid(path, "object", MsgTargetRefKind))
 	}
 	if r.Group != v1alpha1.TargetGroup {

@@ -31,7 +31,7 @@ func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) f
 	kinds, groups, unique := true, true, true
 	for i, r := range refs {
 		errs = append(errs, objectName(path.Index(i).Child("name"), string(r.Name))...)
-		kinds = kinds && targetKind(r.Kind)
+		kinds = kinds && TargetKind(r.Kind)
 		groups = groups && r.Group == v1alpha1.TargetGroup
 		k := key{string(r.Kind), string(r.Name)}
 		unique = unique && !seen[k]
@@ -49,8 +49,8 @@ func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) f
 	return errs
 }
 
-// targetKind says whether an inherited policy may target objects of a kind.
-func targetKind(k gatewayv1.Kind) bool {
+// TargetKind says whether an inherited policy may target objects of a kind.
+func TargetKind(k gatewayv1.Kind) bool {
 	switch k {
 	case v1alpha1.KindGateway, v1alpha1.KindHTTPRoute, v1alpha1.KindGRPCRoute:
 		return true
