@@ -161,8 +161,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 			"NGINX would reject the %s of Gateway %s (%s %s on the Gateway, and NGINX's defaults): %s",
 			k.noun, g.Key, k.name, policyNames(gwPolicies), err)})
 		var none S
-		gw, gwPolicies = none, nil
-		dirs, _ = k.gateway(gw)
+		gw, gwPolicies, dirs = none, nil, nil
 	}
 	res.HTTP = dirs
 	rendered := []S{gw}
@@ -175,10 +174,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 		refs = append(refs, ref)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
-	gwNames := ""
-	if len(gwPolicies) > 0 {
-		gwNames = policyNames(gwPolicies)
-	}
+	gwNames := policyNames(gwPolicies) // "" when none
 	for _, ref := range refs {
 		if len(gwPolicies) > 0 {
 			res.Affected[ref] = true // inherits the Gateway's settings
