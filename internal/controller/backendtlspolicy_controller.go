@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+
 	"k8s.io/client-go/tools/events"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -83,34 +83,13 @@ func (r *BackendTLSPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 // backendRefs or mirrors name a target Service have as parents: the only
 // Gateways that can be ancestors.
 func (r *BackendTLSPolicyReconciler) candidates(ctx context.Context, p *gatewayv1.BackendTLSPolicy) ([]types.NamespacedName, error) {
-	seen := map[types.NamespacedName]bool{}
-	var out []types.NamespacedName
+	var services []types.NamespacedName
 	for _, t := range p.Spec.TargetRefs {
-		if t.Group != "" || t.Kind != "Service" {
-			continue
-		}
-		routes, err := listRoutes(ctx, r.Client, false, client.MatchingFields{indexRouteService: nsName(p.Namespace, string(t.Name))})
-		if err != nil {
-			return nil, err
-		}
-		for _, route := range routes {
-			for _, k := range routeGatewayKeys(ctx, r.Client, r.Config, route) {
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-				ours, err := gatewayIsOurs(ctx, r.Client, r.Config.ControllerName, k)
-				if err != nil {
-					return nil, err
-				}
-				if ours {
-					out = append(out, k)
-				}
-			}
+		if t.Group == "" && t.Kind == "Service" {
+			services = append(services, types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out, nil
+	return serviceGateways(ctx, r.Client, r.Config, services)
 }
 
 // gatewayIsOurs says whether a Gateway exists and its class is Gatewall's.

@@ -3,8 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
-	"k8s.io/client-go/tools/events"
 	"time"
+
+	"k8s.io/client-go/tools/events"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -67,9 +68,9 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // SetupWithManager registers the reconciler. Any change to a Gateway, a
-// route or another policy can change a policy's outcome (conflicts,
-// inherited settings), so those events re-reconcile every policy; policies
-// are few.
+// route, another policy or (for policies on Services) a Service can change
+// a policy's outcome (conflicts, inherited settings, ancestors), so those
+// events re-reconcile every policy of the kind; policies are few.
 func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
@@ -79,6 +80,11 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&gatewayv1.Gateway{}, all, spec).
 		Watches(&gatewayv1.HTTPRoute{}, all, spec).
 		Watches(&gatewayv1.GRPCRoute{}, all, spec)
+	if r.Kind.Targets().Allow(gatewayv1.LocalPolicyTargetReference{Kind: "Service"}) {
+		// A Service's existence and ports decide whether it is found and
+		// which Gateways proxy to it.
+		b = b.Watches(&corev1.Service{}, all)
+	}
 	if r.Config.Notifier != nil {
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
 			policiesOfGateway(r.Client, r.Config, r.Kind.NewList)))

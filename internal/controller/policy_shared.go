@@ -32,12 +32,16 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	gateways, err := targetGateways(ctx, c, cfg, tin, targets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	tin.PLMGroup = cfg.PLMGroup
 	tin.WAFModule = cfg.WAFModule
 	if err := addWAF(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}
-	ts, versions, err := translateGateways(ctx, c, cfg, translate.TargetGateways(tin, targets))
+	ts, versions, err := translateGateways(ctx, c, cfg, gateways)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -3,7 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +44,8 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []po
 		case graph.KindGRPCRoute:
 			r := &gatewayv1.GRPCRoute{}
 			obj, refs = r, func() []gatewayv1.ParentReference { return r.Spec.ParentRefs }
+		case "Service":
+			obj = &corev1.Service{}
 		default:
 			continue
 		}
@@ -61,11 +66,66 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []po
 	return in, nil
 }
 
-// ancestorGateways returns the Gateways a policy's targets are or name.
+// ancestorGateways returns the Gateways a policy's targets are or name, and
+// for Service targets the Gateways of Gatewall's classes whose routes name
+// the Service as a backend or mirror: the only Gateways that can be the
+// policy's ancestors.
 func ancestorGateways(ctx context.Context, c client.Reader, cfg Config, targets []policy.TargetRef) ([]types.NamespacedName, error) {
 	in, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, err
 	}
-	return translate.TargetGateways(in, targets), nil
+	return targetGateways(ctx, c, cfg, in, targets)
+}
+
+// targetGateways is ancestorGateways on the targets' snapshot in.
+func targetGateways(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, targets []policy.TargetRef) ([]types.NamespacedName, error) {
+	gws := translate.TargetGateways(in, targets)
+	var services []types.NamespacedName
+	for _, t := range targets {
+		if t.Kind == "Service" {
+			services = append(services, t.Key)
+		}
+	}
+	more, err := serviceGateways(ctx, c, cfg, services)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range more {
+		if !slices.Contains(gws, k) {
+			gws = append(gws, k)
+		}
+	}
+	sort.Slice(gws, func(i, j int) bool { return gws[i].String() < gws[j].String() })
+	return gws, nil
+}
+
+// serviceGateways are the Gateways of Gatewall's classes that routes whose
+// backendRefs or mirrors name one of the Services have as parents.
+func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services []types.NamespacedName) ([]types.NamespacedName, error) {
+	seen := map[types.NamespacedName]bool{}
+	var out []types.NamespacedName
+	for _, svc := range services {
+		routes, err := listRoutes(ctx, c, false, client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
+		if err != nil {
+			return nil, err
+		}
+		for _, route := range routes {
+			for _, k := range routeGatewayKeys(ctx, c, cfg, route) {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				ours, err := gatewayIsOurs(ctx, c, cfg.ControllerName, k)
+				if err != nil {
+					return nil, err
+				}
+				if ours {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,9 @@ type Backend struct {
 	// TLS, when set, is how NGINX speaks TLS to the endpoints (the
 	// BackendTLSPolicy of the Service port).
 	TLS *BackendTLS
+	// ClusterIP is the Service's cluster IP; "" for a headless Service
+	// (or one whose clusterIP is not an IP address).
+	ClusterIP string
 }
 
 // Endpoint is one address and port of a backend.
@@ -143,6 +147,10 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
 	}
 	b.Protocol, b.TLS = proto, tls
+	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil {
+		// Only an address reaches NGINX ("None" is a headless Service).
+		b.ClusterIP = ip.String()
+	}
 	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
 	b.Valid = true
 	return b, ""

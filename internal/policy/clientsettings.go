@@ -120,20 +120,8 @@ func (s ClientSettings) fields() []string {
 }
 
 func (s ClientSettings) overlay(o ClientSettings) ClientSettings {
-	pick := func(a, b *string) *string {
-		if b != nil {
-			return b
-		}
-		return a
-	}
 	s.MaxSize, s.BufferSize, s.BodyTimeout = pick(s.MaxSize, o.MaxSize), pick(s.BufferSize, o.BufferSize), pick(s.BodyTimeout, o.BodyTimeout)
-	s.Time = pick(s.Time, o.Time)
-	if o.Requests != nil {
-		s.Requests = o.Requests
-	}
-	if o.Timeout != nil {
-		s.Timeout = o.Timeout
-	}
+	s.Time, s.Requests, s.Timeout = pick(s.Time, o.Time), pick(s.Requests, o.Requests), pick(s.Timeout, o.Timeout)
 	return s
 }
 

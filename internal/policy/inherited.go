@@ -62,6 +62,7 @@ func (k *inherited[S]) Validate(p v1alpha1.Policy) error {
 	return err
 }
 func (k *inherited[S]) TargetsField() string { return k.targetsField }
+func (k *inherited[S]) Targets() TargetKinds { return GatewayAPITargets }
 
 // routeTarget is a route with the settings of its own accepted policies,
 // and what it inherits.
@@ -239,15 +240,21 @@ func withIgnored(partial, ignored string) string {
 // that sets a field another, older one already sets on a shared target is
 // Conflicted.
 func (k *inherited[S]) states(in *graph.Input) []*state[S] {
+	return decide(in, k.name, k.parse)
+}
+
+// decide validates every policy of a kind with parse and decides conflicts
+// (see inherited.states); kinds of every attachment share it.
+func decide[S settings[S]](in *graph.Input, kind string, parse func(v1alpha1.Policy) (S, string, error)) []*state[S] {
 	claimed := map[TargetRef]map[string]v1alpha1.Policy{}
 	var states []*state[S]
-	for _, p := range sortPolicies(values(in.Policies[k.name])) {
+	for _, p := range sortPolicies(values(in.Policies[kind])) {
 		s := &state[S]{policy: p, targets: TargetsOf(p, p.PolicyTargetRefs())}
 		states = append(states, s)
-		if s.rejected = unreadable(in, k.name, p); s.rejected != nil {
+		if s.rejected = unreadable(in, kind, p); s.rejected != nil {
 			continue
 		}
-		set, ignored, err := k.parse(p)
+		set, ignored, err := parse(p)
 		if err != nil {
 			c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid), err.Error())
 			s.rejected = &c
@@ -258,7 +265,7 @@ func (k *inherited[S]) states(in *graph.Input) []*state[S] {
 			for _, f := range set.fields() {
 				if w := claimed[t][f]; w != nil {
 					c := conditions.False(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonConflicted),
-						fmt.Sprintf("%s %s/%s, which is older, already sets %s on %s", k.name, w.GetNamespace(), w.GetName(), f, t))
+						fmt.Sprintf("%s %s/%s, which is older, already sets %s on %s", kind, w.GetNamespace(), w.GetName(), f, t))
 					s.rejected = &c
 					break
 				}

@@ -22,6 +22,8 @@ type Kind interface {
 	// NewObject and NewList are empty objects of the kind, for watches and lists.
 	NewObject() v1alpha1.PolicyWithStatus
 	NewList() client.ObjectList
+	// Targets are the kinds of object its policies can target.
+	Targets() TargetKinds
 	// TargetsField is the spec field that holds the targets
 	// ("targetRefs", or "targetRef" for a single one).
 	TargetsField() string
@@ -39,6 +41,7 @@ var Kinds = []Kind{
 	proxySettingsKind,
 	clientSettingsKind,
 	rateLimitKind,
+	upstreamSettingsKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.
@@ -82,6 +85,8 @@ type Result struct {
 	Routes map[TargetRef][]string
 	// Affected are the Gateway and routes the rendered settings change.
 	Affected map[TargetRef]bool
+	// Upstreams are the settings of the upstreams of each Service.
+	Upstreams map[types.NamespacedName]*config.UpstreamSettings
 	// include names the kind's include files.
 	include string
 }
@@ -97,5 +102,11 @@ func (r *Result) AddIncludes(inc *config.Includes) {
 	for ref, dirs := range r.Routes {
 		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
 		inc.AddRoute(rk, config.RouteIncludePath(r.include, rk), dirs)
+	}
+	for svc, set := range r.Upstreams {
+		if inc.Upstreams == nil {
+			inc.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
+		}
+		inc.Upstreams[svc] = set
 	}
 }

@@ -168,4 +168,3 @@ func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) 
 func objectID(o client.Object) string {
 	return fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())
 }
-

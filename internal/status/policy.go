@@ -33,9 +33,9 @@ func GatewayAncestor(gw types.NamespacedName) gatewayv1.ParentReference {
 }
 
 // TargetNotFound is the ancestor entry for a target that does not exist:
-// its ancestorRef is the target itself.
-func TargetNotFound(t policy.TargetRef, generation int64) Ancestor {
-	group, kind, ns := gatewayv1.Group(gatewayv1.GroupName), gatewayv1.Kind(t.Kind), gatewayv1.Namespace(t.Key.Namespace)
+// its ancestorRef is the target itself, of that API group.
+func TargetNotFound(targetGroup string, t policy.TargetRef, generation int64) Ancestor {
+	group, kind, ns := gatewayv1.Group(targetGroup), gatewayv1.Kind(t.Kind), gatewayv1.Namespace(t.Key.Namespace)
 	return Ancestor{
 		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(t.Key.Name)},
 		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
@@ -43,16 +43,16 @@ func TargetNotFound(t policy.TargetRef, generation int64) Ancestor {
 	}
 }
 
-// InvalidTarget is the ancestor entry of a policy target that is not a
-// Gateway, HTTPRoute or GRPCRoute of the Gateway API: nothing of the policy
+// InvalidTarget is the ancestor entry of a policy target that is not of a
+// kind the policy can target (targets names those): nothing of the policy
 // can apply to it.
-func InvalidTarget(ref gatewayv1.LocalPolicyTargetReference, namespace string, generation int64) Ancestor {
+func InvalidTarget(ref gatewayv1.LocalPolicyTargetReference, namespace string, generation int64, targets string) Ancestor {
 	group, kind, ns := ref.Group, ref.Kind, gatewayv1.Namespace(namespace)
 	return Ancestor{
 		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: ref.Name},
 		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
-			string(gatewayv1.PolicyReasonInvalid), fmt.Sprintf("%s %s/%s (group %q) is not a target a policy can have: it targets Gateways, HTTPRoutes and GRPCRoutes of group %s",
-				ref.Kind, namespace, ref.Name, ref.Group, gatewayv1.GroupName))},
+			string(gatewayv1.PolicyReasonInvalid), fmt.Sprintf("%s %s/%s (group %q) is not a target a policy can have: it targets %s",
+				ref.Kind, namespace, ref.Name, ref.Group, targets))},
 	}
 }
 

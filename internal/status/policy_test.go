@@ -188,7 +188,7 @@ func TestPolicyStatusConditions(t *testing.T) {
 // entry, refused with TargetNotFound and not programmed.
 func TestTargetNotFound(t *testing.T) {
 	target := policy.TargetRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "nowhere"}}
-	st := PolicyStatus([]Ancestor{TargetNotFound(target, 4)}, ours, gatewayv1.PolicyStatus{}, now)
+	st := PolicyStatus([]Ancestor{TargetNotFound(gatewayv1.GroupName, target, 4)}, ours, gatewayv1.PolicyStatus{}, now)
 	a := st.Ancestors[0]
 	if *a.AncestorRef.Kind != "HTTPRoute" || a.AncestorRef.Name != "nowhere" || *a.AncestorRef.Namespace != "default" {
 		t.Errorf("ancestorRef %+v; want the route", a.AncestorRef)

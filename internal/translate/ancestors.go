@@ -10,31 +10,40 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// Outcomes picks one policy kind's outcomes from a translation.
-type Outcomes func(*Translation) map[types.NamespacedName]*policy.Outcome
+// Outcomes are one policy kind's outcomes in a translation, and the kinds
+// of object its policies can target.
+type Outcomes struct {
+	Of      func(*Translation) map[types.NamespacedName]*policy.Outcome
+	Targets policy.TargetKinds
+}
 
 // KindOutcomes are the outcomes of one kind of policy.Kinds.
 func KindOutcomes(k policy.Kind) Outcomes {
-	return func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.Policies[k.Name()].Outcomes }
+	return Outcomes{
+		Of:      func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.Policies[k.Name()].Outcomes },
+		Targets: k.Targets(),
+	}
 }
 
 // WAFOutcomes are the WAFGatewayBindingPolicy outcomes.
-func WAFOutcomes(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.WAF.Outcomes }
+var WAFOutcomes = Outcomes{
+	Of:      func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.WAF.Outcomes },
+	Targets: policy.GatewayAPITargets,
+}
 
 // PolicyAncestors returns a policy's ancestor statuses: one per Gateway
 // whose translation has an outcome for it, with that Gateway's data plane
-// answer; plus, for each target that is not a Gateway API Gateway,
-// HTTPRoute or GRPCRoute, an Invalid entry saying so, and TargetNotFound for
-// those that do not exist. The reconcilers and the render command all use it.
+// answer; plus, for each target that is not of a kind the policy can
+// target, an Invalid entry saying so, and TargetNotFound for those that do
+// not exist. The reconcilers and the render command all use it.
 func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
 	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
 	key := types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}
 	var out []status.Ancestor
 	for _, t := range gateways {
-		o := kind(t)[key]
+		o := kind.Of(t)[key]
 		if o == nil {
 			continue
 		}
@@ -43,10 +52,10 @@ func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
 	refs := p.PolicyTargetRefs()
 	for i, tr := range policy.TargetsOf(p, refs) {
 		switch ref := refs[i]; {
-		case ref.Group != gatewayv1.GroupName || !validation.TargetKind(ref.Kind):
-			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration()))
+		case !kind.Targets.Allow(ref):
+			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration(), kind.Targets.Text))
 		case !Exists(in, tr):
-			out = append(out, status.TargetNotFound(tr, p.GetGeneration()))
+			out = append(out, status.TargetNotFound(kind.Targets.Group, tr, p.GetGeneration()))
 		}
 	}
 	return out
@@ -61,6 +70,8 @@ func Exists(in *graph.Input, t policy.TargetRef) bool {
 		return in.HTTPRoutes[t.Key] != nil
 	case graph.KindGRPCRoute:
 		return in.GRPCRoutes[t.Key] != nil
+	case "Service":
+		return in.Services[t.Key] != nil
 	}
 	return false
 }

@@ -168,17 +168,29 @@ func rateLimitTargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetRef
 	return errs
 }
 
+// zoneSize checks the size of a shared memory zone: the CRD's maxLength,
+// the ByteSize pattern and the 32k minimum (tooSmall is the kind's message).
+// It returns the size in bytes, -1 when it does not parse.
+func zoneSize(path *field.Path, z, tooSmall string) (int64, field.ErrorList) {
+	var errs field.ErrorList
+	if utf8.RuneCountInString(z) > MaxZoneSizeLength {
+		errs = append(errs, field.TooLong(path, z, MaxZoneSizeLength))
+	}
+	n, err := ParseByteSize(z)
+	switch {
+	case err != nil:
+		return -1, append(errs, field.Invalid(path, z, err.Error()))
+	case n < MinRateLimitZoneSize:
+		errs = append(errs, field.Invalid(path, z, tooSmall))
+	}
+	return n, errs
+}
+
 func rateLimitRule(path *field.Path, r v1alpha1.RateLimitRule) field.ErrorList {
 	var errs field.ErrorList
 	if z := r.ZoneSize; z != nil {
-		if utf8.RuneCountInString(string(*z)) > MaxZoneSizeLength {
-			errs = append(errs, field.TooLong(path.Child("zoneSize"), string(*z), MaxZoneSizeLength))
-		}
-		if n, err := ParseByteSize(string(*z)); err != nil {
-			errs = append(errs, field.Invalid(path.Child("zoneSize"), string(*z), err.Error()))
-		} else if n < MinRateLimitZoneSize {
-			errs = append(errs, field.Invalid(path.Child("zoneSize"), string(*z), MsgZoneSizeTooSmall))
-		}
+		_, zerrs := zoneSize(path.Child("zoneSize"), string(*z), MsgZoneSizeTooSmall)
+		errs = append(errs, zerrs...)
 	}
 	if r.Delay != nil {
 		errs = append(errs, intRange(path.Child("delay"), int64(*r.Delay), 0, math.MaxInt32)...)

@@ -19,6 +19,26 @@ const (
 // group gateway.networking.k8s.io, kind Gateway, HTTPRoute or GRPCRoute, and
 // each kind+name once.
 func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) field.ErrorList {
+	return targetRefList(path, refs, targetRules{
+		kind:  func(r gatewayv1.LocalPolicyTargetReference) bool { return TargetKind(r.Kind) },
+		group: func(r gatewayv1.LocalPolicyTargetReference) bool { return r.Group == v1alpha1.TargetGroup },
+		key:   func(r gatewayv1.LocalPolicyTargetReference) string { return string(r.Kind) + "/" + string(r.Name) },
+		msgs:  [3]string{MsgTargetKinds, MsgTargetGroup, MsgTargetUnique},
+	})
+}
+
+// targetRules are what one kind of policy allows in its targetRefs: kinds,
+// groups, what makes two entries the same, and the messages for each (kind,
+// group, unique).
+type targetRules struct {
+	kind, group func(gatewayv1.LocalPolicyTargetReference) bool
+	key         func(gatewayv1.LocalPolicyTargetReference) string
+	msgs        [3]string
+}
+
+// targetRefList checks a targetRefs list: 1 to 16 entries, each name an
+// ObjectName, and each entry of an allowed kind and group, once.
+func targetRefList(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference, rules targetRules) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case len(refs) == 0:
@@ -26,25 +46,20 @@ func TargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetReference) f
 	case len(refs) > v1alpha1.MaxTargetRefs:
 		errs = append(errs, field.TooMany(path, len(refs), v1alpha1.MaxTargetRefs))
 	}
-	type key struct{ kind, name string }
-	seen := make(map[key]bool, len(refs))
-	kinds, groups, unique := true, true, true
+	seen := make(map[string]bool, len(refs))
+	ok := [3]bool{true, true, true}
 	for i, r := range refs {
 		errs = append(errs, objectName(path.Index(i).Child("name"), string(r.Name))...)
-		kinds = kinds && TargetKind(r.Kind)
-		groups = groups && r.Group == v1alpha1.TargetGroup
-		k := key{string(r.Kind), string(r.Name)}
-		unique = unique && !seen[k]
+		ok[0] = ok[0] && rules.kind(r)
+		ok[1] = ok[1] && rules.group(r)
+		k := rules.key(r)
+		ok[2] = ok[2] && !seen[k]
 		seen[k] = true
 	}
-	if !kinds {
-		errs = append(errs, field.Invalid(path, "array", MsgTargetKinds))
-	}
-	if !groups {
-		errs = append(errs, field.Invalid(path, "array", MsgTargetGroup))
-	}
-	if !unique {
-		errs = append(errs, field.Invalid(path, "array", MsgTargetUnique))
+	for i, msg := range rules.msgs {
+		if !ok[i] {
+			errs = append(errs, field.Invalid(path, "array", msg))
+		}
 	}
 	return errs
 }

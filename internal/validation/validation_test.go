@@ -29,6 +29,8 @@ func validate(o client.Object) field.ErrorList {
 		return validation.ClientSettingsPolicy(o)
 	case *v1alpha1.RateLimitPolicy:
 		return validation.RateLimitPolicy(o)
+	case *v1alpha1.UpstreamSettingsPolicy:
+		return validation.UpstreamSettingsPolicy(o)
 	case *v1alpha2.NginxProxy:
 		return validation.NginxProxy(o)
 	}
@@ -63,6 +65,7 @@ func TestCases(t *testing.T) {
 // cannot drift apart.
 func TestCRDPatternsMatchGo(t *testing.T) {
 	known := map[string]bool{
+		validation.HashMethodKeyPattern:    true,
 		validation.SizePattern:             true,
 		validation.DNS1123SubdomainPattern: true,
 		validation.DNS1123LabelPattern:     true,

@@ -52,6 +52,7 @@ func All() []Case {
 	cs = append(cs, nginxProxyCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)
+	cs = append(cs, upstreamSettingsCases()...)
 	cs = append(cs, limitCases()...)
 	return cs
 }

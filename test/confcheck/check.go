@@ -43,6 +43,8 @@ type checker struct {
 	server *server
 	// ctx is the context of the directive being checked.
 	ctx string
+	// upstream names the upstream block being read.
+	upstream string
 }
 
 // use is a reference to something defined elsewhere.
@@ -184,6 +186,9 @@ func (c *checker) walk(ds []*Directive, ctx string) {
 		case "body":
 			// map and split_clients bodies are read by their check.
 		default:
+			if r.block == ctxUpstream {
+				c.upstream = d.Args[0].Value
+			}
 			c.walk(d.Block, r.block)
 		}
 	}

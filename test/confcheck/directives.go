@@ -28,6 +28,8 @@ var (
 	httpLevels = []string{ctxHTTP, ctxServer, ctxLocation}
 	inLocation = []string{ctxLocation}
 	inServer   = []string{ctxServer}
+	// httpAndUpstream: the keep-alive directives of clients and of upstreams.
+	httpAndUpstream = []string{ctxHTTP, ctxServer, ctxLocation, ctxUpstream}
 )
 
 // rules are every directive Gatewall renders. Directives whose arguments
@@ -61,7 +63,12 @@ var rules = map[string]rule{
 	"map":                            {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: mapBlock},
 	"split_clients":                  {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: splitBlock},
 	"upstream":                       {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
-	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: oneOfArgs("16")},
+	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: number(1, math.MaxInt32)},
+	"zone":                           {ctx: []string{ctxUpstream}, min: 2, max: 2, check: upstreamZone},
+	"least_conn":                     {ctx: []string{ctxUpstream}, min: 0, max: 0},
+	"ip_hash":                        {ctx: []string{ctxUpstream}, min: 0, max: 0},
+	"hash":                           {ctx: []string{ctxUpstream}, min: 1, max: 2, check: upstreamHash},
+	"random":                         {ctx: []string{ctxUpstream}, min: 0, max: 2, check: upstreamRandom},
 
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
 	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
@@ -123,9 +130,9 @@ var rules = map[string]rule{
 	"client_max_body_size":    {ctx: httpLevels, min: 1, max: 1, check: size},
 	"client_body_buffer_size": {ctx: httpLevels, min: 1, max: 1, check: size},
 	"client_body_timeout":     {ctx: httpLevels, min: 1, max: 1, check: policyTime},
-	"keepalive_requests":      {ctx: httpLevels, min: 1, max: 1, check: number(0, math.MaxInt32)},
-	"keepalive_time":          {ctx: httpLevels, min: 1, max: 1, check: policyTime},
-	"keepalive_timeout":       {ctx: httpLevels, min: 1, max: 2, check: keepaliveTimeout},
+	"keepalive_requests":      {ctx: httpAndUpstream, min: 1, max: 1, check: number(0, math.MaxInt32)},
+	"keepalive_time":          {ctx: httpAndUpstream, min: 1, max: 1, check: policyTime},
+	"keepalive_timeout":       {ctx: httpAndUpstream, min: 1, max: 2, check: keepaliveTimeout},
 
 	"limit_req_zone":      {ctx: http, min: 3, max: 3, check: limitReqZone},
 	"limit_req":           {ctx: inLocation, min: 1, max: 3, check: limitReq},
@@ -519,9 +526,13 @@ func policyTime(c *checker, d *Directive) {
 	}
 }
 
-// keepaliveTimeout: a duration, then the Keep-Alive header's in seconds.
+// keepaliveTimeout: a duration, then the Keep-Alive header's in seconds
+// (not in an upstream).
 func keepaliveTimeout(c *checker, d *Directive) {
 	policyTime(c, d)
+	if len(d.Args) == 2 && c.ctx == ctxUpstream {
+		c.fail(d, "%s in an upstream takes one value", d.Name)
+	}
 	if len(d.Args) == 2 && !policySecondsRE.MatchString(d.Args[1].Value) {
 		c.fail(d, "%s header timeout %q: not whole seconds", d.Name, d.Args[1].Value)
 	}
@@ -606,4 +617,38 @@ func set(c *checker, d *Directive) {
 func jsVar(c *checker, d *Directive) {
 	c.define(d, d.Args[0].Value)
 	oneOfArgs("h1")(c, &Directive{Name: d.Name, Args: d.Args[1:], File: d.File, Line: d.Line})
+}
+
+// upstreamZone: a zone of at least 32k (no g suffix, which zone refuses)
+// and at most 1g, named after its upstream.
+func upstreamZone(c *checker, d *Directive) {
+	size := d.Args[1].Value
+	if n, err := validation.ParseSize(size); err != nil || n < 32*1024 || n > 1<<30 || strings.ContainsAny(size, "gG") {
+		c.fail(d, "zone size %q: NGINX wants 32k to 1024m, without g", size)
+	}
+	if d.Args[0].Value != c.upstream {
+		c.fail(d, "zone %q in upstream %q: zones are named after their upstream", d.Args[0].Value, c.upstream)
+	}
+}
+
+// upstreamHash: an allowed variable, then optionally consistent.
+func upstreamHash(c *checker, d *Directive) {
+	key := d.Args[0].Value
+	if !strings.HasPrefix(key, "$") || !validation.RateLimitKeyVariable(key[1:]) {
+		c.fail(d, "hash key %q is not an allowed variable", key)
+	}
+	if len(d.Args) == 2 && d.Args[1].Value != "consistent" {
+		c.fail(d, "hash %q: not consistent", d.Args[1].Value)
+	}
+}
+
+// upstreamRandom: random, random two, random two least_conn.
+func upstreamRandom(c *checker, d *Directive) {
+	var args []string
+	for _, a := range d.Args {
+		args = append(args, a.Value)
+	}
+	if w := strings.Join(args, " "); w != "" && w != "two" && w != "two least_conn" {
+		c.fail(d, "random %q: not two or two least_conn", w)
+	}
 }

@@ -55,7 +55,7 @@ func TestRateLimit(t *testing.T) {
 	create(t, rateLimit(ns, "off", "HTTPRoute", "unlimited", v1alpha1.RateLimit{Local: &v1alpha1.LocalRateLimit{Rules: []v1alpha1.RateLimitRule{}}}))
 	create(t, rateLimit(ns, "per-client", "Gateway", "gw", v1alpha1.RateLimit{
 		RejectCode: ptr.To(int32(429)),
-		Local: &v1alpha1.LocalRateLimit{Rules: []v1alpha1.RateLimitRule{{Rate: "1r/m", Key: "$binary_remote_addr"}}},
+		Local:      &v1alpha1.LocalRateLimit{Rules: []v1alpha1.RateLimitRule{{Rate: "1r/m", Key: "$binary_remote_addr"}}},
 	}))
 	for _, name := range []string{"dry", "off", "per-client"} {
 		eventually(t, 60*time.Second, func() error { return kindProgrammed(&v1alpha1.RateLimitPolicy{}, ns, name) })

@@ -3,7 +3,9 @@ package snapgen
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 )
@@ -15,7 +17,9 @@ func (g *gen) clientSettingsPolicy(index int) {
 	p := &v1alpha1.ClientSettingsPolicy{ObjectMeta: meta(nsDefault, fmt.Sprintf("csp-%d", index))}
 	p.CreationTimestamp = g.timestamp()
 	p.Spec.TargetRef = g.targetRefs(nsDefault, false)[0]
-	size := func() *v1alpha1.ByteSize { return ptr.To(v1alpha1.ByteSize(oneOf(g, "1m", "0", "8k", "1g", "9999g", "10x"))) }
+	size := func() *v1alpha1.ByteSize {
+		return ptr.To(v1alpha1.ByteSize(oneOf(g, "1m", "0", "8k", "1g", "9999g", "10x")))
+	}
 	duration := func() *v1alpha1.Duration {
 		return ptr.To(v1alpha1.Duration(oneOf(g, "30s", "0", "500ms", "1h", "9999h", "5d")))
 	}
@@ -92,5 +96,56 @@ func (g *gen) rateLimitPolicy(index int) {
 		rl.RejectCode = ptr.To(oneOf[int32](g, 429, 503, 399))
 	}
 	p.Spec.RateLimit = rl
+	g.add(p)
+}
+
+// upstreamSettingsPolicy adds an UpstreamSettingsPolicy with values at
+// NGINX's edges (zones too small or in g, hash keys outside the allow-list,
+// the NGINX Plus methods) on Services of the default namespace, and gives
+// the Services of those with useClusterIP a cluster IP, an IPv6 one, none
+// (headless) or text that is no address.
+func (g *gen) upstreamSettingsPolicy(index int) {
+	svcs := g.services[nsDefault]
+	if len(svcs) == 0 {
+		return
+	}
+	p := &v1alpha1.UpstreamSettingsPolicy{ObjectMeta: meta(nsDefault, fmt.Sprintf("usp-%d", index))}
+	p.CreationTimestamp = g.timestamp()
+	for range 1 + g.intn(2) {
+		name := oneOf(g, svcs...).name
+		p.Spec.TargetRefs = append(p.Spec.TargetRefs, gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: gatewayv1.ObjectName(name)})
+	}
+	s := &p.Spec
+	if g.one(2) {
+		s.ZoneSize = ptr.To(v1alpha1.ByteSize(oneOf(g, "64k", "1m", "1g", "16k")))
+	}
+	if g.one(2) {
+		s.KeepAlive = &v1alpha1.UpstreamKeepAlive{Connections: ptr.To(oneOf[int32](g, 0, 1, 64))}
+		if g.one(2) {
+			s.KeepAlive.Requests = ptr.To(oneOf[int32](g, 0, 100))
+		}
+		if g.one(2) {
+			s.KeepAlive.Time = ptr.To(v1alpha1.Duration(oneOf(g, "1h", "500ms")))
+		}
+		if g.one(2) {
+			s.KeepAlive.Timeout = ptr.To(v1alpha1.Duration(oneOf(g, "60s", "0")))
+		}
+	}
+	if g.one(2) {
+		s.LoadBalancingMethod = ptr.To(v1alpha1.LoadBalancingType(oneOf(g, "least_conn", "ip_hash", "hash", "hash consistent",
+			"random two least_conn", "least_time header", "round_robin")))
+	}
+	if g.one(2) {
+		s.HashMethodKey = ptr.To(v1alpha1.HashMethodKey(oneOf(g, "$remote_addr", "$arg_user", "$request_id")))
+	}
+	if g.one(2) {
+		s.UseClusterIP = ptr.To(true)
+		ip := oneOf(g, "10.96.0.10", "fd00::10", "None", "10.0.0.1; return 200")
+		for _, o := range g.snap.Objects {
+			if svc, ok := o.(*corev1.Service); ok && svc.Namespace == nsDefault && string(p.Spec.TargetRefs[0].Name) == svc.Name {
+				svc.Spec.ClusterIP = ip
+			}
+		}
+	}
 	g.add(p)
 }

@@ -79,6 +79,9 @@ func Generate(src Source, size Size, controllerName string) *Snapshot {
 	for i := range g.upTo(size.Policies) {
 		g.rateLimitPolicy(i)
 	}
+	for i := range g.upTo(size.Policies) {
+		g.upstreamSettingsPolicy(i)
+	}
 	return g.snap
 }
 

@@ -46,3 +46,11 @@ func (p *ClientSettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &
 
 // PolicyStatus is the policy's status, to read and to set.
 func (p *RateLimitPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }
+
+// PolicyTargetRefs are the policy's targetRefs.
+func (p *UpstreamSettingsPolicy) PolicyTargetRefs() []gatewayv1.LocalPolicyTargetReference {
+	return p.Spec.TargetRefs
+}
+
+// PolicyStatus is the policy's status, to read and to set.
+func (p *UpstreamSettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }

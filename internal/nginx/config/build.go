@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 )
@@ -31,6 +33,8 @@ type builder struct {
 	stream streamBuilder
 	// routeIncludes are the policy files of each route's locations.
 	routeIncludes map[RouteKey][]File
+	// upstreamSettings are the policies' settings of each Service's upstreams.
+	upstreamSettings map[types.NamespacedName]*UpstreamSettings
 	// backendClientCert is presented to backends spoken to over TLS.
 	backendClientCert *graph.Certificate
 }

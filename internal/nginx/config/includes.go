@@ -25,6 +25,8 @@ type Includes struct {
 	Modules []string
 	// Extra are more files the configuration refers to (WAF bundles).
 	Extra []File
+	// Upstreams are the settings of the upstreams of each Service.
+	Upstreams map[types.NamespacedName]*UpstreamSettings
 }
 
 // AddHTTP adds an http-level include file of directives (nothing when none).
@@ -73,6 +75,7 @@ func (b *builder) register(inc Includes) {
 	b.cfg.Main.Modules = append(b.cfg.Main.Modules, inc.Modules...)
 	sort.Strings(b.cfg.Main.Modules)
 	b.cfg.Includes = append(b.cfg.Includes, inc.Extra...)
+	b.upstreamSettings = inc.Upstreams
 }
 
 // includesOf returns the include paths of a route's locations.

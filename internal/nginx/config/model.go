@@ -123,6 +123,33 @@ func d(name string, args ...string) Directive { return Directive{Name: name, Arg
 type Upstream struct {
 	Name    string
 	Servers []string
+	// Settings are what policies set on the Service's upstreams (nil: none).
+	Settings *UpstreamSettings
+}
+
+// DefaultUpstreamKeepalive is how many idle connections to a Service port's
+// endpoints each worker keeps when no policy says otherwise.
+const DefaultUpstreamKeepalive = 16
+
+// UpstreamSettings configure the upstreams of one Service (every port of
+// it). Unset fields keep NGINX's defaults (Gatewall's for Keepalive).
+type UpstreamSettings struct {
+	// ZoneSize gives each upstream a shared memory zone of that size, in
+	// NGINX's syntax without the g suffix (which zone does not take); "": none.
+	ZoneSize string
+	// Method is the load-balancing directive's words, e.g. ["least_conn"]
+	// or ["hash", "$remote_addr", "consistent"]; nil is round robin.
+	Method []string
+	// Keepalive is the idle connections kept per worker; nil is
+	// DefaultUpstreamKeepalive, 0 keeps none.
+	Keepalive *int32
+	// KeepaliveRequests, KeepaliveTime and KeepaliveTimeout are the
+	// keepalive_requests, keepalive_time and keepalive_timeout values.
+	KeepaliveRequests               *int32
+	KeepaliveTime, KeepaliveTimeout string
+	// UseClusterIP makes the Service's cluster IP and port the only server,
+	// for Services that have one.
+	UseClusterIP bool
 }
 
 // Map is one map block. Entries are in order; regex entries are tried in

@@ -185,13 +185,39 @@ func (c *Config) upstreamsConf() []byte {
 	w.comment(header)
 	for _, u := range c.Upstreams {
 		w.open("upstream", u.Name)
+		set := u.Settings
+		if set == nil {
+			set = &UpstreamSettings{}
+		}
+		if set.ZoneSize != "" {
+			w.line("zone", u.Name, set.ZoneSize)
+		}
+		if len(set.Method) > 0 {
+			// Before keepalive, as NGINX requires of any method but round robin.
+			w.line(set.Method...)
+		}
 		for _, s := range u.Servers {
 			// Kubernetes readiness decides which endpoints serve. NGINX's
 			// passive checks would take every endpoint of a Service out
 			// for 10 s after one route's timeout, for all its routes.
 			w.line("server", s, "max_fails=0")
 		}
-		w.line("keepalive", "16")
+		keepalive := int32(DefaultUpstreamKeepalive)
+		if set.Keepalive != nil {
+			keepalive = *set.Keepalive
+		}
+		if keepalive > 0 {
+			w.line("keepalive", strconv.Itoa(int(keepalive)))
+		}
+		if set.KeepaliveRequests != nil {
+			w.line("keepalive_requests", strconv.Itoa(int(*set.KeepaliveRequests)))
+		}
+		if set.KeepaliveTime != "" {
+			w.line("keepalive_time", set.KeepaliveTime)
+		}
+		if set.KeepaliveTimeout != "" {
+			w.line("keepalive_timeout", set.KeepaliveTimeout)
+		}
 		w.close()
 	}
 	for _, code := range c.Sinks {

@@ -35,7 +35,11 @@ func (b *builder) upstream(be *graph.Backend) string {
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
-	b.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be)}
+	u := &Upstream{Name: name, Servers: endpointAddresses(be), Settings: b.upstreamSettings[be.Service]}
+	if u.Settings != nil && u.Settings.UseClusterIP && be.ClusterIP != "" {
+		u.Servers = []string{hostPort(be.ClusterIP, be.Port)}
+	}
+	b.upstreams[name] = u
 	return name
 }
 
@@ -43,13 +47,18 @@ func (b *builder) upstream(be *graph.Backend) string {
 func endpointAddresses(be *graph.Backend) []string {
 	var out []string
 	for _, ep := range be.Endpoints {
-		addr := ep.Address
-		if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
-			addr = "[" + addr + "]"
-		}
-		out = append(out, addr+":"+strconv.Itoa(int(ep.Port)))
+		out = append(out, hostPort(ep.Address, ep.Port))
 	}
 	return out
+}
+
+// hostPort is an NGINX server address: an IP address (in brackets for
+// IPv6) and a port.
+func hostPort(addr string, port int32) string {
+	if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
+		addr = "[" + addr + "]"
+	}
+	return addr + ":" + strconv.Itoa(int(port))
 }
 
 // share is a backend's share of requests or connections, in hundredths of

@@ -1,0 +1,207 @@
+package policy
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=upstreamsettingspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=upstreamsettingspolicies/status,verbs=get;update;patch
+
+// upstreamSettingsKind is UpstreamSettingsPolicy: a direct policy on
+// Services that configures their upstreams. Its ancestors are the Gateways
+// whose attached routes proxy to a target Service (a backend or a mirror).
+var upstreamSettingsKind Kind = upstreamKind{}
+
+type upstreamKind struct{}
+
+func (upstreamKind) Name() string { return "UpstreamSettingsPolicy" }
+
+// AffectedType is empty: the targets are Services, whose status Gatewall
+// does not write.
+func (upstreamKind) AffectedType() string { return "" }
+func (upstreamKind) NewObject() v1alpha1.PolicyWithStatus {
+	return &v1alpha1.UpstreamSettingsPolicy{}
+}
+func (upstreamKind) NewList() client.ObjectList { return &v1alpha1.UpstreamSettingsPolicyList{} }
+func (upstreamKind) Targets() TargetKinds       { return ServiceTargets }
+func (upstreamKind) TargetsField() string       { return "targetRefs" }
+func (upstreamKind) Validate(p v1alpha1.Policy) error {
+	_, _, err := parseUpstreamSettings(p)
+	return err
+}
+
+// Evaluate gives each policy on a Service the Gateway proxies to an
+// outcome there, and the Gateway's upstreams of each such Service the
+// merged settings of its accepted policies.
+func (k upstreamKind) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
+	res := newResult("")
+	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
+	used := proxiedServices(g)
+	merged := map[types.NamespacedName]UpstreamSettings{}
+	for _, s := range decide(in, k.Name(), parseUpstreamSettings) {
+		var here []types.NamespacedName
+		for _, t := range s.targets {
+			if t.Kind == "Service" && used[t.Key] {
+				here = append(here, t.Key)
+			}
+		}
+		if len(here) == 0 {
+			continue
+		}
+		key := types.NamespacedName{Namespace: s.policy.GetNamespace(), Name: s.policy.GetName()}
+		o := &Outcome{Policy: key, Generation: s.policy.GetGeneration()}
+		res.Outcomes[key] = o
+		if s.rejected != nil {
+			o.Accepted = *s.rejected
+			continue
+		}
+		o.Accepted = conditions.True(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonAccepted), "Policy is accepted")
+		o.Partial = withIgnored("", s.ignored)
+		for _, svc := range here {
+			merged[svc] = merged[svc].overlay(s.settings) // oldest first: no field is set twice
+		}
+	}
+	for svc, set := range merged {
+		res.Upstreams[svc] = set.config()
+	}
+	return res
+}
+
+// proxiedServices are the Services whose upstreams the Gateway's
+// configuration has: the valid backends and mirrors of its attached
+// HTTPRoutes and GRPCRoutes.
+func proxiedServices(g *graph.Gateway) map[types.NamespacedName]bool {
+	out := map[types.NamespacedName]bool{}
+	for _, r := range attachedRoutes(g) {
+		for _, rule := range r.Rules {
+			for _, b := range rule.Backends {
+				if b.Valid {
+					out[b.Service] = true
+				}
+			}
+			for _, m := range rule.Filters.Mirrors {
+				if m.Backend != nil && m.Backend.Valid {
+					out[m.Backend.Service] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PlusOnlyMethod is what a policy whose loadBalancingMethod needs NGINX
+// Plus is told.
+const PlusOnlyMethod = "loadBalancingMethod %s is not applied: it needs NGINX Plus, and Gatewall's data plane runs open-source NGINX, so the upstreams keep round robin"
+
+// UpstreamSettings are the settings of UpstreamSettingsPolicies; nil is unset.
+type UpstreamSettings struct {
+	ZoneSize        *string
+	Connections     *int32
+	Requests        *int32
+	Time, Timeout   *string
+	Method, HashKey *string
+	UseClusterIP    *bool
+}
+
+// parseUpstreamSettings re-checks a policy's CRD rules and turns it into
+// NGINX values. The zone size is written in bytes, k or m: NGINX's zone
+// does not take the g suffix.
+func parseUpstreamSettings(o v1alpha1.Policy) (UpstreamSettings, string, error) {
+	p := o.(*v1alpha1.UpstreamSettingsPolicy)
+	if errs := validation.UpstreamSettingsPolicy(p); len(errs) > 0 {
+		return UpstreamSettings{}, "", errs.ToAggregate()
+	}
+	spec := p.Spec
+	var s UpstreamSettings
+	if spec.ZoneSize != nil {
+		n, err := validation.ParseByteSize(string(*spec.ZoneSize))
+		if err != nil {
+			return UpstreamSettings{}, "", err
+		}
+		z := human(n)
+		s.ZoneSize = &z
+	}
+	if k := spec.KeepAlive; k != nil {
+		s.Connections, s.Requests = k.Connections, k.Requests
+		s.Time, s.Timeout = (*string)(k.Time), (*string)(k.Timeout)
+	}
+	ignored := ""
+	if m := spec.LoadBalancingMethod; m != nil {
+		if strings.Contains(string(*m), "least_time") {
+			ignored = strings.Replace(PlusOnlyMethod, "%s", string(*m), 1)
+		} else {
+			s.Method = (*string)(m)
+		}
+	}
+	s.HashKey = (*string)(spec.HashMethodKey)
+	s.UseClusterIP = spec.UseClusterIP
+	return s, ignored, nil
+}
+
+func (s UpstreamSettings) fields() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(s.ZoneSize != nil, "zoneSize")
+	add(s.Connections != nil, "keepAlive.connections")
+	add(s.Requests != nil, "keepAlive.requests")
+	add(s.Time != nil, "keepAlive.time")
+	add(s.Timeout != nil, "keepAlive.timeout")
+	add(s.Method != nil, "loadBalancingMethod")
+	add(s.HashKey != nil, "hashMethodKey")
+	add(s.UseClusterIP != nil, "useClusterIP")
+	return out
+}
+
+func (s UpstreamSettings) overlay(o UpstreamSettings) UpstreamSettings {
+	s.ZoneSize, s.Time, s.Timeout = pick(s.ZoneSize, o.ZoneSize), pick(s.Time, o.Time), pick(s.Timeout, o.Timeout)
+	s.Method, s.HashKey = pick(s.Method, o.Method), pick(s.HashKey, o.HashKey)
+	s.Connections, s.Requests = pick(s.Connections, o.Connections), pick(s.Requests, o.Requests)
+	s.UseClusterIP = pick(s.UseClusterIP, o.UseClusterIP)
+	return s
+}
+
+// pick is b when set, else a.
+func pick[T any](a, b *T) *T {
+	if b != nil {
+		return b
+	}
+	return a
+}
+
+// config is the settings as the configuration writer renders them.
+func (s UpstreamSettings) config() *config.UpstreamSettings {
+	c := &config.UpstreamSettings{Keepalive: s.Connections, KeepaliveRequests: s.Requests}
+	deref := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	c.ZoneSize, c.KeepaliveTime, c.KeepaliveTimeout = deref(s.ZoneSize), deref(s.Time), deref(s.Timeout)
+	c.UseClusterIP = s.UseClusterIP != nil && *s.UseClusterIP
+	switch m := deref(s.Method); m {
+	case "", "round_robin":
+	case "hash", "hash consistent":
+		// The CRD's rules give a hash method its key in the same policy.
+		if s.HashKey != nil {
+			c.Method = append([]string{"hash", *s.HashKey}, strings.Fields(m)[1:]...)
+		}
+	default:
+		c.Method = strings.Fields(m)
+	}
+	return c
+}
