@@ -3,20 +3,37 @@
 // second; /headers?bytes=N answers with an N-byte response header;
 // /big?id=X&mib=N writes N MiB, and /status?id=X says whether that response
 // was written completely ("done") or is still being written ("writing");
-// /upload reads the request body and says how many bytes it received.
+// /upload reads the request body and says how many bytes it received;
+// /conn says which of the server's TCP connections carried the request:
+// "conn=<id> requests=<n> pod=<pod>", where ids number the accepted
+// connections from 1 and n counts the connection's requests, this one
+// included.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// conn is what the server knows of one accepted connection, kept in the
+// context of each of its requests.
+type conn struct {
+	id       int64
+	requests atomic.Int64
+}
+
+type connKey struct{}
 
 func main() {
 	addr := flag.String("listen", ":8080", "address to listen on")
@@ -80,6 +97,18 @@ func main() {
 		}
 		fmt.Fprintf(w, "received %d bytes\n", n)
 	})
+	pod := os.Getenv("POD_NAME")
+	if pod == "" {
+		pod, _ = os.Hostname()
+	}
+	http.HandleFunc("/conn", func(w http.ResponseWriter, r *http.Request) {
+		c := r.Context().Value(connKey{}).(*conn)
+		fmt.Fprintf(w, "conn=%d requests=%d pod=%s\n", c.id, c.requests.Add(1), pod)
+	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "testbackend") })
-	log.Fatal(http.ListenAndServe(*addr, nil))
+	var accepted atomic.Int64
+	srv := &http.Server{Addr: *addr, ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, &conn{id: accepted.Add(1)})
+	}}
+	log.Fatal(srv.ListenAndServe())
 }
