@@ -16,10 +16,13 @@ const (
 	HTTPConfPath      = "/etc/nginx/conf.d/http.conf"
 	UpstreamsConfPath = "/etc/nginx/conf.d/upstreams.conf"
 	ServersConfPath   = "/etc/nginx/conf.d/servers.conf"
-	SecretsDir        = "/etc/nginx/secrets/"
-	IncludesDir       = "/etc/nginx/includes/"
-	RunDir            = "/var/run/nginx/"
-	CacheDir          = "/var/cache/nginx/"
+	// ServerShardsDir holds the server blocks of a large configuration,
+	// split into ServerShards files that servers.conf includes.
+	ServerShardsDir = "/etc/nginx/conf.d/servers/"
+	SecretsDir      = "/etc/nginx/secrets/"
+	IncludesDir     = "/etc/nginx/includes/"
+	RunDir          = "/var/run/nginx/"
+	CacheDir        = "/var/cache/nginx/"
 	// StatusSocket is where NGINX serves stub_status to nginx-agent, which
 	// finds it in the configuration and turns it into the pod's metrics.
 	StatusSocket = "unix:" + RunDir + "nginx-status.sock"

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,8 +16,8 @@ func (c *Config) Files() []File {
 		{Path: MainConfPath, Data: c.mainConf(), Mode: 0o644},
 		{Path: HTTPConfPath, Data: c.httpConf(), Mode: 0o644},
 		{Path: UpstreamsConfPath, Data: c.upstreamsConf(), Mode: 0o644},
-		{Path: ServersConfPath, Data: c.serversConf(), Mode: 0o644},
 	}
+	files = append(files, c.serverFiles()...)
 	if c.hasStream() {
 		files = append(files, File{Path: StreamConfPath, Data: c.streamConf(), Mode: 0o644})
 	}
@@ -231,7 +232,21 @@ func (c *Config) upstreamsConf() []byte {
 	return w.bytes()
 }
 
-func (c *Config) serversConf() []byte {
+// Server blocks are split into shards once there are more than
+// ShardServersAbove of them: a change to one hostname's routes then changes
+// one shard of about 1/ServerShards of the server blocks, which is all the
+// data plane fetches and writes, instead of every server block. A server's
+// shard depends on its name only, so a hostname's servers share one.
+// Fewer servers stay in servers.conf alone (one file to read).
+const (
+	ShardServersAbove = 256
+	ServerShards      = 64
+)
+
+// serverFiles renders servers.conf: the sinks' servers, then every server
+// block, or, for a large configuration, an include of every shard (each
+// written, empty or not, so the set of files stays the same).
+func (c *Config) serverFiles() []File {
 	w := &writer{}
 	w.comment(header)
 	for _, code := range c.Sinks {
@@ -243,11 +258,40 @@ func (c *Config) serversConf() []byte {
 		w.line("return", strconv.Itoa(code))
 		w.close()
 	}
-	for _, s := range c.sortedServers() {
-		c.writeServer(w, s)
+	servers := c.sortedServers()
+	if len(servers) <= ShardServersAbove {
+		for _, s := range servers {
+			c.writeServer(w, s)
+		}
+		return []File{{Path: ServersConfPath, Data: w.bytes(), Mode: 0o644}}
 	}
-	return w.bytes()
+	shards := make([]*writer, ServerShards)
+	for i := range shards {
+		shards[i] = &writer{}
+		shards[i].comment(header)
+	}
+	for _, s := range servers {
+		c.writeServer(shards[ServerShard(s.Name)], s)
+	}
+	files := []File{{}}
+	for i, sw := range shards {
+		path := ServerShardPath(i)
+		w.line("include", path)
+		files = append(files, File{Path: path, Data: sw.bytes(), Mode: 0o644})
+	}
+	files[0] = File{Path: ServersConfPath, Data: w.bytes(), Mode: 0o644}
+	return files
 }
+
+// ServerShard is the shard of the server blocks of a server name.
+func ServerShard(name string) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % ServerShards)
+}
+
+// ServerShardPath is the path of a shard of server blocks.
+func ServerShardPath(i int) string { return fmt.Sprintf("%s%02d.conf", ServerShardsDir, i) }
 
 func (c *Config) sortedServers() []*Server {
 	out := append([]*Server(nil), c.Servers...)
