@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"slices"
-	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -117,11 +116,10 @@ type state[S any] struct {
 // This matches GEP-713 (Accepted: the policy is attached and in effect) and
 // the proposal (PartiallyInvalid: not fully programmed), and a policy with
 // a single target reads as it always did.
-func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
+func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) *Result {
 	res := newResult(k.include)
 	states := k.states(in)
 	gwRef := gatewayRef(g)
-	routes := attachedRoutes(g)
 	on := func(t TargetRef) []*state[S] {
 		var out []*state[S]
 		for _, s := range states {
@@ -170,13 +168,8 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 		res.Affected[gwRef] = true
 	}
 
-	refs := make([]TargetRef, 0, len(routes))
-	for ref := range routes {
-		refs = append(refs, ref)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
 	gwNames := policyNames(gwPolicies) // "" when none
-	for _, ref := range refs {
+	for _, ref := range g.refs {
 		if len(gwPolicies) > 0 {
 			res.Affected[ref] = true // inherits the Gateway's settings
 		}
@@ -186,7 +179,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 			continue
 		}
 		local := merged(rp)
-		dirs, issue := k.route(routeTarget[S]{ref: ref, route: routes[ref], local: local, names: policyNames(rp),
+		dirs, issue := k.route(routeTarget[S]{ref: ref, route: g.attached[ref], local: local, names: policyNames(rp),
 			gw: gw, gwNames: gwNames, gwKey: g.Key})
 		report(rp, issue)
 		if len(dirs) > 0 {
@@ -196,7 +189,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 		}
 	}
 
-	for _, ref := range unattachedRoutes(g) {
+	for _, ref := range g.unattached {
 		ss := on(ref)
 		attach(ss)
 		report(accepted(ss), &targetIssue{target: ref, refused: true, notAttached: true, msg: notAttachedMessage(ref, g)})
@@ -216,7 +209,7 @@ func (k *inherited[S]) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 			o.Partial = withIgnored(o.Partial, s.ignored)
 		}
 		if o.Accepted.Status == metav1.ConditionTrue && slices.Contains(s.targets, gwRef) {
-			o.Accepted.Message += outsideTLSListeners(g, "apply to")
+			o.Accepted.Message += outsideTLSListeners(g.Gateway, "apply to")
 		}
 		res.Outcomes[key] = o
 	}

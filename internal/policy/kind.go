@@ -31,7 +31,7 @@ type Kind interface {
 	// rules and what NGINX would reject whatever the policy's targets.
 	Validate(p v1alpha1.Policy) error
 	// Evaluate attaches the kind's policies of a snapshot to one Gateway.
-	Evaluate(g *graph.Gateway, in *graph.Input) *Result
+	Evaluate(g *Gateway, in *graph.Input) *Result
 }
 
 // Kinds are the policy kinds the engine evaluates, in the order their

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,42 +59,54 @@ func sortPolicies[T client.Object](ps []T) []T {
 	return out
 }
 
-// attachedRoutes are the routes of a Gateway that attached to a listener.
-// TLSRoutes are left out: their connections pass through NGINX untouched,
-// so no policy of an HTTP proxy applies to them, and none claims to.
-func attachedRoutes(g *graph.Gateway) map[TargetRef]*graph.Route {
-	out := map[TargetRef]*graph.Route{}
-	for _, r := range g.Routes {
+// Gateway is a Gateway's graph with what every kind's evaluation reads of
+// its routes, computed once per translation (NewGateway).
+type Gateway struct {
+	*graph.Gateway
+	// attached are the routes attached to a listener; refs are their
+	// targets in the order of their String, the order kinds report them in.
+	// TLSRoutes are left out: their connections pass through NGINX
+	// untouched, so no policy of an HTTP proxy applies to them, and none
+	// claims to.
+	attached map[TargetRef]*graph.Route
+	refs     []TargetRef
+	// unattached are the routes that name the Gateway in a parentRef but
+	// attached to none of its listeners, sorted: a policy targeting one has
+	// no effect there, and says so rather than nothing.
+	unattached []TargetRef
+}
+
+// NewGateway prepares a Gateway's graph for the kinds' evaluations.
+func NewGateway(g *graph.Gateway) *Gateway {
+	pg := &Gateway{Gateway: g, attached: map[TargetRef]*graph.Route{}}
+	type keyed struct {
+		ref TargetRef
+		key string
+	}
+	var refs []keyed
+	for _, r := range g.Routes { // sorted by kind, namespace, name
 		if r.Kind == graph.KindTLSRoute {
 			continue
 		}
-		for _, p := range r.Parents {
-			if p.Attached() {
-				out[TargetRef{Kind: r.Kind, Key: r.Key}] = r
-				break
-			}
+		ref := TargetRef{Kind: r.Kind, Key: r.Key}
+		if !slices.ContainsFunc(r.Parents, func(p *graph.ParentRef) bool { return p.Attached() }) {
+			pg.unattached = append(pg.unattached, ref)
+			continue
 		}
+		pg.attached[ref] = r
+		refs = append(refs, keyed{ref, ref.String()})
 	}
-	return out
-}
-
-// unattachedRoutes are the routes that name a Gateway in a parentRef but
-// attached to none of its listeners, sorted: a policy targeting one has no
-// effect there, and says so rather than nothing.
-func unattachedRoutes(g *graph.Gateway) []TargetRef {
-	attached := attachedRoutes(g)
-	var out []TargetRef
-	for _, r := range g.Routes { // sorted by kind, namespace, name
-		if ref := (TargetRef{Kind: r.Kind, Key: r.Key}); attached[ref] == nil && r.Kind != graph.KindTLSRoute {
-			out = append(out, ref)
-		}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].key < refs[j].key })
+	pg.refs = make([]TargetRef, len(refs))
+	for i, r := range refs {
+		pg.refs[i] = r.ref
 	}
-	return out
+	return pg
 }
 
 // notAttachedMessage says that a policy's target route is not attached to
 // a Gateway.
-func notAttachedMessage(ref TargetRef, g *graph.Gateway) string {
+func notAttachedMessage(ref TargetRef, g *Gateway) string {
 	name := ref.String()
 	if validation.ObjectReference(ref.Key.Namespace, ref.Key.Name) != nil {
 		name = ref.Kind + " " + conditions.Quote(ref.Key.String()) // the route is refused for its name
@@ -101,7 +114,7 @@ func notAttachedMessage(ref TargetRef, g *graph.Gateway) string {
 	return fmt.Sprintf("%s is not attached to Gateway %s (its status says why), so nothing of the policy applies to it there", name, g.Key)
 }
 
-func gatewayRef(g *graph.Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }
+func gatewayRef(g *Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }
 
 func names(keys []types.NamespacedName) string {
 	s := make([]string, 0, len(keys))

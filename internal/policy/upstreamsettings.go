@@ -43,7 +43,7 @@ func (upstreamKind) Validate(p v1alpha1.Policy) error {
 // Evaluate gives each policy on a Service the Gateway proxies to an
 // outcome there, and the Gateway's upstreams of each such Service the
 // merged settings of its accepted policies.
-func (k upstreamKind) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
+func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) *Result {
 	res := newResult("")
 	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
 	used := proxiedServices(g)
@@ -80,9 +80,9 @@ func (k upstreamKind) Evaluate(g *graph.Gateway, in *graph.Input) *Result {
 // proxiedServices are the Services whose upstreams the Gateway's
 // configuration has: the valid backends and mirrors of its attached
 // HTTPRoutes and GRPCRoutes.
-func proxiedServices(g *graph.Gateway) map[types.NamespacedName]bool {
+func proxiedServices(g *Gateway) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
-	for _, r := range attachedRoutes(g) {
+	for _, r := range g.attached {
 		for _, rule := range r.Rules {
 			for _, b := range rule.Backends {
 				if b.Valid {

@@ -3,7 +3,6 @@ package policy
 import (
 	"cmp"
 	"fmt"
-	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,7 +51,7 @@ type wafState struct {
 }
 
 // EvaluateWAF attaches the WAFGatewayBindingPolicies to one Gateway.
-func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
+func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 	res := &WAF{
 		Enabled:  g.NginxProxy != nil && g.NginxProxy.WAF == v1alpha2.WAFEnabled,
 		Module:   cmp.Or(in.WAFModule, WAFModule),
@@ -61,7 +60,6 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 	}
 	states := wafStates(in)
 	gwRef := gatewayRef(g)
-	routes := attachedRoutes(g)
 	// The Gateway first: what a route policy that renders nothing leaves its
 	// routes with is the Gateway's protection, inherited from http level.
 	var gwPolicy *wafState
@@ -76,7 +74,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 	if gwPolicy != nil {
 		// The Gateway's protection is HTTP's: say what it leaves out.
 		o := res.Outcomes[types.NamespacedName{Namespace: gwPolicy.policy.Namespace, Name: gwPolicy.policy.Name}]
-		o.Accepted.Message += outsideTLSListeners(g, "protect")
+		o.Accepted.Message += outsideTLSListeners(g.Gateway, "protect")
 	}
 	// A route policy that cannot render leaves its routes with the
 	// Gateway's protection, if any: failing to fetch a route's own, stricter
@@ -86,12 +84,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 		unrendered = fmt.Sprintf("the routes it targets keep the protection of WAFGatewayBindingPolicy %s/%s on Gateway %s",
 			gwPolicy.policy.Namespace, gwPolicy.policy.Name, g.Key)
 	}
-	refs := make([]TargetRef, 0, len(routes))
-	for r := range routes {
-		refs = append(refs, r)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
-	for _, ref := range refs {
+	for _, ref := range g.refs {
 		for _, s := range states {
 			if !s.hasTarget(ref) {
 				continue
@@ -105,7 +98,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 			res.Affected[ref] = true
 		}
 	}
-	for _, ref := range unattachedRoutes(g) {
+	for _, ref := range g.unattached {
 		for _, s := range states {
 			if s.hasTarget(ref) {
 				res.notAttached(g, s, ref)
@@ -118,7 +111,7 @@ func EvaluateWAF(g *graph.Gateway, in *graph.Input) *WAF {
 // notAttached records that a policy targets a route not attached to the
 // Gateway: TargetNotFound when that is all it targets here, else a part of
 // it that is not programmed.
-func (res *WAF) notAttached(g *graph.Gateway, s *wafState, ref TargetRef) {
+func (res *WAF) notAttached(g *Gateway, s *wafState, ref TargetRef) {
 	key := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
 	msg := notAttachedMessage(ref, g)
 	switch o := res.Outcomes[key]; {
@@ -149,7 +142,7 @@ func (s *wafState) hasTarget(ref TargetRef) bool {
 // evaluate decides one policy's outcome for this Gateway and returns its
 // directives, or nil when nothing of it is rendered; unrendered says what its
 // targets are left with then, for status.
-func (res *WAF) evaluate(g *graph.Gateway, in *graph.Input, s *wafState, unrendered string) []string {
+func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered string) []string {
 	p := s.policy
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	o := res.Outcomes[key]

@@ -53,9 +53,10 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 
 // evaluate evaluates the policies on a Gateway's graph.
 func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
-	t := &Translation{Graph: g, Policies: map[string]*policy.Result{}, WAF: policy.EvaluateWAF(g, in)}
+	pg := policy.NewGateway(g)
+	t := &Translation{Graph: g, Policies: map[string]*policy.Result{}, WAF: policy.EvaluateWAF(pg, in)}
 	for _, k := range policy.Kinds {
-		t.Policies[k.Name()] = k.Evaluate(g, in)
+		t.Policies[k.Name()] = k.Evaluate(pg, in)
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -31,10 +32,11 @@ func TestDeployManifests(t *testing.T) {
 			rest = append(rest, o)
 		}
 	}
-	// ClusterRoles: the manager's and the metrics reader's; Services: the
-	// agent server's and the metrics'.
+	// CRDs: NginxProxy, WAFGatewayBindingPolicy and one per policy kind of
+	// the engine; ClusterRoles: the manager's and the metrics reader's;
+	// Services: the agent server's and the metrics'.
 	for kind, want := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1,
+		"Namespace": 1, "CustomResourceDefinition": 2 + len(policy.Kinds), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
 	} {
 		if kinds[kind] != want {

@@ -38,8 +38,8 @@ type hashFamily struct {
 
 // size returns the smallest bucket size (from NGINX's default, doubling)
 // for which every table fits, and the maximum that lets NGINX find it.
-// load is scratch space of more than maxHashSize entries.
-func (f hashFamily) size(load []int) (bucket, maxSize int) {
+// scratch holds more than maxHashSize buckets.
+func (f hashFamily) size(scratch *syntax.HashScratch) (bucket, maxSize int) {
 	for bucket = f.defaultBucket; ; bucket = min(bucket*2, maxBucketSize) {
 		limit := maxHashSize
 		if f.shared {
@@ -47,7 +47,7 @@ func (f hashFamily) size(load []int) (bucket, maxSize int) {
 		}
 		need, ok := 0, true
 		for _, t := range f.tables {
-			s, fits := t.Fit(bucket, bucket-8, limit, load)
+			s, fits := t.Fit(bucket, bucket-8, limit, scratch)
 			if !fits {
 				ok = false
 				break
@@ -67,8 +67,8 @@ func (f hashFamily) size(load []int) (bucket, maxSize int) {
 
 // directives are the family's bucket size and maximum, where they differ
 // from NGINX's defaults.
-func (f hashFamily) directives(load []int) []Directive {
-	bucket, maxSize := f.size(load)
+func (f hashFamily) directives(scratch *syntax.HashScratch) []Directive {
+	bucket, maxSize := f.size(scratch)
 	var out []Directive
 	if bucket != f.defaultBucket {
 		out = append(out, d(f.name+"_bucket_size", strconv.Itoa(bucket)))
@@ -89,12 +89,12 @@ func (c *Config) streamHashSizeDirectives() []Directive {
 
 func familyDirectives(families []hashFamily) []Directive {
 	var out []Directive
-	// One scratch table of 80 KB for every search, not one per family:
-	// allocating and clearing them was a fifth of the time rendering a
-	// small configuration took.
-	load := make([]int, maxHashSize+1)
+	// One scratch table for every search, not one per family: allocating
+	// and clearing them was a fifth of the time rendering a small
+	// configuration took.
+	scratch := syntax.NewHashScratch(maxHashSize)
 	for _, f := range families {
-		out = append(out, f.directives(load)...)
+		out = append(out, f.directives(scratch)...)
 	}
 	return out
 }

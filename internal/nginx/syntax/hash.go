@@ -55,11 +55,43 @@ func HashKeys(names []string) HashTable {
 	return t
 }
 
+// HashScratch is scratch space for Fit: the load of each bucket, valid
+// where its stamp is the current search's, so that trying one more number
+// of buckets costs the keys placed, not clearing every bucket again.
+type HashScratch struct {
+	load  []int
+	stamp []uint32
+	gen   uint32
+}
+
+// NewHashScratch is scratch space for tables of at most limit buckets.
+func NewHashScratch(limit int) *HashScratch {
+	return &HashScratch{load: make([]int, limit+1), stamp: make([]uint32, limit+1)}
+}
+
+// next starts a new search for a number of buckets.
+func (s *HashScratch) next() {
+	s.gen++
+	if s.gen == 0 { // wrapped: every stamp may look current
+		clear(s.stamp)
+		s.gen = 1
+	}
+}
+
+// add puts n bytes in bucket b and returns its load.
+func (s *HashScratch) add(b, n int) int {
+	if s.stamp[b] != s.gen {
+		s.stamp[b], s.load[b] = s.gen, 0
+	}
+	s.load[b] += n
+	return s.load[b]
+}
+
 // Fit returns a number of buckets, at most limit, for which NGINX's search
 // with this bucket size succeeds, where each bucket may use only usable of
 // its bytes (bucket-8: all but its end marker); ok is false when there is
-// none. load is scratch space of more than limit entries.
-func (t HashTable) Fit(bucket, usable, limit int, load []int) (size int, ok bool) {
+// none. scratch holds more than limit buckets.
+func (t HashTable) Fit(bucket, usable, limit int, scratch *HashScratch) (size int, ok bool) {
 	if len(t) == 0 {
 		return 1, true
 	}
@@ -73,12 +105,10 @@ func (t HashTable) Fit(bucket, usable, limit int, load []int) (size int, ok bool
 	// NGINX's first size; below total/usable some bucket must overflow.
 	start := max(1, len(t)/((bucket-8)/16), (total+usable-1)/usable)
 	for size = start; size <= limit; size++ {
-		clear(load[:size])
+		scratch.next()
 		fits := true
 		for _, k := range t {
-			b := int(k.Hash % uint64(size))
-			load[b] += eltSize(k.Len)
-			if load[b] > usable {
+			if scratch.add(int(k.Hash%uint64(size)), eltSize(k.Len)) > usable {
 				fits = false
 				break
 			}
@@ -127,7 +157,7 @@ const (
 // tables of a location passing requests with grpc_pass that sets (or
 // removes) the request headers set and hides the response headers hide.
 func CheckGRPCHeaders(set, hide []string) error {
-	load := make([]int, grpcHeadersMax+1)
+	scratch := NewHashScratch(grpcHeadersMax)
 	for _, table := range []struct {
 		what  string
 		names []string
@@ -137,7 +167,7 @@ func CheckGRPCHeaders(set, hide []string) error {
 				return fmt.Errorf("header name %q is %d characters long: NGINX's fixed table of gRPC %s takes names of at most %d characters", n, len(n), table.what, grpcHeadersBucket-8-8-2)
 			}
 		}
-		if _, ok := HashKeys(table.names).Fit(grpcHeadersBucket, grpcHeadersBucket-8, grpcHeadersMax, load); !ok {
+		if _, ok := HashKeys(table.names).Fit(grpcHeadersBucket, grpcHeadersBucket-8, grpcHeadersMax, scratch); !ok {
 			return fmt.Errorf("NGINX cannot build its fixed-size table of gRPC %s for these %d header names (shorter or fewer names fit)", table.what, len(table.names))
 		}
 	}
