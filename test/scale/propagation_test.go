@@ -28,7 +28,7 @@ func (b *big) propagation(t *testing.T) {
 	profiled := profileCPU(t, *profileFlag, time.Duration(*samplesFlag)*time.Second)
 	defer profiled()
 	var total, control, data []time.Duration
-	var pushes, served []time.Time
+	var creates, pushes, served []time.Time
 	var pushed []int64
 	for j := 0; j < *samplesFlag; j++ {
 		host := fmt.Sprintf("p%d.scale.test", j)
@@ -49,20 +49,29 @@ func (b *big) propagation(t *testing.T) {
 		total = append(total, at.Sub(created))
 		control = append(control, push.Sub(created))
 		data = append(data, at.Sub(push))
-		pushes, served = append(pushes, push), append(served, at)
+		creates, pushes, served = append(creates, created), append(pushes, push), append(served, at)
 		pushed = append(pushed, b.bytesServed(ev, created, answered))
 		time.Sleep(100 * time.Millisecond)
 	}
 	var toAgent, inAgent, toServed []time.Duration
-	received, reloading := b.agentSteps(t, began)
-	for j, push := range pushes {
-		r := firstFrom(received, push)
-		s := firstFrom(reloading, r)
-		if r.IsZero() || s.IsZero() {
-			t.Fatalf("the agent's log has no receipt or reload of push %d (%s)", j, push)
+	// The pod's log can lag the last sample's reload: read it until it
+	// has every push's receipt and reload.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		toAgent, inAgent, toServed = nil, nil, nil
+		received, reloading := b.agentSteps(t, began)
+		for j, push := range pushes {
+			// The push's receipt is the first after its route's creation
+			// (the previous push was answered by then): the manager logs
+			// a push once sent, and a small one can be received first.
+			r := firstFrom(received, creates[j])
+			s := firstFrom(reloading, r)
+			if r.IsZero() || s.IsZero() {
+				return fmt.Errorf("the agent's log has no receipt or reload of push %d (%s)", j, push)
+			}
+			toAgent, inAgent, toServed = append(toAgent, max(0, r.Sub(push))), append(inAgent, s.Sub(r)), append(toServed, served[j].Sub(s))
 		}
-		toAgent, inAgent, toServed = append(toAgent, r.Sub(push)), append(inAgent, s.Sub(r)), append(toServed, served[j].Sub(s))
-	}
+		return nil
+	})
 	check := nginxTest(t, b.master)
 	reload := nginxReload(t, b.master)
 	t.Logf("create to first 200: %v; create to push: %v; push to first 200: %v; bytes fetched: %v; nginx -t %s, reload %s",
