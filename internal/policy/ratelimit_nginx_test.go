@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // Values the NGF API allows, at NGINX's edges.
 var (
 	rlRates = []string{"0r/s", "1r/s", "10r/m", "999999999r/m"}
-	rlSizes = []string{"1k", "31k", "32k", "64k", "10m", "1g"}
+	rlSizes = []string{"1k", "31k", "32k", "64k", "10m", "1g", "2g", "9999g"}
 	rlKeys  = []string{"$binary_remote_addr", "$http_x_api_key", "user:$remote_addr", "$request_body", "$nosuch", "$arg_id$uri"}
 )
 
@@ -50,7 +51,10 @@ func rawRateLimit(i int, p *v1alpha1.RateLimitPolicy) (zone, location string) {
 	r := p.Spec.RateLimit.Local.Rules[0]
 	size := "10m"
 	if r.ZoneSize != nil {
-		size = strings.Replace(string(*r.ZoneSize), "1g", "1024m", 1)
+		size = string(*r.ZoneSize)
+		if g, err := strconv.Atoi(strings.TrimSuffix(size, "g")); err == nil && strings.HasSuffix(size, "g") {
+			size = fmt.Sprintf("%dm", g*1024) // as Gatewall writes it: limit_req_zone takes no g
+		}
 	}
 	zone = fmt.Sprintf("limit_req_zone %s zone=raw%d:%s rate=%s;", r.Key, i, size, r.Rate)
 	location = fmt.Sprintf("limit_req zone=raw%d", i)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func randomUpstreamSettingsPolicy(r *rand.Rand) *v1alpha1.UpstreamSettingsPolicy
 	if maybe() {
 		k := &v1alpha1.UpstreamKeepAlive{}
 		if maybe() {
-			k.Connections = ptr.To(int32(r.Intn(3) * 16))
+			k.Connections = ptr.To([]int32{0, 16, 32, validation.MaxUpstreamKeepalive, validation.MaxUpstreamKeepalive + 1, math.MaxInt32}[r.Intn(6)])
 		}
 		if maybe() {
 			k.Requests = ptr.To(int32(r.Intn(3) * 500))
@@ -116,7 +117,9 @@ func upstreamUser(name string) string {
 // NGINX rejects as the user wrote it Gatewall refuses, and what Gatewall
 // accepts, rendered by the configuration writer, passes real `nginx -t`.
 // Gatewall refuses more: hash keys outside the allow-list, zones over 1g,
-// hash without a key, values outside the CRD's patterns and enums.
+// more than 4096 keep-alive connections (NGINX allocates each slot at start:
+// max int32 fails `nginx -t`), hash without a key, values outside the CRD's
+// patterns and enums.
 func TestUpstreamSettingsVerdictAgainstNginx(t *testing.T) {
 	if err := nginxtest.Available(); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ const (
 	MsgNoDelayWithDelay      = "NoDelay cannot be true when Delay is also set"
 	MsgRateRange             = "rate must be a number of requests from 1 to 999999999, without leading zeros, per second (r/s) or per minute (r/m)"
 	MsgZoneSizeTooSmall      = "zoneSize must be at least 32k: NGINX refuses a limit_req zone smaller than 8 memory pages"
+	MsgZoneSizeTooLarge      = "zoneSize must be at most 1g: NGINX maps the zone in shared memory when it reads its configuration"
 	MsgKeyQuotes             = `key must not contain ", ' or \: they change how NGINX reads the key`
 	MsgKeyVariables          = "key may only use the variables $binary_remote_addr, $remote_addr, $remote_user, $server_name, $host, $scheme, $request_method, $uri, $request_uri, $args, $server_port, $http_<name>, $arg_<name> and $cookie_<name>"
 )
@@ -168,10 +169,15 @@ func rateLimitTargetRefs(path *field.Path, refs []gatewayv1.LocalPolicyTargetRef
 	return errs
 }
 
+// MaxZoneSize is the largest shared memory zone a policy may ask for, 1g:
+// NGINX maps every zone when it reads its configuration, and fails to start
+// when it cannot (9999g did on a 24 GiB machine).
+const MaxZoneSize = 1 << 30
+
 // zoneSize checks the size of a shared memory zone: the CRD's maxLength,
-// the ByteSize pattern and the 32k minimum (tooSmall is the kind's message).
-// It returns the size in bytes, -1 when it does not parse.
-func zoneSize(path *field.Path, z, tooSmall string) (int64, field.ErrorList) {
+// the ByteSize pattern, the 32k minimum and the 1g maximum (tooSmall and
+// tooLarge are the kind's messages).
+func zoneSize(path *field.Path, z, tooSmall, tooLarge string) field.ErrorList {
 	var errs field.ErrorList
 	if utf8.RuneCountInString(z) > MaxZoneSizeLength {
 		errs = append(errs, field.TooLong(path, z, MaxZoneSizeLength))
@@ -179,18 +185,19 @@ func zoneSize(path *field.Path, z, tooSmall string) (int64, field.ErrorList) {
 	n, err := ParseByteSize(z)
 	switch {
 	case err != nil:
-		return -1, append(errs, field.Invalid(path, z, err.Error()))
+		errs = append(errs, field.Invalid(path, z, err.Error()))
 	case n < MinRateLimitZoneSize:
 		errs = append(errs, field.Invalid(path, z, tooSmall))
+	case n > MaxZoneSize:
+		errs = append(errs, field.Invalid(path, z, tooLarge))
 	}
-	return n, errs
+	return errs
 }
 
 func rateLimitRule(path *field.Path, r v1alpha1.RateLimitRule) field.ErrorList {
 	var errs field.ErrorList
 	if z := r.ZoneSize; z != nil {
-		_, zerrs := zoneSize(path.Child("zoneSize"), string(*z), MsgZoneSizeTooSmall)
-		errs = append(errs, zerrs...)
+		errs = append(errs, zoneSize(path.Child("zoneSize"), string(*z), MsgZoneSizeTooSmall, MsgZoneSizeTooLarge)...)
 	}
 	if r.Delay != nil {
 		errs = append(errs, intRange(path.Child("delay"), int64(*r.Delay), 0, math.MaxInt32)...)

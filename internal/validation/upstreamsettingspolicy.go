@@ -28,8 +28,11 @@ const (
 
 // Limits of UpstreamSettingsPolicy's values.
 const (
-	// MaxUpstreamZoneSize is the largest upstream zoneSize, 1g.
-	MaxUpstreamZoneSize = 1 << 30
+	// MaxUpstreamKeepalive is the most idle keep-alive connections a policy
+	// may keep per upstream and worker: NGINX allocates each one's slot when
+	// it reads the configuration (10,000,000 took 1.5 GB and 4 s of
+	// nginx -t; max int32 fails it).
+	MaxUpstreamKeepalive = 4096
 	// MaxHashMethodKeyLength is the CRD's maxLength of hashMethodKey; it
 	// bounds the cost of its CEL rule.
 	MaxHashMethodKeyLength = 256
@@ -49,17 +52,12 @@ func UpstreamSettingsPolicy(p *v1alpha1.UpstreamSettingsPolicy) field.ErrorList 
 	s := p.Spec
 	errs := serviceTargetRefs(spec.Child("targetRefs"), s.TargetRefs)
 	if z := s.ZoneSize; z != nil {
-		path := spec.Child("zoneSize")
-		n, zerrs := zoneSize(path, string(*z), MsgUpstreamZoneTooSmall)
-		errs = append(errs, zerrs...)
-		if n > MaxUpstreamZoneSize {
-			errs = append(errs, field.Invalid(path, string(*z), MsgUpstreamZoneTooLarge))
-		}
+		errs = append(errs, zoneSize(spec.Child("zoneSize"), string(*z), MsgUpstreamZoneTooSmall, MsgUpstreamZoneTooLarge)...)
 	}
 	if k := s.KeepAlive; k != nil {
 		path := spec.Child("keepAlive")
 		if k.Connections != nil {
-			errs = append(errs, intRange(path.Child("connections"), int64(*k.Connections), 0, 1<<31-1)...)
+			errs = append(errs, intRange(path.Child("connections"), int64(*k.Connections), 0, MaxUpstreamKeepalive)...)
 		}
 		if k.Requests != nil {
 			errs = append(errs, intRange(path.Child("requests"), int64(*k.Requests), 0, 1<<31-1)...)

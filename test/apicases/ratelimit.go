@@ -150,9 +150,13 @@ func rateLimitCases() []Case {
 		Case{Name: "RateLimitPolicy: zoneSize of 17 characters", Object: rlpRule(zoneRule("9999999999999999k")), Field: rule + ".zoneSize", Message: "may not be more than 16 bytes"},
 	)
 
-	// zoneSize: ByteSize, and at least 32k.
-	for _, s := range []string{"32k", "33k", "1m", "10m", "1g", "9999g"} {
+	// zoneSize: ByteSize, from 32k to 1g.
+	for _, s := range []string{"32k", "33k", "1m", "10m", "1g", "1024m"} {
 		cs = append(cs, Case{Name: "RateLimitPolicy: zoneSize " + s, Object: rlpRule(zoneRule(s))})
+	}
+	// NGINX maps the zone when it reads its configuration: 9999g fails.
+	for _, s := range []string{"2g", "1025m", "9999g"} {
+		cs = append(cs, Case{Name: "RateLimitPolicy: zoneSize " + s, Object: rlpRule(zoneRule(s)), Field: rule + ".zoneSize", Message: validation.MsgZoneSizeTooLarge})
 	}
 	for _, s := range []string{"31k", "0", "0k", "0g", "9999", "1k"} {
 		cs = append(cs, Case{Name: "RateLimitPolicy: zoneSize " + s, Object: rlpRule(zoneRule(s)), Field: rule + ".zoneSize", Message: validation.MsgZoneSizeTooSmall})

@@ -120,13 +120,15 @@ type RateLimitRule struct {
 	// key value; a 1m zone holds about 16 thousand values of
 	// $binary_remote_addr. When the zone is full NGINX drops the least
 	// recently used values, and rejects a request when it cannot make room. A
-	// size of up to 4 digits with an optional k, m or g, of at least 32k:
-	// NGINX refuses a zone smaller than 8 memory pages. When unset, Gatewall
-	// gives the zone 10m.
+	// size of up to 4 digits with an optional k, m or g, from 32k (NGINX
+	// refuses a zone smaller than 8 memory pages) to 1g (NGINX maps the whole
+	// zone when it reads its configuration). When unset, Gatewall gives the
+	// zone 10m.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:message="zoneSize must be at least 32k: NGINX refuses a limit_req zone smaller than 8 memory pages",rule="!self.matches('^[0-9]{1,4}[kmg]?$') || int(self.find('^[0-9]+')) * (self.endsWith('g') ? 1073741824 : self.endsWith('m') ? 1048576 : self.endsWith('k') ? 1024 : 1) >= 32768"
+	// +kubebuilder:validation:XValidation:message="zoneSize must be at most 1g: NGINX maps the zone in shared memory when it reads its configuration",rule="!self.matches('^[0-9]{1,4}[kmg]?$') || int(self.find('^[0-9]+')) * (self.endsWith('g') ? 1073741824 : self.endsWith('m') ? 1048576 : self.endsWith('k') ? 1024 : 1) <= 1073741824"
 	ZoneSize *ByteSize `json:"zoneSize,omitempty"`
 
 	// Delay is how many requests over the rate, within burst, NGINX serves at

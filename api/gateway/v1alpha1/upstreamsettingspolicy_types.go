@@ -104,10 +104,14 @@ type UpstreamKeepAlive struct {
 	// Connections is how many idle keep-alive connections to a Service port's
 	// endpoints each NGINX worker process keeps; past it, the least recently
 	// used are closed. 0 keeps none: every request opens a new connection.
-	// Gatewall's default is 16. NGINX directive: keepalive.
+	// At most 4096: NGINX sets aside every slot of every upstream when it
+	// reads its configuration (about 150 bytes each), and fails to start
+	// with the largest numbers. Gatewall's default is 16.
+	// NGINX directive: keepalive.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4096
 	Connections *int32 `json:"connections,omitempty"`
 
 	// Requests is how many requests one keep-alive connection may carry
