@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -100,7 +101,7 @@ func proxiedServices(g *Gateway) map[types.NamespacedName]bool {
 }
 
 // PlusOnlyMethod is what a policy whose loadBalancingMethod needs NGINX
-// Plus is told.
+// Plus is told (a format for the method).
 const PlusOnlyMethod = "loadBalancingMethod %s is not applied: it needs NGINX Plus, and Gatewall's data plane runs open-source NGINX, so the upstreams keep round robin"
 
 // UpstreamSettings are the settings of UpstreamSettingsPolicies; nil is unset.
@@ -138,7 +139,7 @@ func parseUpstreamSettings(o v1alpha1.Policy) (UpstreamSettings, string, error) 
 	ignored := ""
 	if m := spec.LoadBalancingMethod; m != nil {
 		if strings.Contains(string(*m), "least_time") {
-			ignored = strings.Replace(PlusOnlyMethod, "%s", string(*m), 1)
+			ignored = fmt.Sprintf(PlusOnlyMethod, *m)
 		} else {
 			s.Method = (*string)(m)
 		}
