@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,8 +44,8 @@ type Backend struct {
 	// TLS, when set, is how NGINX speaks TLS to the endpoints (the
 	// BackendTLSPolicy of the Service port).
 	TLS *BackendTLS
-	// ClusterIP is the Service's cluster IP; "" for a headless Service
-	// (or one whose clusterIP is not an IP address).
+	// ClusterIP is the Service's cluster IP; "" for a headless Service, or
+	// one whose clusterIP is not an address an endpoint could have.
 	ClusterIP string
 }
 
@@ -147,9 +146,10 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
 	}
 	b.Protocol, b.TLS = proto, tls
-	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil {
-		// Only an address reaches NGINX ("None" is a headless Service).
-		b.ClusterIP = ip.String()
+	if ip, why := endpointIP(svc.Spec.ClusterIP); why == "" {
+		// Only a plain unicast address reaches NGINX, as for endpoints
+		// ("None" is a headless Service; a zone may hold any text).
+		b.ClusterIP = ip
 	}
 	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
 	b.Valid = true

@@ -103,7 +103,8 @@ func (g *gen) rateLimitPolicy(index int) {
 // NGINX's edges (zones too small or in g, hash keys outside the allow-list,
 // the NGINX Plus methods) on Services of the default namespace, and gives
 // the Services of those with useClusterIP a cluster IP, an IPv6 one, none
-// (headless) or text that is no address.
+// (headless), text that is no address, an IPv6 address whose zone is
+// text, or loopback.
 func (g *gen) upstreamSettingsPolicy(index int) {
 	svcs := g.services[nsDefault]
 	if len(svcs) == 0 {
@@ -140,7 +141,7 @@ func (g *gen) upstreamSettingsPolicy(index int) {
 	}
 	if g.one(2) {
 		s.UseClusterIP = ptr.To(true)
-		ip := oneOf(g, "10.96.0.10", "fd00::10", "None", "10.0.0.1; return 200")
+		ip := oneOf(g, "10.96.0.10", "fd00::10", "None", "10.0.0.1; return 200", "fe80::1%a;return 200", "127.0.0.1")
 		for _, o := range g.snap.Objects {
 			if svc, ok := o.(*corev1.Service); ok && svc.Namespace == nsDefault && string(p.Spec.TargetRefs[0].Name) == svc.Name {
 				svc.Spec.ClusterIP = ip
