@@ -21,15 +21,21 @@ func TestFootprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	rss := map[string][]int{} // by command name, KiB
+	comm := func(pid string) string {
+		b, _ := os.ReadFile(filepath.Join("/proc", pid, "comm"))
+		return strings.TrimSpace(string(b))
+	}
 	for _, f := range strings.Fields(string(procs)) {
-		comm, _ := os.ReadFile(filepath.Join("/proc", f, "comm"))
 		status, _ := os.ReadFile(filepath.Join("/proc", f, "status"))
-		name := strings.TrimSpace(string(comm))
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				rss[name] = append(rss[name], kb)
-			}
+		name := comm(f)
+		if ppid := statusField(string(status), "PPid:"); ppid != "" && comm(ppid) == name {
+			// A daemon's child between fork and exec (kube-proxy runs
+			// iptables so): it is not another daemon.
+			continue
+		}
+		if v := statusField(string(status), "VmRSS:"); v != "" {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(v, " kB"))
+			rss[name] = append(rss[name], kb)
 		}
 	}
 	for _, d := range []string{"kubelet", "containerd", "kube-proxy"} {
@@ -65,4 +71,14 @@ func TestFootprint(t *testing.T) {
 		parts = append(parts, n+" "+strconv.Itoa(len(rss[n]))+"x, "+strconv.Itoa(total/1024)+" MiB")
 	}
 	t.Logf("node processes (RSS) with %d pods: %s", running, strings.Join(parts, "; "))
+}
+
+// statusField is the value of a field of /proc/<pid>/status, "" if absent.
+func statusField(status, field string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
