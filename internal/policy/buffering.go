@@ -76,20 +76,12 @@ func fromSpec(b *v1alpha1.ProxyBuffering) (Buffering, error) {
 
 // fields lists the fields a Buffering sets, in a fixed order.
 func (b Buffering) fields() []string {
-	var f []string
-	if b.Disable != nil {
-		f = append(f, "disable")
-	}
-	if b.BufferSize != nil {
-		f = append(f, "bufferSize")
-	}
-	if b.Buffers != nil {
-		f = append(f, "buffers")
-	}
-	if b.Busy != nil {
-		f = append(f, "busyBuffersSize")
-	}
-	return f
+	return setFields([]fieldSet{
+		{"disable", b.Disable != nil},
+		{"bufferSize", b.BufferSize != nil},
+		{"buffers", b.Buffers != nil},
+		{"busyBuffersSize", b.Busy != nil},
+	})
 }
 
 // sizesSet says whether any size field is set.
@@ -99,18 +91,8 @@ func (b Buffering) sizesSet() bool {
 
 // overlay returns b with the fields other sets replaced (other wins).
 func (b Buffering) overlay(other Buffering) Buffering {
-	if other.Disable != nil {
-		b.Disable = other.Disable
-	}
-	if other.BufferSize != nil {
-		b.BufferSize = other.BufferSize
-	}
-	if other.Buffers != nil {
-		b.Buffers = other.Buffers
-	}
-	if other.Busy != nil {
-		b.Busy = other.Busy
-	}
+	b.Disable, b.BufferSize = pick(b.Disable, other.Disable), pick(b.BufferSize, other.BufferSize)
+	b.Buffers, b.Busy = pick(b.Buffers, other.Buffers), pick(b.Busy, other.Busy)
 	return b
 }
 

@@ -104,19 +104,14 @@ func parseClientSettings(o v1alpha1.Policy) (ClientSettings, string, error) {
 }
 
 func (s ClientSettings) fields() []string {
-	var out []string
-	add := func(set bool, name string) {
-		if set {
-			out = append(out, name)
-		}
-	}
-	add(s.MaxSize != nil, "body.maxSize")
-	add(s.BufferSize != nil, "body.bufferSize")
-	add(s.BodyTimeout != nil, "body.timeout")
-	add(s.Requests != nil, "keepAlive.requests")
-	add(s.Time != nil, "keepAlive.time")
-	add(s.Timeout != nil, "keepAlive.timeout")
-	return out
+	return setFields([]fieldSet{
+		{"body.maxSize", s.MaxSize != nil},
+		{"body.bufferSize", s.BufferSize != nil},
+		{"body.timeout", s.BodyTimeout != nil},
+		{"keepAlive.requests", s.Requests != nil},
+		{"keepAlive.time", s.Time != nil},
+		{"keepAlive.timeout", s.Timeout != nil},
+	})
 }
 
 func (s ClientSettings) overlay(o ClientSettings) ClientSettings {

@@ -282,6 +282,24 @@ func decide[S settings[S]](in *graph.Input, kind string, parse func(v1alpha1.Pol
 	return states
 }
 
+// fieldSet is a settings field's name and whether it is set.
+type fieldSet struct {
+	name string
+	set  bool
+}
+
+// setFields are the names of the fields that are set, in the order given:
+// the order in which conflicts name them.
+func setFields(fields []fieldSet) []string {
+	var out []string
+	for _, f := range fields {
+		if f.set {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 func accepted[S any](ss []*state[S]) []*state[S] {
 	var out []*state[S]
 	for _, s := range ss {

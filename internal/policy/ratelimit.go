@@ -2,7 +2,8 @@ package policy
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -99,32 +100,17 @@ func parseRateLimits(o v1alpha1.Policy) (RateLimits, string, error) {
 }
 
 func (s RateLimits) fields() []string {
-	var out []string
-	add := func(set bool, name string) {
-		if set {
-			out = append(out, name)
-		}
-	}
-	add(s.Rules != nil, "rateLimit.local.rules")
-	add(s.DryRun != nil, "rateLimit.dryRun")
-	add(s.LogLevel != nil, "rateLimit.logLevel")
-	add(s.RejectCode != nil, "rateLimit.rejectCode")
-	return out
+	return setFields([]fieldSet{
+		{"rateLimit.local.rules", s.Rules != nil},
+		{"rateLimit.dryRun", s.DryRun != nil},
+		{"rateLimit.logLevel", s.LogLevel != nil},
+		{"rateLimit.rejectCode", s.RejectCode != nil},
+	})
 }
 
 func (s RateLimits) overlay(o RateLimits) RateLimits {
-	if o.Rules != nil {
-		s.Rules = o.Rules
-	}
-	if o.DryRun != nil {
-		s.DryRun = o.DryRun
-	}
-	if o.LogLevel != nil {
-		s.LogLevel = o.LogLevel
-	}
-	if o.RejectCode != nil {
-		s.RejectCode = o.RejectCode
-	}
+	s.Rules, s.DryRun = pick(s.Rules, o.Rules), pick(s.DryRun, o.DryRun)
+	s.LogLevel, s.RejectCode = pick(s.LogLevel, o.LogLevel), pick(s.RejectCode, o.RejectCode)
 	return s
 }
 
@@ -171,13 +157,8 @@ func zones(rendered []RateLimits) []string {
 			seen[r.zone] = fmt.Sprintf("limit_req_zone %s zone=%s:%s rate=%s;", r.key, r.zone, r.size, r.rate)
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for z := range seen {
-		names = append(names, z)
-	}
-	sort.Strings(names)
-	out := make([]string, 0, len(names))
-	for _, z := range names {
+	out := make([]string, 0, len(seen))
+	for _, z := range slices.Sorted(maps.Keys(seen)) {
 		out = append(out, seen[z])
 	}
 	return out

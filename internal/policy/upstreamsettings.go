@@ -150,21 +150,16 @@ func parseUpstreamSettings(o v1alpha1.Policy) (UpstreamSettings, string, error) 
 }
 
 func (s UpstreamSettings) fields() []string {
-	var out []string
-	add := func(set bool, name string) {
-		if set {
-			out = append(out, name)
-		}
-	}
-	add(s.ZoneSize != nil, "zoneSize")
-	add(s.Connections != nil, "keepAlive.connections")
-	add(s.Requests != nil, "keepAlive.requests")
-	add(s.Time != nil, "keepAlive.time")
-	add(s.Timeout != nil, "keepAlive.timeout")
-	add(s.Method != nil, "loadBalancingMethod")
-	add(s.HashKey != nil, "hashMethodKey")
-	add(s.UseClusterIP != nil, "useClusterIP")
-	return out
+	return setFields([]fieldSet{
+		{"zoneSize", s.ZoneSize != nil},
+		{"keepAlive.connections", s.Connections != nil},
+		{"keepAlive.requests", s.Requests != nil},
+		{"keepAlive.time", s.Time != nil},
+		{"keepAlive.timeout", s.Timeout != nil},
+		{"loadBalancingMethod", s.Method != nil},
+		{"hashMethodKey", s.HashKey != nil},
+		{"useClusterIP", s.UseClusterIP != nil},
+	})
 }
 
 func (s UpstreamSettings) overlay(o UpstreamSettings) UpstreamSettings {
