@@ -10,6 +10,10 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
+// CORSDefaultMaxAge is the Gateway API's default of a CORS filter's maxAge,
+// in seconds, used when it is unset.
+const CORSDefaultMaxAge = 5
+
 // CORS is a rule's CORS filter, validated. Origins, methods and header names
 // reach nginx.conf, so each passed an allow-list.
 type CORS struct {
@@ -55,6 +59,12 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 		}
 	}
 	c := &CORS{Credentials: src.AllowCredentials != nil && *src.AllowCredentials, MaxAge: src.MaxAge}
+	if c.MaxAge == 0 {
+		// Unset: the Go type cannot tell it from 0, which the schema
+		// refuses, and an API server without the schema's default (an
+		// older or loosened CRD) stores it unset.
+		c.MaxAge = CORSDefaultMaxAge
+	}
 	for _, o := range src.AllowOrigins {
 		if !corsOriginRE.MatchString(string(o)) || len(o) > 253 {
 			return nil, fmt.Errorf("allowOrigins: %q is not an origin (scheme://host[:port], the host may start with \"*.\") nor \"*\"", o)
@@ -96,8 +106,8 @@ func cors(src *gatewayv1.HTTPCORSFilter) (*CORS, error) {
 			return nil, fmt.Errorf("%s: \"*\" cannot be listed with other values", f.field)
 		}
 	}
-	if src.MaxAge < 1 {
-		return nil, fmt.Errorf("maxAge: %d is less than 1 (seconds); leave it unset for the Gateway API's default of 5", src.MaxAge)
+	if c.MaxAge < 1 {
+		return nil, fmt.Errorf("maxAge: %d is less than 1 (seconds); leave it unset for the Gateway API's default of %d", src.MaxAge, CORSDefaultMaxAge)
 	}
 	return c, corsTokens(c)
 }

@@ -338,10 +338,11 @@ func (g *gen) cors() *gatewayv1.HTTPCORSFilter {
 	if g.one(2) {
 		c.AllowCredentials = ptr.To(true)
 	}
-	// The API server sets an unset maxAge to 5; under 1 is refused.
-	c.MaxAge = oneOf[int32](g, 5, 86400, 1)
+	// The API server sets an unset maxAge to 5 (0 is read as unset);
+	// under 0 is refused.
+	c.MaxAge = oneOf[int32](g, 5, 86400, 1, 0)
 	if g.bad() {
-		c.MaxAge = oneOf[int32](g, 0, -1)
+		c.MaxAge = oneOf[int32](g, -1, -86400)
 	}
 	return c
 }
