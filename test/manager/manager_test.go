@@ -22,6 +22,8 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/test/s3test"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -31,6 +33,15 @@ var (
 	probes string
 	// held is the running manager's data plane: the files it would push.
 	held = controller.NewHeldFiles()
+	// storage is the running manager's PLM storage: a real S3 server.
+	storage *s3test.Server
+)
+
+// storageSecret is the PLM storage's secret key, in the manager's
+// credentials Secret plmCredentials.
+const (
+	storageSecret  = "parity-plm-secret"
+	plmCredentials = "plm-storage-credentials"
 )
 
 // TestMain starts a real API server and Gatewall's manager (with leader
@@ -45,13 +56,26 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 	testenv.Eventually(t, timeout, cond)
 }
 
-// startManager runs the real manager until the returned stop is called.
+// startManager runs the real manager, with PLM storage on a real S3
+// server, until the returned stop is called.
 func startManager() (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}}
-	if err := env.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+	main := &s3test.Main{}
+	if err := main.Run(func() { storage = s3test.Start(main, plmfetch.AccessKeyID, storageSecret, nil) }); err != nil {
 		cancel()
-		return nil, err
+		main.Close()
+		return nil, fmt.Errorf("starting PLM storage: %w", err)
+	}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: plmCredentials},
+			Data: map[string][]byte{plmfetch.CredentialsSecretKey: []byte(storageSecret)}},
+	} {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			cancel()
+			main.Close()
+			return nil, err
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,9 +93,11 @@ func startManager() (func(), error) {
 		LeaderElection:   true,
 		LeaderElectionID: "gatewall-test",
 		DataPlane:        held,
+		PLM:              manager.PLMOptions{StorageURL: storage.URL(), CacheDir: main.TempDir(), CredentialsSecret: plmCredentials},
 	})
 	if err != nil {
 		cancel()
+		main.Close()
 		return nil, err
 	}
 	done := make(chan error, 1)
@@ -81,6 +107,7 @@ func startManager() (func(), error) {
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
+		main.Close()
 	}, nil
 }
 

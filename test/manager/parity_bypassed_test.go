@@ -3,7 +3,6 @@ package manager_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,10 +24,10 @@ var bypassedRefused = map[string][]string{
 	"injection": {"EndpointSlice default/app6-slice", "HTTPRoute default/evil;}"},
 }
 
-// bypassedCases are every golden but those that need a bundles directory
-// (see parityCases) and unreadable-objects (whose objects do not decode
-// into their Go types: see TestStatusParityBypassed). The Services of
-// upstreamsettings lose their cluster IPs, as in TestStatusParity.
+// bypassedCases are every golden but unreadable-objects (whose objects do
+// not decode into their Go types: see TestStatusParityBypassed). The
+// Services of upstreamsettings lose their cluster IPs, as in
+// TestStatusParity.
 func bypassedCases(t *testing.T) []parityCase {
 	t.Helper()
 	dir := filepath.Join(testenv.RepoRoot(), "internal", "render", "testdata")
@@ -39,7 +38,7 @@ func bypassedCases(t *testing.T) []parityCase {
 	var cases []parityCase
 	for _, in := range ins {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
-		if _, err := os.Stat(filepath.Join(dir, name+".bundles")); err == nil || name == "unreadable-objects" {
+		if name == "unreadable-objects" {
 			continue
 		}
 		c := parityCase{name: name, refused: bypassedRefused[name]}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -50,9 +51,10 @@ type renderedStatus struct {
 }
 
 // renderObjects renders objects as `gatewall render` does (YAML read with
-// manifest.Decode, then render.Decode and render.Render), and returns the
-// statuses by object ("Kind namespace/name") and the renderer's warnings.
-func renderObjects(t *testing.T, objs []*unstructured.Unstructured) (map[string]renderedStatus, string) {
+// manifest.Decode, then render.Decode, render.LoadBundles from bundles
+// when set, and render.Render), and returns the statuses by object ("Kind
+// namespace/name") and the renderer's warnings.
+func renderObjects(t *testing.T, objs []*unstructured.Unstructured, bundles string) (map[string]renderedStatus, string) {
 	t.Helper()
 	var doc bytes.Buffer
 	for _, o := range objs {
@@ -70,6 +72,9 @@ func renderObjects(t *testing.T, objs []*unstructured.Unstructured) (map[string]
 	var warnings bytes.Buffer
 	in, err := render.Decode(read, manager.DefaultControllerName, plm.GroupAppProtect, &warnings)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := render.LoadBundles(in, bundles); err != nil {
 		t.Fatal(err)
 	}
 	res := render.Render(in, metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
@@ -173,11 +178,32 @@ var noDataPlaneMessages = map[string]bool{
 // Programmed condition Pending for want of a data plane.
 const noDataPlane = "<no data plane applied the configuration>"
 
+// bundleSources are what render (bundles from a directory) and the
+// manager (bundles from PLM storage) say of a bundle's source, with what
+// normaliseStatus replaces them by: a bundle that neither holds, and one
+// whose content does not hash to its sha256.
+var bundleSources = []struct {
+	re          *regexp.Regexp
+	replacement string
+}{
+	{regexp.MustCompile(`not among the bundles given to render \(--plm-bundles-dir\); in a cluster, Gatewall fetches it from PLM storage`), bundleMissing},
+	{regexp.MustCompile(`fetching s3://\S+: 404 Not Found: NoSuchKey: The specified key does not exist\.`), bundleMissing},
+	{regexp.MustCompile(`checksum mismatch: the bundle's sha256 is ([0-9a-f]{64})`), "<sha256 mismatch: the bundle's is $1>"},
+	{regexp.MustCompile(`fetching s3://\S+: sha256 mismatch: PLM reported [0-9a-f]{64}, the \d+-byte object has ([0-9a-f]{64})`), "<sha256 mismatch: the bundle's is $1>"},
+}
+
+// bundleMissing replaces what either side says of a bundle it does not hold.
+const bundleMissing = "<bundle not held>"
+
 // normaliseStatus returns a copy of a status (as jsonValue returns it) with
-// every condition's lastTransitionTime removed, and the message of every
-// Programmed condition that is Pending because no data plane applied the
-// configuration (noDataPlaneMessages) replaced by noDataPlane. Its status
-// and reason, and everything else, are left as they are.
+// every condition's lastTransitionTime and every bundle's lastFetched
+// removed, and the message of every Programmed condition that is Pending
+// because no data plane applied the configuration (noDataPlaneMessages)
+// replaced by noDataPlane. Where a message says where a bundle comes from
+// (bundleSources), that is replaced, and the reason of a condition about a
+// bundle neither side holds (render's Pending: nothing fetches offline;
+// the manager's FetchError) too. Its status and reason, and everything
+// else, are left as they are.
 func normaliseStatus(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -188,9 +214,19 @@ func normaliseStatus(v any) any {
 		if _, isCondition := out["lastTransitionTime"]; isCondition {
 			delete(out, "lastTransitionTime")
 		}
+		delete(out, "lastFetched")
 		if out["type"] == "Programmed" && out["reason"] == "Pending" {
 			if msg, _ := out["message"].(string); noDataPlaneMessages[msg] {
 				out["message"] = noDataPlane
+			}
+		}
+		if msg, ok := out["message"].(string); ok {
+			for _, s := range bundleSources {
+				msg = s.re.ReplaceAllString(msg, s.replacement)
+			}
+			out["message"] = msg
+			if r := out["reason"]; strings.Contains(msg, bundleMissing) && (r == "Pending" || r == "FetchError") {
+				out["reason"] = bundleMissing
 			}
 		}
 		return out

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/manager"
@@ -255,11 +256,20 @@ func createInGoldenOrder(t *testing.T, objs []*parityObject) {
 		if err := env.Client.Create(context.Background(), u); err != nil {
 			t.Fatalf("creating %s: %v", o.id, err)
 		}
-		// A status the golden gives (written by PLM, say) is the status
-		// subresource's: the API server drops it from a create.
+		// A status the golden gives (written by PLM, say, or by Gatewall
+		// before: the bundles a WAFGatewayBindingPolicy has in force) is
+		// the status subresource's: the API server drops it from a create.
+		// The manager may write one first: the golden's replaces it, as if
+		// it had been there before.
 		if st, ok := o.written.Object["status"]; ok {
-			u.Object["status"] = runtime.DeepCopyJSONValue(st)
-			if err := env.Client.Status().Update(context.Background(), u); err != nil {
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+					return err
+				}
+				u.Object["status"] = runtime.DeepCopyJSONValue(st)
+				return env.Client.Status().Update(context.Background(), u)
+			})
+			if err != nil {
 				t.Fatalf("setting the status of %s: %v", o.id, err)
 			}
 		}

@@ -48,12 +48,14 @@ type parityCase struct {
 }
 
 // parityCases are the goldens on which the manager and render agree.
-// Left out (run them with -args -parity.goldens=<name>,...):
-//   - the goldens that need a bundles directory (WAF): the manager fetches
-//     bundles from PLM storage, which this API server lacks;
-//   - unreadable-objects: its point is objects that do not decode;
-//   - injection, rechecked-rules: the API server refuses their Gateways,
-//     leaving little to compare.
+// Left out (run them with -args -parity.goldens=<name>,...), and run by
+// TestStatusParityBypassed instead: cors, injection and rechecked-rules,
+// whose point is objects the API server refuses (their Gateways or
+// routes), leaving little to compare. unreadable-objects is run by
+// neither: its objects do not decode into their Go types.
+//
+// The goldens with a bundles directory (WAF) run with the directory's
+// bundles in the manager's PLM storage (storeBundles).
 //
 // worker-connections and unresolved-listener (a route with parents on two
 // Gateways) found that the manager ordered a route's parent statuses by
@@ -139,6 +141,12 @@ var parityCases = []parityCase{
 			}
 		}},
 	{name: "waf-targets", refused: []string{"WAFGatewayBindingPolicy default/mixed"}},
+	{name: "waf"},
+	{name: "waf-statuses"},
+	{name: "waf-fallbacks"},
+	{name: "waf-bad-bundle-refs", refused: []string{"WAFGatewayBindingPolicy default/bad-sha", "WAFGatewayBindingPolicy default/keeps-old"}},
+	{name: "policies-tls-listeners"},
+	{name: "policy-unattached-targets"},
 }
 
 // id is an object's "Kind namespace/name" ("Kind name" when cluster
@@ -253,8 +261,9 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 	ctx := context.Background()
 	dir := filepath.Join(testenv.RepoRoot(), "internal", "render", "testdata")
 	in := filepath.Join(dir, c.name+".in.yaml")
-	if _, err := os.Stat(filepath.Join(dir, c.name+".bundles")); err == nil {
-		t.Fatalf("%s needs a bundles directory: the manager would fetch its bundles from PLM storage", c.name)
+	bundles := filepath.Join(dir, c.name+".bundles")
+	if _, err := os.Stat(bundles); err != nil {
+		bundles = ""
 	}
 	golden, err := manifest.ReadFiles(in)
 	if err != nil {
@@ -265,8 +274,17 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 			c.fixup(t, u)
 		}
 	}
+	if bundles != "" {
+		// The manager fetches the bundles render reads from the bundles
+		// directory from PLM storage, at the locations the statuses name
+		// (under a folder of the golden's: goldens name the same locations).
+		for _, u := range golden {
+			u.Object = prefixLocations(u.Object, c.name).(map[string]any)
+		}
+		storeBundles(t, golden, bundles)
+	}
 	// The golden must decode cleanly, as the golden test requires.
-	if _, warnings := renderObjects(t, golden); warnings != "" {
+	if _, warnings := renderObjects(t, golden, bundles); warnings != "" {
 		t.Fatalf("%s has objects the renderer skips or refuses:\n%s", in, warnings)
 	}
 
@@ -324,7 +342,7 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 		writtenLive = append(writtenLive, live)
 		writtenGolden = append(writtenGolden, gold)
 	}
-	want, warnings := renderObjects(t, stored)
+	want, warnings := renderObjects(t, stored, bundles)
 	if warnings != "" {
 		t.Fatalf("render refuses objects the API server stored:\n%s", warnings)
 	}
@@ -350,8 +368,8 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 	// agrees with render with the live ones), and what the API server
 	// defaults must not change a status render sets (render of the objects
 	// as written agrees with render of the objects as stored).
-	goldenOrder, _ := renderObjects(t, writtenGolden)
-	liveOrder, _ := renderObjects(t, writtenLive)
+	goldenOrder, _ := renderObjects(t, writtenGolden, bundles)
+	liveOrder, _ := renderObjects(t, writtenLive, bundles)
 	if d := diffStatusSets(liveOrder, goldenOrder); len(d) > 0 {
 		t.Errorf("the objects were not created in an order that keeps the golden's creationTimestamp semantics:\n%s",
 			strings.Join(formatDiffs(d, "render with live creation times", "render with golden creation times"), "\n"))

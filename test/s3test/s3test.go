@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,7 +33,7 @@ func RepoRoot() string {
 
 // freePort reserves a loopback port. Another process could take it before the
 // server binds it; on a test machine that is rare enough.
-func FreePort(t testing.TB) int {
+func FreePort(t TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,14 +47,14 @@ func FreePort(t testing.TB) int {
 // group when stopped or when the test ends; Pdeathsig also kills it if the
 // test binary dies.
 type Process struct {
-	t    testing.TB
+	t    TB
 	name string
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
 }
 
-func StartProcess(t testing.TB, name, logFile string, env []string, bin string, args ...string) *Process {
+func StartProcess(t TB, name, logFile string, env []string, bin string, args ...string) *Process {
 	t.Helper()
 	out, err := os.Create(logFile)
 	if err != nil {
@@ -123,7 +122,7 @@ func Tail(file string) string {
 // Server is a real S3-compatible server (versitygw, posix backend) on a
 // loopback port that survives restarts with other keys or certificates.
 type Server struct {
-	t              testing.TB
+	t              TB
 	bin            string
 	dir, data      string
 	port           int
@@ -136,7 +135,7 @@ type Server struct {
 // TLSFiles are a certificate and key file.
 type TLSFiles struct{ Cert, Key string }
 
-func binary(t testing.TB) string {
+func binary(t TB) string {
 	bin := filepath.Join(RepoRoot(), "bin", "versitygw")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("versitygw not found at %s: build it with hack/versitygw.sh (%v)", bin, err)
@@ -146,7 +145,7 @@ func binary(t testing.TB) string {
 
 // Start starts versitygw with root keys access/secret (and TLS when cert
 // is set); it stops when the test ends.
-func Start(t testing.TB, access, secret string, cert *TLSFiles) *Server {
+func Start(t TB, access, secret string, cert *TLSFiles) *Server {
 	t.Helper()
 	v := &Server{t: t, bin: binary(t), dir: t.TempDir(), port: FreePort(t), access: access, secret: secret, cert: cert}
 	v.data = filepath.Join(v.dir, "data")
@@ -237,17 +236,27 @@ func (v *Server) AdminClient(caPEM []byte) *s3.Client {
 	})
 }
 
+// Put stores an object, creating its bucket if needed; a failure fails
+// the test that started the server.
 func (v *Server) Put(caPEM []byte, bucket, key string, data []byte) {
 	v.t.Helper()
+	if err := v.PutObject(caPEM, bucket, key, data); err != nil {
+		v.t.Fatalf("%v", err)
+	}
+}
+
+// PutObject stores an object, creating its bucket if needed.
+func (v *Server) PutObject(caPEM []byte, bucket, key string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := v.AdminClient(caPEM)
 	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	var owned interface{ ErrorCode() string }
 	if err != nil && !(errors.As(err, &owned) && strings.HasPrefix(owned.ErrorCode(), "BucketAlready")) {
-		v.t.Fatalf("creating bucket %s: %v", bucket, err)
+		return fmt.Errorf("creating bucket %s: %w", bucket, err)
 	}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)}); err != nil {
-		v.t.Fatalf("putting s3://%s/%s: %v", bucket, key, err)
+		return fmt.Errorf("putting s3://%s/%s: %w", bucket, key, err)
 	}
+	return nil
 }
