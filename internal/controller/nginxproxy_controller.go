@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -40,7 +41,10 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		Message:            "NginxProxy is accepted",
 		ObservedGeneration: np.Generation,
 	}
-	if errs := validation.NginxProxy(np); len(errs) > 0 {
+	if reason, unreadable := np.Annotations[graph.UnreadableAnnotation]; unreadable {
+		ref := graph.ObjectRef{Kind: "NginxProxy", Key: req.NamespacedName}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", graph.UnreadableMessage(ref, reason)
+	} else if errs := validation.NginxProxy(np); len(errs) > 0 {
 		msg := fmt.Sprintf("NginxProxy is invalid and is ignored: %s", errs.ToAggregate())
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", msg
 	}

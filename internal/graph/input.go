@@ -98,8 +98,45 @@ func key(namespace, name string) types.NamespacedName {
 }
 
 // Add puts an object into the snapshot; it returns false for kinds the graph
-// does not use.
+// does not use. An object marked with UnreadableAnnotation is a stub of one
+// that does not decode: it is recorded as unreadable (AddUnreadable) and,
+// for the kinds with stubs, added as the stub; the others (ReferenceGrant,
+// NginxProxy, the PLM kinds) are only recorded: what refers to them reports
+// them.
 func (in *Input) Add(obj any) bool {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return in.add(obj)
+	}
+	reason, marked := m.GetAnnotations()[UnreadableAnnotation]
+	if !marked {
+		return in.add(obj)
+	}
+	ref := ObjectRef{Kind: reflect.TypeOf(obj).Elem().Name(), Key: key(m.GetNamespace(), m.GetName())}
+	switch obj.(type) {
+	case *gatewayv1beta1.ReferenceGrant, *v1alpha2.NginxProxy:
+	case *appprotectv1.APPolicy, *appprotectv1.APLogConf:
+		if in.PLMGroup != appprotectv1.GroupVersion.Group {
+			return false
+		}
+	case *wafv1alpha1.APPolicy, *wafv1alpha1.APLogConf:
+		if in.PLMGroup != wafv1alpha1.GroupVersion.Group {
+			return false
+		}
+	default:
+		if !in.add(obj) {
+			return false
+		}
+	}
+	in.AddUnreadable(ref, reason)
+	return true
+}
+
+// UnreadableAnnotation marks a stub of an object that does not decode into
+// its Go type (see package unreadable): its value is why.
+const UnreadableAnnotation = "gatewall.nginx.org/unreadable"
+
+func (in *Input) add(obj any) bool {
 	switch o := obj.(type) {
 	case *gatewayv1.GatewayClass:
 		in.GatewayClasses[o.Name] = o

@@ -45,7 +45,13 @@ func (in *Input) Unreadable(kind string, k types.NamespacedName) (msg string, ok
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%s could not be read (%s), so Gatewall does not use it", ref, reason), true
+	return UnreadableMessage(ref, reason), true
+}
+
+// UnreadableMessage is the sentence that reports an object that could not
+// be read, and why.
+func UnreadableMessage(ref ObjectRef, reason string) string {
+	return fmt.Sprintf("%s could not be read (%s), so Gatewall does not use it", ref, reason)
 }
 
 // UnreadableGrants names the ReferenceGrants of a namespace that could not

@@ -42,8 +42,11 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid options:\n%w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme.New(),
+	// Objects of Gatewall's CRDs that do not decode are read as marked
+	// stubs (stubTransport), so that one cannot stop a whole informer.
+	s := scheme.New()
+	mgr, err := ctrl.NewManager(StubConfig(cfg, s), ctrl.Options{
+		Scheme:                  s,
 		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		PprofBindAddress:        opts.PprofAddr,

@@ -1,12 +1,8 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"unicode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,8 +13,8 @@ import (
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/scheme"
+	"github.com/gatewall/gatewall/internal/unreadable"
 )
 
 // Decode decodes objects strictly into their Go types and builds the input
@@ -87,6 +83,14 @@ func (d *decoder) decode(u *unstructured.Unstructured) error {
 	} else {
 		d.seen[id] = true
 	}
+	if a := u.GetAnnotations(); a != nil {
+		// The stubs' mark, set by the object's author: not ours to honour
+		// (the manager drops it too).
+		if _, marked := a[unreadable.Annotation]; marked {
+			delete(a, unreadable.Annotation)
+			u.SetAnnotations(a)
+		}
+	}
 	data, err := u.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
@@ -117,102 +121,20 @@ func (d *decoder) used(gvk schema.GroupVersionKind) bool {
 
 // refuse records an object that does not decode, and its stub.
 func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err error) {
-	reason := "it does not decode: " + printable(err.Error())
+	reason := unreadable.Reason(err)
 	if ref.Key.Name == "" {
 		d.warn("refusing a %s in namespace %s: %s; it has no readable name, so nothing can report it", ref.Kind, ref.Key.Namespace, reason)
 		return
 	}
 	d.warn("refusing %s: %s; it is left out of the render", ref, reason)
 	d.in.AddUnreadable(ref, reason)
-	fields, ok := identityFields[ref.Kind]
-	if k := policy.KindNamed(ref.Kind); k != nil {
-		fields, ok = []string{k.TargetsField()}, true
-	}
-	if !ok {
-		return
-	}
-	if stub := d.stub(u, fields); stub != nil {
+	if stub := unreadable.Stub(d.lenient, u.Object); stub != nil {
 		if co, ok := stub.(client.Object); ok {
 			co.SetNamespace(ref.Key.Namespace)
 			co.SetName(ref.Key.Name)
 		}
 		d.in.Add(stub)
 	}
-}
-
-// identityFields are, for the kinds whose refusal a stub carries, the spec
-// fields that say whose the object is and what it attaches to: a
-// GatewayClass's controller, a Gateway's class, a ListenerSet's Gateway,
-// routes' parents, policies' targets (policy.Kinds say theirs). An EndpointSlice's stub carries only
-// metadata: its labels name its Service, whose routes report it.
-var identityFields = map[string][]string{
-	"GatewayClass":            {"controllerName"},
-	"Gateway":                 {"gatewayClassName"},
-	"ListenerSet":             {"parentRef"},
-	"HTTPRoute":               {"parentRefs"},
-	"GRPCRoute":               {"parentRefs"},
-	"TLSRoute":                {"parentRefs"},
-	"BackendTLSPolicy":        {"targetRefs"},
-	"WAFGatewayBindingPolicy": {"targetRefs"},
-	"EndpointSlice":           nil,
-}
-
-// stub decodes, leniently, the object's identity: metadata and the
-// identity fields; without the fields when they do not decode either;
-// with only a name and namespace when the metadata does not. nil when
-// nothing decodes.
-func (d *decoder) stub(u *unstructured.Unstructured, fields []string) runtime.Object {
-	meta, _ := u.Object["metadata"].(map[string]any)
-	spec, _ := u.Object["spec"].(map[string]any)
-	keep := func(m map[string]any, keys ...string) map[string]any {
-		out := map[string]any{}
-		for _, k := range keys {
-			if v, ok := m[k]; ok {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	fullMeta := keep(meta, "name", "namespace", "labels", "generation", "creationTimestamp")
-	attempts := []map[string]any{
-		{"metadata": fullMeta, "spec": keep(spec, fields...)},
-		{"metadata": fullMeta},
-		{"metadata": keep(meta, "name", "namespace")},
-	}
-	for _, a := range attempts {
-		a["apiVersion"], a["kind"] = u.GetAPIVersion(), u.GetKind()
-		data, err := json.Marshal(a)
-		if err != nil {
-			continue
-		}
-		if obj, _, err := d.lenient.Decode(data, nil, nil); err == nil {
-			return obj
-		}
-	}
-	return nil
-}
-
-// maxReasonLength bounds a decoding error quoted in statuses and warnings.
-const maxReasonLength = 1024
-
-// printable makes a decoding error fit for a status message: it may quote
-// field names and values from the manifest, so characters that are not
-// printable are escaped and it is cut to maxReasonLength bytes.
-func printable(msg string) string {
-	var b strings.Builder
-	for _, r := range msg {
-		s := string(r)
-		if !unicode.IsPrint(r) {
-			q := strconv.QuoteRune(r)
-			s = q[1 : len(q)-1]
-		}
-		if b.Len()+len(s) > maxReasonLength {
-			b.WriteString("...")
-			break
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }
 
 // plmGroup returns the forced group, else the one the manifests use.

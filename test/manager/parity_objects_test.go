@@ -187,6 +187,9 @@ func (n *parityNames) createNamespaces(t *testing.T, namespaces []*parityObject)
 func (n *parityNames) cleanup(t *testing.T, objs []*parityObject) {
 	ctx := context.Background()
 	for i := len(objs) - 1; i >= 0; i-- {
+		if objs[i].stored == nil {
+			continue // never created (refused)
+		}
 		if err := env.Client.Delete(ctx, objs[i].written.DeepCopy()); client.IgnoreNotFound(err) != nil {
 			t.Errorf("deleting %s: %v", objs[i].id, err)
 		}
