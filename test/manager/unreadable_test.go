@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/scheme"
 	"github.com/gatewall/gatewall/internal/unreadable"
@@ -25,6 +28,11 @@ const undecodableObjects = `
 apiVersion: v1
 kind: Namespace
 metadata: {name: undecodable}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: bad, namespace: undecodable}
+spec: {workerConnections: "many"}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -125,6 +133,24 @@ func TestUndecodableObjects(t *testing.T) {
 	eventually(t, 30*time.Second, accepted("forged", "Accepted", ""))
 	eventually(t, 30*time.Second, accepted("bad", "UnsupportedValue",
 		"HTTPRoute undecodable/bad could not be read (it does not decode: json: cannot unmarshal string into Go struct field"))
+
+	// An NginxProxy (whose status its own reconciler writes) says so too.
+	eventually(t, 30*time.Second, func() error {
+		np := &v1alpha2.NginxProxy{}
+		cl, err := client.New(manager.StubConfig(env.Config, scheme.New()), client.Options{Scheme: scheme.New()})
+		if err != nil {
+			return err
+		}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: "undecodable", Name: "bad"}, np); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(np.Status.Conditions, "Accepted")
+		want := "NginxProxy undecodable/bad could not be read (it does not decode: json: cannot unmarshal string"
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.HasPrefix(c.Message, want) {
+			return fmt.Errorf("NginxProxy Accepted condition %+v, want False with %q", c, want)
+		}
+		return nil
+	})
 
 	// A new reader (as a manager starting now lists): the list decodes,
 	// with the bad route as its marked stub. Without the stubs it fails.
