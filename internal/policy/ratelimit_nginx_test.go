@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"math/rand"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/validation"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -52,8 +52,8 @@ func rawRateLimit(i int, p *v1alpha1.RateLimitPolicy) (zone, location string) {
 	size := "10m"
 	if r.ZoneSize != nil {
 		size = string(*r.ZoneSize)
-		if g, err := strconv.Atoi(strings.TrimSuffix(size, "g")); err == nil && strings.HasSuffix(size, "g") {
-			size = fmt.Sprintf("%dm", g*1024) // as Gatewall writes it: limit_req_zone takes no g
+		if n, err := validation.ParseByteSize(size); err == nil {
+			size = human(n) // as Gatewall writes it: limit_req_zone takes no g
 		}
 	}
 	zone = fmt.Sprintf("limit_req_zone %s zone=raw%d:%s rate=%s;", r.Key, i, size, r.Rate)
