@@ -164,7 +164,10 @@ func (t *stubTransport) object(data []byte, apiVersion, kind string) (out []byte
 	}
 	if err != nil {
 		u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
-		return t.stub(u, err), true
+		if out, ok := t.stub(u, err); ok {
+			return out, true
+		}
+		return data, false // nothing to name it by: the client reports it
 	}
 	// A mark the object's author set: it is not ours to honour.
 	md, _ := u["metadata"].(map[string]any)
@@ -175,26 +178,14 @@ func (t *stubTransport) object(data []byte, apiVersion, kind string) (out []byte
 }
 
 // stub is the object's marked stub: its identity (unreadable.Stub, with
-// what the client needs to write its status: uid and resourceVersion), or
-// its name alone for kinds without stubs, and its status.
-func (t *stubTransport) stub(u map[string]any, decodeErr error) []byte {
-	reason := unreadable.Reason(decodeErr)
-	keep := []string{"uid", "resourceVersion"}
+// what the client needs to write its status: uid and resourceVersion) and
+// its status. ok is false when not even its name decodes (the API server
+// stores no such object).
+func (t *stubTransport) stub(u map[string]any, decodeErr error) (out []byte, ok bool) {
+	obj := unreadable.Stub(t.dec, u, "uid", "resourceVersion")
 	var m map[string]any
-	if obj := unreadable.Stub(t.dec, u, keep...); obj != nil {
-		if err := runtimeToMap(obj, &m); err != nil {
-			m = nil
-		}
-	}
-	if m == nil {
-		meta, _ := u["metadata"].(map[string]any)
-		kept := map[string]any{}
-		for _, f := range append([]string{"name", "namespace"}, keep...) {
-			if v, ok := meta[f].(string); ok {
-				kept[f] = v
-			}
-		}
-		m = map[string]any{"metadata": kept}
+	if obj == nil || runtimeToMap(obj, &m) != nil {
+		return nil, false
 	}
 	m["apiVersion"], m["kind"] = u["apiVersion"], u["kind"]
 	// The status Gatewall wrote stays, when it decodes: writers merge
@@ -212,9 +203,9 @@ func (t *stubTransport) stub(u map[string]any, decodeErr error) []byte {
 		meta = map[string]any{}
 		m["metadata"] = meta
 	}
-	meta["annotations"] = map[string]any{unreadable.Annotation: reason}
-	out, _ := json.Marshal(m) // JSON values: cannot fail
-	return out
+	meta["annotations"] = map[string]any{unreadable.Annotation: unreadable.Reason(decodeErr)}
+	out, _ = json.Marshal(m) // JSON values: cannot fail
+	return out, true
 }
 
 // runtimeToMap converts a decoded object back to JSON values.

@@ -128,6 +128,9 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 	}
 	d.warn("refusing %s: %s; it is left out of the render", ref, reason)
 	d.in.AddUnreadable(ref, reason)
+	if _, stubbed := unreadable.Fields(ref.Kind); !stubbed {
+		return
+	}
 	if stub := unreadable.Stub(d.lenient, u.Object); stub != nil {
 		if co, ok := stub.(client.Object); ok {
 			co.SetNamespace(ref.Key.Namespace)

@@ -57,19 +57,16 @@ func Fields(kind string) (fields []string, ok bool) {
 	return fields, ok
 }
 
-// Stub decodes, leniently with dec, the identity of the object u of a kind
-// that has stubs: metadata (its name, namespace, labels, generation,
-// creationTimestamp and the keepMeta fields) and the identity fields;
-// without the fields when they do not decode either; with only a name and
-// namespace when the metadata does not. nil when nothing decodes or the
-// kind has no stub.
+// Stub decodes, leniently with dec, the identity of the object u:
+// metadata (its name, namespace, labels, generation, creationTimestamp and
+// the keepMeta fields) and its kind's identity fields (Fields; none for a
+// kind without stubs); without the fields when they do not decode either;
+// with only a name, namespace and the keepMeta fields when the metadata
+// does not. nil when nothing decodes.
 func Stub(dec runtime.Decoder, u map[string]any, keepMeta ...string) runtime.Object {
 	apiVersion, _ := u["apiVersion"].(string)
 	kind, _ := u["kind"].(string)
-	fields, ok := Fields(kind)
-	if !ok {
-		return nil
-	}
+	fields, _ := Fields(kind)
 	meta, _ := u["metadata"].(map[string]any)
 	spec, _ := u["spec"].(map[string]any)
 	keep := func(m map[string]any, keys ...string) map[string]any {
@@ -86,7 +83,6 @@ func Stub(dec runtime.Decoder, u map[string]any, keepMeta ...string) runtime.Obj
 		{"metadata": fullMeta, "spec": keep(spec, fields...)},
 		{"metadata": fullMeta},
 		{"metadata": keep(meta, append([]string{"name", "namespace"}, keepMeta...)...)},
-		{"metadata": keep(meta, "name", "namespace")},
 	}
 	for _, a := range attempts {
 		a["apiVersion"], a["kind"] = apiVersion, kind

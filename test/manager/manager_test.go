@@ -80,6 +80,7 @@ func startManager() (func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		cancel()
+		main.Close()
 		return nil, err
 	}
 	probes = l.Addr().String()

@@ -152,7 +152,7 @@ func loosenSpecSchemas(t *testing.T) {
 	// The probes are refused first: they prove the loosening, not a schema
 	// that never refused them.
 	waitProbes(t, probes, false)
-	setSpecSchemas(t, crds, func(apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps {
+	setSpecSchemas(t, crds, func(_, _ string) apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}
 	})
 	t.Cleanup(func() {
@@ -163,25 +163,15 @@ func loosenSpecSchemas(t *testing.T) {
 				orig[crd.Name][v.Name] = v.Schema.OpenAPIV3Schema.Properties["spec"]
 			}
 		}
-		restore := make([]apiextensionsv1.CustomResourceDefinition, len(crds))
-		copy(restore, crds)
-		setSpecSchemasBy(t, restore, func(crd, version string, _ apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps {
-			return orig[crd][version]
-		})
+		setSpecSchemas(t, crds, func(crd, version string) apiextensionsv1.JSONSchemaProps { return orig[crd][version] })
 		waitProbes(t, probes, false)
 	})
 	waitProbes(t, probes, true)
 }
 
-func setSpecSchemas(t *testing.T, crds []apiextensionsv1.CustomResourceDefinition, f func(apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps) {
-	t.Helper()
-	setSpecSchemasBy(t, crds, func(_, _ string, s apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps { return f(s) })
-}
-
-// setSpecSchemasBy updates each CRD (as it is now on the API server) with
+// setSpecSchemas updates each CRD (as it is now on the API server) with
 // the spec schema f gives for each of its versions.
-func setSpecSchemasBy(t *testing.T, crds []apiextensionsv1.CustomResourceDefinition,
-	f func(crd, version string, s apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps) {
+func setSpecSchemas(t *testing.T, crds []apiextensionsv1.CustomResourceDefinition, f func(crd, version string) apiextensionsv1.JSONSchemaProps) {
 	t.Helper()
 	ctx := context.Background()
 	for _, crd := range crds {
@@ -190,10 +180,8 @@ func setSpecSchemasBy(t *testing.T, crds []apiextensionsv1.CustomResourceDefinit
 			t.Error(err)
 			continue
 		}
-		for i, v := range cur.Spec.Versions {
-			props := v.Schema.OpenAPIV3Schema.Properties
-			props["spec"] = f(crd.Name, v.Name, props["spec"])
-			cur.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties = props
+		for _, v := range cur.Spec.Versions {
+			v.Schema.OpenAPIV3Schema.Properties["spec"] = f(crd.Name, v.Name)
 		}
 		if err := env.Client.Update(ctx, cur); err != nil {
 			t.Errorf("updating CRD %s: %v", crd.Name, err)
