@@ -11,7 +11,6 @@ import (
 
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/nginx/config"
-	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -27,8 +26,7 @@ func recordConfiguration(gw types.NamespacedName, files []config.File) {
 
 // recordRefused sets gatewall_refused_objects for a Gateway's translation:
 // the Gateway, its listeners, its routes' parentRefs and the policies that
-// have it as an ancestor (every kind of policy.Kinds, WAFGatewayBindingPolicy)
-// that are not accepted.
+// have it as an ancestor (every kind of policy.Kinds) that are not accepted.
 func recordRefused(t *translate.Translation) {
 	g := t.Graph
 	counts := map[[2]string]int{}
@@ -53,12 +51,8 @@ func recordRefused(t *translate.Translation) {
 			add(r.Kind, p.Conditions)
 		}
 	}
-	outcomes := map[string]map[types.NamespacedName]*policy.Outcome{"WAFGatewayBindingPolicy": t.WAF.Outcomes}
 	for kind, r := range t.Policies {
-		outcomes[kind] = r.Outcomes
-	}
-	for kind, outcomes := range outcomes {
-		for _, o := range outcomes {
+		for _, o := range r.PolicyOutcomes() {
 			add(kind, []metav1.Condition{o.Accepted})
 		}
 	}

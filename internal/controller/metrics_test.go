@@ -28,12 +28,14 @@ func TestRecordRefusedPolicies(t *testing.T) {
 	}
 	tr := &translate.Translation{
 		Graph: &graph.Gateway{Key: gw, Conditions: []metav1.Condition{conditions.True("Accepted", "Accepted", "ok")}},
-		Policies: map[string]*policy.Result{"ProxySettingsPolicy": {Outcomes: map[types.NamespacedName]*policy.Outcome{
-			{Namespace: "ns", Name: "a"}: outcome("a", "Conflicted"),
-			{Namespace: "ns", Name: "b"}: outcome("b", "Conflicted"),
-			{Namespace: "ns", Name: "c"}: outcome("c", ""),
-		}}},
-		WAF: &policy.WAF{Outcomes: map[types.NamespacedName]*policy.Outcome{{Namespace: "ns", Name: "w"}: outcome("w", "Invalid")}},
+		Policies: map[string]policy.Attachment{
+			"ProxySettingsPolicy": &policy.Result{Outcomes: map[types.NamespacedName]*policy.Outcome{
+				{Namespace: "ns", Name: "a"}: outcome("a", "Conflicted"),
+				{Namespace: "ns", Name: "b"}: outcome("b", "Conflicted"),
+				{Namespace: "ns", Name: "c"}: outcome("c", ""),
+			}},
+			"WAFGatewayBindingPolicy": &policy.WAF{Outcomes: map[types.NamespacedName]*policy.Outcome{{Namespace: "ns", Name: "w"}: outcome("w", "Invalid")}},
+		},
 	}
 	recordRefused(tr)
 	refused := func(kind, reason string) float64 {
@@ -45,7 +47,7 @@ func TestRecordRefusedPolicies(t *testing.T) {
 	if got := refused("WAFGatewayBindingPolicy", "Invalid"); got != 1 {
 		t.Errorf("WAFGatewayBindingPolicy Invalid %v, want 1", got)
 	}
-	tr.Policies["ProxySettingsPolicy"].Outcomes = nil
+	tr.Policies["ProxySettingsPolicy"].(*policy.Result).Outcomes = nil
 	recordRefused(tr)
 	if got := testutil.CollectAndCount(metrics.Refused); got != 1 {
 		t.Errorf("%d series after the conflict ended, want the WAF policy's only", got)

@@ -17,16 +17,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/policy"
-	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // PolicyReconciler owns the status of one kind of policy.Kinds: per
-// ancestor Gateway, Accepted and Programmed. It translates each ancestor
-// Gateway with the same pure functions as the Gateway reconciler, so both
-// agree, and asks the data plane whether it applied that configuration.
+// ancestor Gateway, Accepted, Programmed (and ResolvedRefs where the kind
+// has references), and what a kind of policy.OwnStatus adds. It translates
+// each ancestor Gateway with the same pure functions as the Gateway
+// reconciler, so both agree, and asks the data plane whether it applied
+// that configuration.
 type PolicyReconciler struct {
 	client.Client
 	Kind      policy.Kind
@@ -46,31 +50,31 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ancestors := translate.PolicyAncestors(translate.KindOutcomes(r.Kind), p, translations, tin, dataPlane)
+	ancestors := translate.PolicyAncestors(r.Kind, p, translations, tin, dataPlane)
 	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := r.Kind.NewObject()
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		st := cur.PolicyStatus()
-		want := status.PolicyStatus(ancestors, r.Config.ControllerName, *st, metav1.Now())
-		if equality.Semantic.DeepEqual(*st, want) {
+		want := cur.DeepCopyObject().(v1alpha1.PolicyWithStatus)
+		translate.SetPolicyStatus(r.Kind, want, ancestors, translations, tin, metav1.Now())
+		if equality.Semantic.DeepEqual(cur, want) {
 			return nil
 		}
-		evs := policyEvents(st.Ancestors, want.Ancestors)
-		*st = want
-		if err := updateStatus(ctx, r, cur); err != nil {
+		evs := policyEvents(cur.PolicyStatus().Ancestors, want.PolicyStatus().Ancestors)
+		if err := updateStatus(ctx, r, want); err != nil {
 			return fmt.Errorf("updating status of %s %s: %w", r.Kind.Name(), req.NamespacedName, err)
 		}
-		emit(r.Recorder, cur, evs)
+		emit(r.Recorder, want, evs)
 		return nil
 	})
 }
 
 // SetupWithManager registers the reconciler. Any change to a Gateway, a
-// route, another policy or (for policies on Services) a Service can change
-// a policy's outcome (conflicts, inherited settings, ancestors), so those
-// events re-reconcile every policy of the kind; policies are few.
+// route, another policy, (for policies on Services) a Service, or an object
+// of a kind the policy kind Reads can change a policy's outcome (conflicts,
+// inherited settings, ancestors, references), so those events re-reconcile
+// every policy of the kind; policies are few.
 func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
@@ -84,6 +88,20 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A Service's existence and ports decide whether it is found and
 		// which Gateways proxy to it.
 		b = b.Watches(&corev1.Service{}, all)
+	}
+	for _, kind := range r.Kind.Reads() {
+		switch kind {
+		case "NginxProxy":
+			b = b.Watches(&v1alpha2.NginxProxy{}, all, spec)
+		case "ReferenceGrant":
+			b = b.Watches(&gatewayv1beta1.ReferenceGrant{}, all)
+		case policy.KindAPPolicy, policy.KindAPLogConf:
+			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
+				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
+			}
+		default:
+			return fmt.Errorf("%s reads %s, which its reconciler cannot watch", r.Kind.Name(), kind)
+		}
 	}
 	if r.Config.Notifier != nil {
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,

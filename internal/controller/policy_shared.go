@@ -22,7 +22,7 @@ import (
 )
 
 // policyTranslations prepares a policy reconcile: a snapshot of the policy's
-// targets (with every WAF policy and PLM object, for the WAF status), the
+// targets (with every policy and PLM object, for WAF's status), the
 // translation of each Gateway the targets concern (the same translation the
 // Gateway reconciler computes), and what each Gateway's data plane did with
 // that translation's configuration.
@@ -38,7 +38,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	}
 	tin.PLMGroup = cfg.PLMGroup
 	tin.WAFModule = cfg.WAFModule
-	if err := addWAF(ctx, c, cfg, tin); err != nil {
+	if err := addPolicies(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}
 	ts, versions, err := translateGateways(ctx, c, cfg, gateways)

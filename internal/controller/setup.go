@@ -57,7 +57,6 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 			Recorder: mgr.GetEventRecorder("gatewall-gateway")},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
-		&WAFGatewayBindingPolicyReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Recorder: mgr.GetEventRecorder("gatewall-wafgatewaybindingpolicy")},
 	}
 	for _, k := range policy.Kinds {
 		reconcilers = append(reconcilers, &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,

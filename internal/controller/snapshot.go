@@ -15,7 +15,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
@@ -89,17 +88,12 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 			return nil, err
 		}
 	}
-	lists := []client.ObjectList{&corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}}
-	// Policies are few; conflicts are decided across all of them.
-	for _, k := range policy.Kinds {
-		lists = append(lists, k.NewList())
-	}
-	for _, l := range lists {
+	for _, l := range []client.ObjectList{&corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}} {
 		if err := addList(ctx, c, in, l); err != nil {
 			return nil, err
 		}
 	}
-	if err := addWAF(ctx, c, cfg, in); err != nil {
+	if err := addPolicies(ctx, c, cfg, in); err != nil {
 		return nil, err
 	}
 	if err := addBackendTLSPolicies(ctx, c, cfg, in); err != nil {
@@ -178,41 +172,31 @@ func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in 
 	return nil
 }
 
-// addWAF adds every WAF policy, every PLM object of the group in use, every
-// ReferenceGrant, and what the fetcher has of their bundles. The snapshot
-// then says which bundles are wanted in full: without the grants, the
-// bundles of APPolicies in other namespaces would look unwanted, and the
-// fetcher would forget their backoff and integrity failures. With a
-// fetcher, the listing and the declaration are one step (SyncListed).
-func addWAF(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	list := func() error { return listWAF(ctx, c, cfg.PLMGroup, in) }
+// addPolicies adds every policy of every kind of policy.Kinds (policies are
+// few; conflicts are decided across all of them), every PLM object of the
+// group in use, every ReferenceGrant, and what the fetcher has of the WAF
+// policies' bundles. The snapshot then says which bundles are wanted in
+// full: without the grants, the bundles of APPolicies in other namespaces
+// would look unwanted, and the fetcher would forget their backoff and
+// integrity failures. With a fetcher, the listing and the declaration are
+// one step (SyncListed).
+func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+	list := func() error { return listPolicies(ctx, c, cfg.PLMGroup, in) }
 	if cfg.Bundles == nil {
 		return list()
 	}
 	return cfg.Bundles.SyncListed(in, list)
 }
 
-// listWAF adds what addWAF lists.
-func listWAF(ctx context.Context, c client.Reader, plmGroup string, in *graph.Input) error {
-	refGrants := &gatewayv1beta1.ReferenceGrantList{}
-	if err := c.List(ctx, refGrants); err != nil {
-		return fmt.Errorf("listing ReferenceGrants: %w", err)
+// listPolicies adds what addPolicies lists.
+func listPolicies(ctx context.Context, c client.Reader, plmGroup string, in *graph.Input) error {
+	lists := []client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}
+	for _, k := range policy.Kinds {
+		lists = append(lists, k.NewList())
 	}
-	for i := range refGrants.Items {
-		in.Add(&refGrants.Items[i])
-	}
-	wafs := &v1alpha1.WAFGatewayBindingPolicyList{}
-	if err := c.List(ctx, wafs); err != nil {
-		return fmt.Errorf("listing WAFGatewayBindingPolicies: %w", err)
-	}
-	for i := range wafs.Items {
-		in.Add(&wafs.Items[i])
-	}
-	for _, l := range plmLists(plmGroup) {
-		if err := c.List(ctx, l); err != nil {
-			return fmt.Errorf("listing %T: %w", l, err)
-		}
-		if err := meta.EachListItem(l, func(o runtime.Object) error { in.Add(o); return nil }); err != nil {
+	lists = append(lists, plmLists(plmGroup)...)
+	for _, l := range lists {
+		if err := addList(ctx, c, in, l); err != nil {
 			return err
 		}
 	}

@@ -62,6 +62,7 @@ func (k *inherited[S]) Validate(p v1alpha1.Policy) error {
 }
 func (k *inherited[S]) TargetsField() string { return k.targetsField }
 func (k *inherited[S]) Targets() TargetKinds { return GatewayAPITargets }
+func (k *inherited[S]) Reads() []string      { return nil }
 
 // routeTarget is a route with the settings of its own accepted policies,
 // and what it inherits.
@@ -116,7 +117,7 @@ type state[S any] struct {
 // This matches GEP-713 (Accepted: the policy is attached and in effect) and
 // the proposal (PartiallyInvalid: not fully programmed), and a policy with
 // a single target reads as it always did.
-func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) *Result {
+func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult(k.include)
 	states := k.states(in)
 	gwRef := gatewayRef(g)

@@ -31,17 +31,44 @@ type Kind interface {
 	// rules and what NGINX would reject whatever the policy's targets.
 	Validate(p v1alpha1.Policy) error
 	// Evaluate attaches the kind's policies of a snapshot to one Gateway.
-	Evaluate(g *Gateway, in *graph.Input) *Result
+	Evaluate(g *Gateway, in *graph.Input) Attachment
+	// Reads are the kinds of object, beyond Gateways, routes and the
+	// kind's targets, whose changes can change its policies' outcomes:
+	// "NginxProxy", "ReferenceGrant", "APPolicy", "APLogConf" (the PLM
+	// kinds: only their bundle and processing status count).
+	Reads() []string
+}
+
+// OwnStatus is a Kind whose status holds more than the ancestors
+// (WAFGatewayBindingPolicy: the bundles in force). The engine sets the
+// ancestors; SetOwnStatus sets the rest.
+type OwnStatus interface {
+	// SetOwnStatus sets the rest of p's status. p holds its ancestors as
+	// they are to be written, and the rest as written last; gateways are
+	// the kind's attachments to every Gateway translated for p.
+	SetOwnStatus(p v1alpha1.PolicyWithStatus, gateways []Attachment, in *graph.Input, now metav1.Time)
+}
+
+// Attachment is one kind's attachment to one Gateway.
+type Attachment interface {
+	// PolicyOutcomes are the outcomes of the policies that have the
+	// Gateway as an ancestor.
+	PolicyOutcomes() map[types.NamespacedName]*Outcome
+	// Affects says whether the rendered settings change a target (the
+	// Gateway or a route): it gets the kind's Affected condition.
+	Affects(ref TargetRef) bool
+	// AddIncludes adds the rendered settings to the Gateway's configuration.
+	AddIncludes(inc *config.Includes)
 }
 
 // Kinds are the policy kinds the engine evaluates, in the order their
-// <Kind>Affected conditions appear on targets. WAFGatewayBindingPolicy has
-// its own evaluation (bundles, references) and comes after them.
+// <Kind>Affected conditions appear on targets.
 var Kinds = []Kind{
 	proxySettingsKind,
 	clientSettingsKind,
 	rateLimitKind,
 	upstreamSettingsKind,
+	wafKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.
@@ -90,6 +117,13 @@ type Result struct {
 	// include names the kind's include files.
 	include string
 }
+
+// PolicyOutcomes are the outcomes of the policies that have the Gateway as
+// an ancestor.
+func (r *Result) PolicyOutcomes() map[types.NamespacedName]*Outcome { return r.Outcomes }
+
+// Affects says whether the rendered settings change a target.
+func (r *Result) Affects(ref TargetRef) bool { return r.Affected[ref] }
 
 func newResult(include string) *Result {
 	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{},

@@ -36,6 +36,7 @@ func (upstreamKind) NewObject() v1alpha1.PolicyWithStatus {
 func (upstreamKind) NewList() client.ObjectList { return &v1alpha1.UpstreamSettingsPolicyList{} }
 func (upstreamKind) Targets() TargetKinds       { return ServiceTargets }
 func (upstreamKind) TargetsField() string       { return "targetRefs" }
+func (upstreamKind) Reads() []string            { return nil }
 func (upstreamKind) Validate(p v1alpha1.Policy) error {
 	_, _, err := parseUpstreamSettings(p)
 	return err
@@ -44,7 +45,7 @@ func (upstreamKind) Validate(p v1alpha1.Policy) error {
 // Evaluate gives each policy on a Service the Gateway proxies to an
 // outcome there, and the Gateway's upstreams of each such Service the
 // merged settings of its accepted policies.
-func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) *Result {
+func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
 	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
 	used := proxiedServices(g)

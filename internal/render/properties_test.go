@@ -20,7 +20,6 @@ import (
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/render"
-	"github.com/gatewall/gatewall/internal/validation"
 	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/snapgen"
 )
@@ -341,8 +340,6 @@ func refusedObjects(statuses []client.Object) map[string]bool {
 			refused = !meta.IsStatusConditionTrue(s.Status.Conditions, accepted)
 		case *gatewayv1.ListenerSet:
 			refused = !meta.IsStatusConditionTrue(s.Status.Conditions, accepted)
-		case *v1alpha1.WAFGatewayBindingPolicy:
-			refused = conflicted(s.Status.Ancestors)
 		case v1alpha1.PolicyWithStatus: // every kind of policy.Kinds
 			refused = conflicted(s.PolicyStatus().Ancestors)
 		}
@@ -375,10 +372,7 @@ func conflicted(as []gatewayv1.PolicyAncestorStatus) bool {
 // invalidPolicy says whether package validation refuses a policy: it is
 // refused wherever it targets, and claims nothing in conflicts.
 func invalidPolicy(o client.Object) bool {
-	switch p := o.(type) {
-	case *v1alpha1.WAFGatewayBindingPolicy:
-		return len(validation.WAFGatewayBindingPolicy(p)) > 0
-	case v1alpha1.Policy:
+	if p, ok := o.(v1alpha1.Policy); ok {
 		if k := policy.KindNamed(graph.PolicyKind(p)); k != nil {
 			return k.Validate(p) != nil
 		}

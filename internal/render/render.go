@@ -90,23 +90,14 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
 	for _, kind := range policy.Kinds {
 		for _, p := range in.Policies[kind.Name()] {
-			ancestors := translate.PolicyAncestors(translate.KindOutcomes(kind), p, translations, in, offline)
+			ancestors := translate.PolicyAncestors(kind, p, translations, in, offline)
 			if len(ancestors) == 0 {
 				continue
 			}
 			c := p.DeepCopyObject().(v1alpha1.PolicyWithStatus)
-			*c.PolicyStatus() = status.PolicyStatus(ancestors, in.ControllerName, gatewayv1.PolicyStatus{}, now)
+			translate.SetPolicyStatus(kind, c, ancestors, translations, in, now)
 			res.Statuses = append(res.Statuses, c)
 		}
-	}
-	for k, p := range in.WAFPolicies {
-		ancestors := translate.PolicyAncestors(translate.WAFOutcomes, p, translations, in, offline)
-		if len(ancestors) == 0 {
-			continue
-		}
-		c := p.DeepCopy()
-		c.Status = translate.WAFStatus(k, ancestors, translations, in, c.Status, now)
-		res.Statuses = append(res.Statuses, c)
 	}
 	for _, p := range in.BackendTLSPolicies {
 		gateways := translate.BackendTLSAncestors(p, translations)

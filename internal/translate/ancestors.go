@@ -3,6 +3,7 @@ package translate
 import (
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -12,38 +13,17 @@ import (
 	"github.com/gatewall/gatewall/internal/status"
 )
 
-// Outcomes are one policy kind's outcomes in a translation, and the kinds
-// of object its policies can target.
-type Outcomes struct {
-	Of      func(*Translation) map[types.NamespacedName]*policy.Outcome
-	Targets policy.TargetKinds
-}
-
-// KindOutcomes are the outcomes of one kind of policy.Kinds.
-func KindOutcomes(k policy.Kind) Outcomes {
-	return Outcomes{
-		Of:      func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.Policies[k.Name()].Outcomes },
-		Targets: k.Targets(),
-	}
-}
-
-// WAFOutcomes are the WAFGatewayBindingPolicy outcomes.
-var WAFOutcomes = Outcomes{
-	Of:      func(t *Translation) map[types.NamespacedName]*policy.Outcome { return t.WAF.Outcomes },
-	Targets: policy.GatewayAPITargets,
-}
-
 // PolicyAncestors returns a policy's ancestor statuses: one per Gateway
 // whose translation has an outcome for it, with that Gateway's data plane
 // answer; plus, for each target that is not of a kind the policy can
 // target, an Invalid entry saying so, and TargetNotFound for those that do
 // not exist. The reconcilers and the render command all use it.
-func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
+func PolicyAncestors(kind policy.Kind, p v1alpha1.Policy, gateways []*Translation,
 	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
 	key := types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}
 	var out []status.Ancestor
 	for _, t := range gateways {
-		o := kind.Of(t)[key]
+		o := t.Policies[kind.Name()].PolicyOutcomes()[key]
 		if o == nil {
 			continue
 		}
@@ -52,13 +32,31 @@ func PolicyAncestors(kind Outcomes, p v1alpha1.Policy, gateways []*Translation,
 	refs := p.PolicyTargetRefs()
 	for i, tr := range policy.TargetsOf(p, refs) {
 		switch ref := refs[i]; {
-		case !kind.Targets.Allow(ref):
-			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration(), kind.Targets.Text))
+		case !kind.Targets().Allow(ref):
+			out = append(out, status.InvalidTarget(ref, p.GetNamespace(), p.GetGeneration(), kind.Targets().Text))
 		case !Exists(in, tr):
-			out = append(out, status.TargetNotFound(kind.Targets.Group, tr, p.GetGeneration()))
+			out = append(out, status.TargetNotFound(kind.Targets().Group, tr, p.GetGeneration()))
 		}
 	}
 	return out
+}
+
+// SetPolicyStatus sets a policy's status from its ancestors: p holds the
+// status written last (whose other controllers' ancestors stay), and gets
+// the one to write, with what a kind of policy.OwnStatus adds from the
+// Gateways' translations. The reconcilers and the render command all use it.
+func SetPolicyStatus(kind policy.Kind, p v1alpha1.PolicyWithStatus, ancestors []status.Ancestor, gateways []*Translation,
+	in *graph.Input, now metav1.Time) {
+	*p.PolicyStatus() = status.PolicyStatus(ancestors, in.ControllerName, *p.PolicyStatus(), now)
+	own, ok := kind.(policy.OwnStatus)
+	if !ok {
+		return
+	}
+	attachments := make([]policy.Attachment, 0, len(gateways))
+	for _, t := range gateways {
+		attachments = append(attachments, t.Policies[kind.Name()])
+	}
+	own.SetOwnStatus(p, attachments, in, now)
 }
 
 // Exists says whether a policy target exists in the snapshot.

@@ -83,7 +83,7 @@ func TestProxySettingsStatusMatchesRenderedConfig(t *testing.T) {
 				t.Fatalf("run %d: %v\n%s", run, err, out)
 			}
 		}
-		psp := tr.Policies["ProxySettingsPolicy"]
+		psp := tr.Policies["ProxySettingsPolicy"].(*policy.Result)
 		rendered := func(t policy.TargetRef) bool {
 			if t.Kind == "Gateway" {
 				return psp.Affected[t] // the Gateway's policies render at http level

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -19,8 +18,7 @@ import (
 type Translation struct {
 	Graph *graph.Gateway
 	// Policies are the attachment of each kind of policy.Kinds, by kind name.
-	Policies map[string]*policy.Result
-	WAF      *policy.WAF
+	Policies map[string]policy.Attachment
 	// Files are the data-plane files; nil when the Gateway is not valid.
 	Files []config.File
 }
@@ -39,7 +37,6 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	for _, k := range policy.Kinds {
 		t.Policies[k.Name()].AddIncludes(&inc)
 	}
-	t.WAF.AddIncludes(&inc)
 	cfg := config.Build(g, inc)
 	if err := cfg.CheckConnections(); err != nil {
 		// NGINX would refuse the whole configuration: the Gateway is
@@ -54,7 +51,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 // evaluate evaluates the policies on a Gateway's graph.
 func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
 	pg := policy.NewGateway(g)
-	t := &Translation{Graph: g, Policies: map[string]*policy.Result{}, WAF: policy.EvaluateWAF(pg, in)}
+	t := &Translation{Graph: g, Policies: map[string]policy.Attachment{}}
 	for _, k := range policy.Kinds {
 		t.Policies[k.Name()] = k.Evaluate(pg, in)
 	}
@@ -66,12 +63,9 @@ func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
 func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 	var out []metav1.Condition
 	for _, k := range policy.Kinds {
-		if t.Policies[k.Name()].Affected[ref] {
+		if t.Policies[k.Name()].Affects(ref) {
 			out = append(out, status.Affected(k.AffectedType(), k.Name()))
 		}
-	}
-	if t.WAF.Affected[ref] {
-		out = append(out, status.Affected(v1alpha1.WAFGatewayBindingPolicyAffected, "WAFGatewayBindingPolicy"))
 	}
 	return out
 }

@@ -94,7 +94,7 @@ func TestRandomPoliciesRenderValidNginx(t *testing.T) {
 			}
 		}
 		tr := translate.Gateway(in, gw)
-		for _, o := range tr.Policies["ProxySettingsPolicy"].Outcomes {
+		for _, o := range tr.Policies["ProxySettingsPolicy"].PolicyOutcomes() {
 			if o.Accepted.Status != metav1.ConditionTrue {
 				refused++
 			}

@@ -32,11 +32,10 @@ func TestDeployManifests(t *testing.T) {
 			rest = append(rest, o)
 		}
 	}
-	// CRDs: NginxProxy, WAFGatewayBindingPolicy and one per policy kind of
-	// the engine; ClusterRoles: the manager's and the metrics reader's;
+	// CRDs: NginxProxy and one per policy kind of the engine; ClusterRoles: the manager's and the metrics reader's;
 	// Services: the agent server's and the metrics'.
 	for kind, want := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 2 + len(policy.Kinds), "Deployment": 1, "ServiceAccount": 1,
+		"Namespace": 1, "CustomResourceDefinition": 1 + len(policy.Kinds), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
 	} {
 		if kinds[kind] != want {

@@ -17,9 +17,8 @@ type Policy interface {
 	PolicyTargetRefs() []gatewayv1.LocalPolicyTargetReference
 }
 
-// PolicyWithStatus is a policy whose status is the Gateway API's
-// PolicyStatus (every kind but WAFGatewayBindingPolicy, whose status also
-// holds its bundles).
+// PolicyWithStatus is a policy whose status holds the Gateway API's
+// PolicyStatus (WAFGatewayBindingPolicy's also holds its bundles).
 //
 // +kubebuilder:object:generate=false
 type PolicyWithStatus interface {
@@ -37,6 +36,9 @@ func (p *ProxySettingsPolicy) PolicyTargetRefs() []gatewayv1.LocalPolicyTargetRe
 func (p *WAFGatewayBindingPolicy) PolicyTargetRefs() []gatewayv1.LocalPolicyTargetReference {
 	return p.Spec.TargetRefs
 }
+
+// PolicyStatus is the policy's ancestor status, to read and to set.
+func (p *WAFGatewayBindingPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status.PolicyStatus }
 
 // PolicyStatus is the policy's status, to read and to set.
 func (p *ProxySettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }

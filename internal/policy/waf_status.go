@@ -1,4 +1,4 @@
-package translate
+package policy
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -7,48 +7,41 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/policy"
-	"github.com/gatewall/gatewall/internal/status"
 )
 
-// WAFStatus returns a WAFGatewayBindingPolicy's status: its ancestors, and
-// apPolicyStatus/apLogConfStatus describing the bundles in force (with
-// lastFetched). apLogConfStatus lists each referenced APLogConf once, in the
-// order of spec.securityLogs. While nothing of an object is in force it
+// bundleStatuses returns a WAFGatewayBindingPolicy's apPolicyStatus and
+// apLogConfStatus: the bundles in force (with lastFetched) on the
+// Gateways given. apLogConfStatus lists each referenced APLogConf once, in
+// the order of spec.securityLogs. While nothing of an object is in force it
 // mirrors what PLM reports, without lastFetched. A bundle recorded as in
 // force stays recorded until another replaces it, so it survives restarts
 // and failed updates; a record of an object the policy no longer refers to
-// goes as soon as nothing of the policy is in force.
-func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations []*Translation, in *graph.Input,
-	old v1alpha1.WAFGatewayBindingPolicyStatus, now metav1.Time) v1alpha1.WAFGatewayBindingPolicyStatus {
-	st := v1alpha1.WAFGatewayBindingPolicyStatus{
-		PolicyStatus:    status.PolicyStatus(ancestors, in.ControllerName, old.PolicyStatus, now),
-		APPolicyStatus:  old.APPolicyStatus,
-		APLogConfStatus: old.APLogConfStatus,
-	}
+// goes as soon as nothing of the policy is in force. old is the status
+// written last.
+func bundleStatuses(k types.NamespacedName, gateways []*WAF, in *graph.Input,
+	old v1alpha1.WAFGatewayBindingPolicyStatus, now metav1.Time) (*v1alpha1.BundleReferenceStatus, []v1alpha1.BundleReferenceStatus) {
 	p := in.WAFPolicies[k]
 	if _, unreadable := in.Unreadable("WAFGatewayBindingPolicy", k); p == nil || unreadable {
-		return st // an unreadable policy's stub names no bundles
+		return old.APPolicyStatus, old.APLogConfStatus // an unreadable policy's stub names no bundles
 	}
-	for _, t := range translations {
-		f, ok := t.WAF.InForce[k]
+	for _, w := range gateways {
+		f, ok := w.InForce[k]
 		if !ok {
 			continue
 		}
-		st.APPolicyStatus = inForce(in, f.Policy, f.FetchedAt, now)
 		logs := map[types.NamespacedName]*v1alpha1.BundleReferenceStatus{}
 		for _, l := range f.Logs {
 			logs[l.Object] = inForce(in, l, f.FetchedAt, now)
 		}
-		st.APLogConfStatus = logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus { return logs[o] })
-		return st
+		return inForce(in, f.Policy, f.FetchedAt, now),
+			logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus { return logs[o] })
 	}
 	// Nothing is in force: keep the records of what the policy refers to.
-	apPolicy := plmRef(p, p.Spec.APPolicySource)
-	if r := old.APPolicyStatus; r == nil || r.Name != apPolicy.Name || r.Namespace != apPolicy.Namespace {
-		st.APPolicyStatus = reported(in, policy.KindAPPolicy, apPolicy)
+	apPolicy, apPolicyRef := old.APPolicyStatus, plmRef(p, p.Spec.APPolicySource)
+	if r := apPolicy; r == nil || r.Name != apPolicyRef.Name || r.Namespace != apPolicyRef.Namespace {
+		apPolicy = reported(in, KindAPPolicy, apPolicyRef)
 	}
-	st.APLogConfStatus = logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
+	return apPolicy, logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
 		for i := range old.APLogConfStatus {
 			if r := &old.APLogConfStatus[i]; r.Name == o.Name && r.Namespace == o.Namespace {
 				return r
@@ -56,7 +49,6 @@ func WAFStatus(k types.NamespacedName, ancestors []status.Ancestor, translations
 		}
 		return nil
 	})
-	return st
 }
 
 // logStatuses lists each APLogConf the policy refers to once, in the order
@@ -72,7 +64,7 @@ func logStatuses(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, known fun
 		seen[o] = true
 		r := known(o)
 		if r == nil {
-			r = reported(in, policy.KindAPLogConf, o)
+			r = reported(in, KindAPLogConf, o)
 		}
 		out = append(out, *r)
 	}
@@ -87,7 +79,7 @@ func plmRef(p *v1alpha1.WAFGatewayBindingPolicy, ref v1alpha1.PLMObjectReference
 	return types.NamespacedName{Namespace: ns, Name: ref.Name}
 }
 
-func inForce(in *graph.Input, r policy.BundleRef, fetched map[string]metav1.Time, now metav1.Time) *v1alpha1.BundleReferenceStatus {
+func inForce(in *graph.Input, r BundleRef, fetched map[string]metav1.Time, now metav1.Time) *v1alpha1.BundleReferenceStatus {
 	at := fetched[r.Sha256]
 	if at.IsZero() {
 		at = now
@@ -102,25 +94,25 @@ func inForce(in *graph.Input, r policy.BundleRef, fetched map[string]metav1.Time
 // reported mirrors what PLM says of an object, nothing of it being in force.
 func reported(in *graph.Input, kind string, o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
 	objects := in.APPolicies
-	if kind == policy.KindAPLogConf {
+	if kind == KindAPLogConf {
 		objects = in.APLogConfs
 	}
 	out := &v1alpha1.BundleReferenceStatus{Name: o.Name, Namespace: o.Namespace}
 	if st := objects[o]; st != nil && st.Bundle != nil {
-		out.Bundle = policy.ReportedBundle(st.Bundle)
+		out.Bundle = ReportedBundle(st.Bundle)
 	}
 	return out
 }
 
 // plmState is the state PLM reports for the object a bundle came from, when
 // that is still the bundle it reports; "ready" for a bundle kept in force.
-func plmState(in *graph.Input, r policy.BundleRef) string {
+func plmState(in *graph.Input, r BundleRef) string {
 	objects := in.APPolicies
-	if r.Kind == policy.KindAPLogConf {
+	if r.Kind == KindAPLogConf {
 		objects = in.APLogConfs
 	}
 	if st := objects[r.Object]; st != nil && st.Bundle != nil {
-		if b := policy.ReportedBundle(st.Bundle); b.Sha256 == r.Sha256 && b.State != "" {
+		if b := ReportedBundle(st.Bundle); b.Sha256 == r.Sha256 && b.State != "" {
 			return b.State
 		}
 	}

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=wafgatewaybindingpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=appprotect.f5.com;waf.f5.com,resources=appolicies;aplogconfs,verbs=get;list;watch
+
+// wafKind is WAFGatewayBindingPolicy: a direct policy on Gateways and
+// routes that protects them with App Protect bundles compiled by PLM. Its
+// status also holds the bundles in force (SetOwnStatus).
+var wafKind Kind = wafPolicies{}
+
+type wafPolicies struct{}
+
+func (wafPolicies) Name() string         { return "WAFGatewayBindingPolicy" }
+func (wafPolicies) AffectedType() string { return v1alpha1.WAFGatewayBindingPolicyAffected }
+func (wafPolicies) NewObject() v1alpha1.PolicyWithStatus {
+	return &v1alpha1.WAFGatewayBindingPolicy{}
+}
+func (wafPolicies) NewList() client.ObjectList { return &v1alpha1.WAFGatewayBindingPolicyList{} }
+func (wafPolicies) Targets() TargetKinds       { return GatewayAPITargets }
+func (wafPolicies) TargetsField() string       { return "targetRefs" }
+
+// Reads: whether WAF is enabled (NginxProxy), references to APPolicies and
+// APLogConfs in other namespaces (ReferenceGrant), and what PLM compiled.
+func (wafPolicies) Reads() []string {
+	return []string{"NginxProxy", "ReferenceGrant", KindAPPolicy, KindAPLogConf}
+}
+
+func (wafPolicies) Validate(p v1alpha1.Policy) error {
+	return validation.WAFGatewayBindingPolicy(p.(*v1alpha1.WAFGatewayBindingPolicy)).ToAggregate()
+}
+
+func (wafPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment { return EvaluateWAF(g, in) }
+
+// SetOwnStatus sets apPolicyStatus and apLogConfStatus (WAFStatus).
+func (wafPolicies) SetOwnStatus(p v1alpha1.PolicyWithStatus, gateways []Attachment, in *graph.Input, now metav1.Time) {
+	w := p.(*v1alpha1.WAFGatewayBindingPolicy)
+	var inForce []*WAF
+	for _, a := range gateways {
+		if res, ok := a.(*WAF); ok {
+			inForce = append(inForce, res)
+		}
+	}
+	w.Status.APPolicyStatus, w.Status.APLogConfStatus = bundleStatuses(types.NamespacedName{Namespace: w.Namespace, Name: w.Name},
+		inForce, in, w.Status, now)
+}
+
+// PolicyOutcomes are the outcomes of the policies that have the Gateway as
+// an ancestor.
+func (w *WAF) PolicyOutcomes() map[types.NamespacedName]*Outcome { return w.Outcomes }
+
+// Affects says whether a rendered policy protects a target.
+func (w *WAF) Affects(ref TargetRef) bool { return w.Affected[ref] }
