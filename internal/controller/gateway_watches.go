@@ -36,17 +36,14 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
-	for _, k := range policy.Kinds {
-		b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), specChanged)
+	for _, k := range r.Config.policyKinds() {
+		b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
 	}
 	if r.Config.ListenerSets {
 		b = b.Watches(&gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged)
 	}
 	if r.Config.TLSRoutes {
 		b = b.Watches(&gatewayv1.TLSRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
-	}
-	if r.Config.BackendTLSPolicies {
-		b = b.Watches(&gatewayv1.BackendTLSPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), specChanged)
 	}
 	for _, obj := range plmObjects(r.Config.PLMGroup) {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(PLMStatusChanged()))
@@ -223,17 +220,20 @@ func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string
 	return reqs
 }
 
-// gatewaysOfPolicy finds the Gateways a policy's targets are or attach to.
-func (r *GatewayReconciler) gatewaysOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
-	gws, err := ancestorGateways(ctx, r.Client, r.Config, policy.TargetsOf(o, targetRefsOf(o)))
-	if err != nil {
-		log.FromContext(ctx).Error(err, "finding the Gateways of a policy")
+// gatewaysOfPolicy finds the Gateways the targets of a policy of a kind
+// are, attach to, or (Services) are proxied to by.
+func (r *GatewayReconciler) gatewaysOfPolicy(k policy.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		gws, err := ancestorGateways(ctx, r.Client, r.Config, targetsOf(k, o))
+		if err != nil {
+			log.FromContext(ctx).Error(err, "finding the Gateways of a policy")
+		}
+		reqs := make([]reconcile.Request, 0, len(gws))
+		for _, gw := range gws {
+			reqs = append(reqs, reconcile.Request{NamespacedName: gw})
+		}
+		return reqs
 	}
-	reqs := make([]reconcile.Request, 0, len(gws))
-	for _, gw := range gws {
-		reqs = append(reqs, reconcile.Request{NamespacedName: gw})
-	}
-	return reqs
 }
 
 // gatewaysOfNginxProxy finds the Gateways that use an NginxProxy directly or

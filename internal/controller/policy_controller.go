@@ -19,7 +19,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -41,12 +40,12 @@ type PolicyReconciler struct {
 
 // Reconcile handles one policy of the kind.
 func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	p := r.Kind.NewObject()
-	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+	obj := r.Kind.NewObject()
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	targets := policy.TargetsOf(p, p.PolicyTargetRefs())
-	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targets)
+	p := r.Kind.View(obj)
+	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targetsOf(r.Kind, obj))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -56,12 +55,12 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		want := cur.DeepCopyObject().(v1alpha1.PolicyWithStatus)
-		translate.SetPolicyStatus(r.Kind, want, ancestors, translations, tin, metav1.Now())
+		want := cur.DeepCopyObject().(client.Object)
+		translate.SetPolicyStatus(r.Kind, r.Kind.View(want), ancestors, translations, tin, metav1.Now())
 		if equality.Semantic.DeepEqual(cur, want) {
 			return nil
 		}
-		evs := policyEvents(cur.PolicyStatus().Ancestors, want.PolicyStatus().Ancestors)
+		evs := policyEvents(r.Kind.View(cur).PolicyStatus().Ancestors, r.Kind.View(want).PolicyStatus().Ancestors)
 		if err := updateStatus(ctx, r, want); err != nil {
 			return fmt.Errorf("updating status of %s %s: %w", r.Kind.Name(), req.NamespacedName, err)
 		}
@@ -89,12 +88,18 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// which Gateways proxy to it.
 		b = b.Watches(&corev1.Service{}, all)
 	}
+	if r.Config.ListenerSets {
+		// Routes attach to Gateways through ListenerSets.
+		b = b.Watches(&gatewayv1.ListenerSet{}, all, spec)
+	}
 	for _, kind := range r.Kind.Reads() {
 		switch kind {
 		case "NginxProxy":
 			b = b.Watches(&v1alpha2.NginxProxy{}, all, spec)
 		case "ReferenceGrant":
 			b = b.Watches(&gatewayv1beta1.ReferenceGrant{}, all)
+		case "ConfigMap":
+			b = b.Watches(&corev1.ConfigMap{}, all)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
 			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
 				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
@@ -105,7 +110,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Config.Notifier != nil {
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
-			policiesOfGateway(r.Client, r.Config, r.Kind.NewList)))
+			policiesOfGateway(r.Client, r.Config, r.Kind)))
 	}
 	return b.Named(strings.ToLower(r.Kind.Name())).Complete(r)
 }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -102,21 +101,17 @@ func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList
 	return reqs
 }
 
-// targetRefsOf returns a policy's targets.
-func targetRefsOf(o client.Object) []gatewayv1.LocalPolicyTargetReference {
-	if p, ok := o.(v1alpha1.Policy); ok {
-		return p.PolicyTargetRefs()
-	}
-	return nil
+// targetsOf returns the targets of a policy of a kind.
+func targetsOf(k policy.Kind, o client.Object) []policy.TargetRef {
+	return policy.TargetsOf(o, k.View(o).PolicyTargetRefs())
 }
 
 // policiesOfGateway maps a Gateway whose data plane changed to the policies
-// of one kind (list is its empty list) that have the Gateway as an
-// ancestor: their Programmed follows that data plane, and no other
-// policy's does.
-func policiesOfGateway(c client.Reader, cfg Config, list func() client.ObjectList) func(context.Context, types.NamespacedName) []reconcile.Request {
+// of one kind that have the Gateway as an ancestor: their Programmed
+// follows that data plane, and no other policy's does.
+func policiesOfGateway(c client.Reader, cfg Config, k policy.Kind) func(context.Context, types.NamespacedName) []reconcile.Request {
 	return func(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
-		l := list()
+		l := k.NewList()
 		if err := c.List(ctx, l); err != nil {
 			log.FromContext(ctx).Error(err, "listing policies of a Gateway", "list", fmt.Sprintf("%T", l))
 			return nil
@@ -127,7 +122,7 @@ func policiesOfGateway(c client.Reader, cfg Config, list func() client.ObjectLis
 			if !ok {
 				return nil
 			}
-			gws, err := ancestorGateways(ctx, c, cfg, policy.TargetsOf(obj, targetRefsOf(obj)))
+			gws, err := ancestorGateways(ctx, c, cfg, targetsOf(k, obj))
 			if err != nil {
 				log.FromContext(ctx).Error(err, "finding the Gateways of a policy", "policy", client.ObjectKeyFromObject(obj))
 				return nil

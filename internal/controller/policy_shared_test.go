@@ -7,12 +7,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -35,7 +35,7 @@ func TestPoliciesOfGateway(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		route, psp("on-route", "HTTPRoute", "r1"), psp("on-gw1", "Gateway", "gw1"), psp("on-gw2", "Gateway", "gw2"),
 	).Build()
-	of := policiesOfGateway(c, Config{}, func() client.ObjectList { return &v1alpha1.ProxySettingsPolicyList{} })
+	of := policiesOfGateway(c, Config{}, policy.KindNamed("ProxySettingsPolicy"))
 	got := of(context.Background(), types.NamespacedName{Namespace: "ns", Name: "gw1"})
 	want := []reconcile.Request{
 		{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "on-gw1"}},

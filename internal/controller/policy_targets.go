@@ -129,3 +129,19 @@ func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services 
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
 }
+
+// gatewayIsOurs says whether a Gateway exists and its class is Gatewall's.
+func gatewayIsOurs(ctx context.Context, c client.Reader, controllerName string, k types.NamespacedName) (bool, error) {
+	if k.Name == "" {
+		return false, nil
+	}
+	gw := &gatewayv1.Gateway{}
+	if err := c.Get(ctx, k, gw); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	gc := &gatewayv1.GatewayClass{}
+	if err := c.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return string(gc.Spec.ControllerName) == controllerName, nil
+}

@@ -2,9 +2,11 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/policy"
 )
@@ -40,6 +42,16 @@ type Config struct {
 	Translations *Translations
 }
 
+// policyKinds are the kinds of policy.Kinds whose CRD is installed:
+// Gatewall's own always are (config/crd); BackendTLSPolicy is the Gateway
+// API's, which may not be.
+func (c Config) policyKinds() []policy.Kind {
+	return slices.DeleteFunc(slices.Clone(policy.Kinds), func(k policy.Kind) bool {
+		_, gatewayAPI := k.NewObject().(*gatewayv1.BackendTLSPolicy)
+		return gatewayAPI && !c.BackendTLSPolicies
+	})
+}
+
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
 func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
@@ -58,12 +70,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 	}
-	for _, k := range policy.Kinds {
+	for _, k := range cfg.policyKinds() {
 		reconcilers = append(reconcilers, &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,
 			Recorder: mgr.GetEventRecorder("gatewall-" + strings.ToLower(k.Name()))})
-	}
-	if cfg.BackendTLSPolicies {
-		reconcilers = append(reconcilers, &BackendTLSPolicyReconciler{Client: mgr.GetClient(), Config: cfg, Recorder: mgr.GetEventRecorder("gatewall-backendtlspolicy")})
 	}
 	if cfg.ListenerSets {
 		reconcilers = append(reconcilers, &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg})

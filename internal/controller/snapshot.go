@@ -19,7 +19,6 @@ import (
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/policy"
 )
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
@@ -96,7 +95,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	if err := addPolicies(ctx, c, cfg, in); err != nil {
 		return nil, err
 	}
-	if err := addBackendTLSPolicies(ctx, c, cfg, in); err != nil {
+	if err := addBackendTLSConfigMaps(ctx, c, in); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -141,20 +140,10 @@ func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input
 	return nil
 }
 
-// addBackendTLSPolicies adds every BackendTLSPolicy (conflicts are decided
-// across them; they are few) and the ConfigMaps holding their CA
-// certificates.
-func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	if !cfg.BackendTLSPolicies {
-		return nil
-	}
-	list := &gatewayv1.BackendTLSPolicyList{}
-	if err := c.List(ctx, list); err != nil {
-		return fmt.Errorf("listing BackendTLSPolicies: %w", err)
-	}
-	for i := range list.Items {
-		p := &list.Items[i]
-		in.Add(p)
+// addBackendTLSConfigMaps adds the ConfigMaps the snapshot's
+// BackendTLSPolicies take CA certificates from.
+func addBackendTLSConfigMaps(ctx context.Context, c client.Reader, in *graph.Input) error {
+	for _, p := range in.BackendTLSPolicies {
 		for _, ref := range p.Spec.Validation.CACertificateRefs {
 			if ref.Group != "" || ref.Kind != "ConfigMap" {
 				continue
@@ -172,8 +161,8 @@ func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in 
 	return nil
 }
 
-// addPolicies adds every policy of every kind of policy.Kinds (policies are
-// few; conflicts are decided across all of them), every PLM object of the
+// addPolicies adds every policy of every kind of policy.Kinds whose CRD is
+// installed (policies are few; conflicts are decided across all of them), every PLM object of the
 // group in use, every ReferenceGrant, and what the fetcher has of the WAF
 // policies' bundles. The snapshot then says which bundles are wanted in
 // full: without the grants, the bundles of APPolicies in other namespaces
@@ -181,7 +170,7 @@ func addBackendTLSPolicies(ctx context.Context, c client.Reader, cfg Config, in 
 // integrity failures. With a fetcher, the listing and the declaration are
 // one step (SyncListed).
 func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	list := func() error { return listPolicies(ctx, c, cfg.PLMGroup, in) }
+	list := func() error { return listPolicies(ctx, c, cfg, in) }
 	if cfg.Bundles == nil {
 		return list()
 	}
@@ -189,12 +178,12 @@ func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Inp
 }
 
 // listPolicies adds what addPolicies lists.
-func listPolicies(ctx context.Context, c client.Reader, plmGroup string, in *graph.Input) error {
+func listPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
 	lists := []client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}
-	for _, k := range policy.Kinds {
+	for _, k := range cfg.policyKinds() {
 		lists = append(lists, k.NewList())
 	}
-	lists = append(lists, plmLists(plmGroup)...)
+	lists = append(lists, plmLists(cfg.PLMGroup)...)
 	for _, l := range lists {
 		if err := addList(ctx, c, in, l); err != nil {
 			return err

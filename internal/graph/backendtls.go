@@ -144,8 +144,24 @@ func oldest(ps []*gatewayv1.BackendTLSPolicy) *gatewayv1.BackendTLSPolicy {
 	return ps[0]
 }
 
-// resolveBackendTLS validates a policy and resolves its CA certificates.
-func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.PolicyConditionReason, error) {
+// CheckBackendTLSPolicy re-checks what of a policy does not depend on other
+// objects: nil when resolving its CA certificates decides whether it is
+// accepted.
+func CheckBackendTLSPolicy(p *gatewayv1.BackendTLSPolicy) error {
+	if _, _, err := checkBackendTLS(p); err != nil {
+		return err
+	}
+	for _, ref := range p.Spec.Validation.CACertificateRefs {
+		if _, err := checkCARef(p.Namespace, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBackendTLS checks a policy's validation settings; the CA
+// certificate references are left to the caller.
+func checkBackendTLS(p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.PolicyConditionReason, error) {
 	v := p.Spec.Validation
 	if err := validation.Hostname(string(v.Hostname)); err != nil {
 		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("validation.hostname: %w", err)
@@ -173,15 +189,32 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 	if len(v.CACertificateRefs) == 0 {
 		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("one of caCertificateRefs or wellKnownCACertificates is required")
 	}
-	for _, ref := range v.CACertificateRefs {
-		if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
-				describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
-		}
-		// The API server refuses such names; a bypass or an offline
-		// manifest may not, and the name reaches messages and lookups.
-		if err := validation.ObjectReference(p.Namespace, string(ref.Name)); err != nil {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
+	return tls, "", nil
+}
+
+// checkCARef checks a CA certificate reference.
+func checkCARef(ns string, ref gatewayv1.LocalObjectReference) (gatewayv1.PolicyConditionReason, error) {
+	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
+		return gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+			describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
+	}
+	// The API server refuses such names; a bypass or an offline
+	// manifest may not, and the name reaches messages and lookups.
+	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
+		return gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
+	}
+	return "", nil
+}
+
+// resolveBackendTLS validates a policy and resolves its CA certificates.
+func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.PolicyConditionReason, error) {
+	tls, reason, err := checkBackendTLS(p)
+	if err != nil || tls.SystemCAs {
+		return tls, reason, err
+	}
+	for _, ref := range p.Spec.Validation.CACertificateRefs {
+		if reason, err := checkCARef(p.Namespace, ref); err != nil {
+			return nil, reason, err
 		}
 		k := key(p.Namespace, string(ref.Name))
 		cm := in.ConfigMaps[k]

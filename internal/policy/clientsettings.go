@@ -15,7 +15,7 @@ import (
 // clientSettingsKind is ClientSettingsPolicy: how NGINX treats client
 // connections and request bodies.
 var clientSettingsKind Kind = &inherited[ClientSettings]{
-	name:         "ClientSettingsPolicy",
+	gatewallKind: "ClientSettingsPolicy",
 	affected:     v1alpha1.ClientSettingsPolicyAffected,
 	include:      "client-settings",
 	targetsField: "targetRef",

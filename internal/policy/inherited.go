@@ -29,7 +29,8 @@ type settings[S any] interface {
 // winner), inheritance and the outcome per ancestor Gateway; the kind says
 // what its settings are and how they render.
 type inherited[S settings[S]] struct {
-	name, affected, include, targetsField string
+	gatewallKind
+	affected, include, targetsField string
 	// noun names the settings in messages ("proxy settings").
 	noun      string
 	newObject func() v1alpha1.PolicyWithStatus
@@ -52,10 +53,9 @@ type inherited[S settings[S]] struct {
 	pinned func(gw S, rendered []S, res *Result) []string
 }
 
-func (k *inherited[S]) Name() string                         { return k.name }
-func (k *inherited[S]) AffectedType() string                 { return k.affected }
-func (k *inherited[S]) NewObject() v1alpha1.PolicyWithStatus { return k.newObject() }
-func (k *inherited[S]) NewList() client.ObjectList           { return k.newList() }
+func (k *inherited[S]) AffectedType() string       { return k.affected }
+func (k *inherited[S]) NewObject() client.Object   { return k.newObject() }
+func (k *inherited[S]) NewList() client.ObjectList { return k.newList() }
 func (k *inherited[S]) Validate(p v1alpha1.Policy) error {
 	_, _, err := k.parse(p)
 	return err
@@ -159,7 +159,7 @@ func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	if err != nil {
 		report(gwPolicies, &targetIssue{target: gwRef, refused: true, msg: fmt.Sprintf(
 			"NGINX would reject the %s of Gateway %s (%s %s on the Gateway, and NGINX's defaults): %s",
-			k.noun, g.Key, k.name, policyNames(gwPolicies), err)})
+			k.noun, g.Key, k.Name(), policyNames(gwPolicies), err)})
 		var none S
 		gw, gwPolicies, dirs = none, nil, nil
 	}
@@ -234,7 +234,7 @@ func withIgnored(partial, ignored string) string {
 // that sets a field another, older one already sets on a shared target is
 // Conflicted.
 func (k *inherited[S]) states(in *graph.Input) []*state[S] {
-	return decide(in, k.name, k.parse)
+	return decide(in, k.Name(), k.parse)
 }
 
 // decide validates every policy of a kind with parse and decides conflicts

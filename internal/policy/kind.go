@@ -20,8 +20,14 @@ type Kind interface {
 	// AffectedType is the condition type set on every target it affects.
 	AffectedType() string
 	// NewObject and NewList are empty objects of the kind, for watches and lists.
-	NewObject() v1alpha1.PolicyWithStatus
+	NewObject() client.Object
 	NewList() client.ObjectList
+	// View is a policy object of the kind as the engine reads it: its
+	// targets and its Gateway API PolicyStatus, sharing the object. A
+	// Gatewall kind is its own view; a Gateway API kind is wrapped.
+	View(obj client.Object) v1alpha1.PolicyWithStatus
+	// Policies are the kind's policies in a snapshot, as views.
+	Policies(in *graph.Input) []v1alpha1.PolicyWithStatus
 	// Targets are the kinds of object its policies can target.
 	Targets() TargetKinds
 	// TargetsField is the spec field that holds the targets
@@ -34,9 +40,27 @@ type Kind interface {
 	Evaluate(g *Gateway, in *graph.Input) Attachment
 	// Reads are the kinds of object, beyond Gateways, routes and the
 	// kind's targets, whose changes can change its policies' outcomes:
-	// "NginxProxy", "ReferenceGrant", "APPolicy", "APLogConf" (the PLM
-	// kinds: only their bundle and processing status count).
+	// "NginxProxy", "ReferenceGrant", "ConfigMap", "APPolicy", "APLogConf"
+	// (the PLM kinds: only their bundle and processing status count).
 	Reads() []string
+}
+
+// gatewallKind is what the kinds of Gatewall's own API share: their objects
+// are their own views, and the snapshot holds them in Policies.
+type gatewallKind string
+
+func (k gatewallKind) Name() string { return string(k) }
+
+func (gatewallKind) View(obj client.Object) v1alpha1.PolicyWithStatus {
+	return obj.(v1alpha1.PolicyWithStatus)
+}
+
+func (k gatewallKind) Policies(in *graph.Input) []v1alpha1.PolicyWithStatus {
+	out := make([]v1alpha1.PolicyWithStatus, 0, len(in.Policies[string(k)]))
+	for _, p := range in.Policies[string(k)] {
+		out = append(out, p.(v1alpha1.PolicyWithStatus))
+	}
+	return out
 }
 
 // OwnStatus is a Kind whose status holds more than the ancestors
@@ -47,6 +71,13 @@ type OwnStatus interface {
 	// they are to be written, and the rest as written last; gateways are
 	// the kind's attachments to every Gateway translated for p.
 	SetOwnStatus(p v1alpha1.PolicyWithStatus, gateways []Attachment, in *graph.Input, now metav1.Time)
+}
+
+// Unprogrammed is a Kind whose API has no Programmed condition
+// (BackendTLSPolicy: Accepted and ResolvedRefs): its statuses are written
+// as if every outcome had NoProgrammed.
+type Unprogrammed interface {
+	NoProgrammed()
 }
 
 // Attachment is one kind's attachment to one Gateway.
@@ -69,6 +100,7 @@ var Kinds = []Kind{
 	rateLimitKind,
 	upstreamSettingsKind,
 	wafKind,
+	backendTLSKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.
@@ -99,6 +131,9 @@ type Outcome struct {
 	// DeploymentReason is the Programmed reason when the data plane rejects
 	// the configuration ("" for the Gateway API's Invalid).
 	DeploymentReason string
+	// NoProgrammed leaves out the Programmed condition, for a kind whose API
+	// has none (BackendTLSPolicy: Accepted and ResolvedRefs).
+	NoProgrammed bool
 }
 
 // Result is one kind's attachment to one Gateway.

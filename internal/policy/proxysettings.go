@@ -20,7 +20,7 @@ const PartiallyInvalidDisabledMessage = "Policy is not fully programmed: buffer 
 
 // proxySettingsKind is ProxySettingsPolicy: buffering of upstream responses.
 var proxySettingsKind Kind = &inherited[Buffering]{
-	name:         "ProxySettingsPolicy",
+	gatewallKind: "ProxySettingsPolicy",
 	affected:     v1alpha1.ProxySettingsPolicyAffected,
 	include:      IncludeKind,
 	targetsField: "targetRefs",

@@ -20,7 +20,7 @@ import (
 // endpoint the agent scrapes) are never limited; the zones are declared at
 // http level.
 var rateLimitKind Kind = &inherited[RateLimits]{
-	name:         "RateLimitPolicy",
+	gatewallKind: "RateLimitPolicy",
 	affected:     v1alpha1.RateLimitPolicyAffected,
 	include:      "rate-limit",
 	targetsField: "targetRefs",

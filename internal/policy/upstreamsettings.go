@@ -21,18 +21,14 @@ import (
 // upstreamSettingsKind is UpstreamSettingsPolicy: a direct policy on
 // Services that configures their upstreams. Its ancestors are the Gateways
 // whose attached routes proxy to a target Service (a backend or a mirror).
-var upstreamSettingsKind Kind = upstreamKind{}
+var upstreamSettingsKind Kind = upstreamKind{"UpstreamSettingsPolicy"}
 
-type upstreamKind struct{}
-
-func (upstreamKind) Name() string { return "UpstreamSettingsPolicy" }
+type upstreamKind struct{ gatewallKind }
 
 // AffectedType is empty: the targets are Services, whose status Gatewall
 // does not write.
-func (upstreamKind) AffectedType() string { return "" }
-func (upstreamKind) NewObject() v1alpha1.PolicyWithStatus {
-	return &v1alpha1.UpstreamSettingsPolicy{}
-}
+func (upstreamKind) AffectedType() string       { return "" }
+func (upstreamKind) NewObject() client.Object   { return &v1alpha1.UpstreamSettingsPolicy{} }
 func (upstreamKind) NewList() client.ObjectList { return &v1alpha1.UpstreamSettingsPolicyList{} }
 func (upstreamKind) Targets() TargetKinds       { return ServiceTargets }
 func (upstreamKind) TargetsField() string       { return "targetRefs" }

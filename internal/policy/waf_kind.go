@@ -17,15 +17,12 @@ import (
 // wafKind is WAFGatewayBindingPolicy: a direct policy on Gateways and
 // routes that protects them with App Protect bundles compiled by PLM. Its
 // status also holds the bundles in force (SetOwnStatus).
-var wafKind Kind = wafPolicies{}
+var wafKind Kind = wafPolicies{"WAFGatewayBindingPolicy"}
 
-type wafPolicies struct{}
+type wafPolicies struct{ gatewallKind }
 
-func (wafPolicies) Name() string         { return "WAFGatewayBindingPolicy" }
-func (wafPolicies) AffectedType() string { return v1alpha1.WAFGatewayBindingPolicyAffected }
-func (wafPolicies) NewObject() v1alpha1.PolicyWithStatus {
-	return &v1alpha1.WAFGatewayBindingPolicy{}
-}
+func (wafPolicies) AffectedType() string       { return v1alpha1.WAFGatewayBindingPolicyAffected }
+func (wafPolicies) NewObject() client.Object   { return &v1alpha1.WAFGatewayBindingPolicy{} }
 func (wafPolicies) NewList() client.ObjectList { return &v1alpha1.WAFGatewayBindingPolicyList{} }
 func (wafPolicies) Targets() TargetKinds       { return GatewayAPITargets }
 func (wafPolicies) TargetsField() string       { return "targetRefs" }

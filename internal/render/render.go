@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -89,24 +88,15 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	}
 	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
 	for _, kind := range policy.Kinds {
-		for _, p := range in.Policies[kind.Name()] {
+		for _, p := range kind.Policies(in) {
 			ancestors := translate.PolicyAncestors(kind, p, translations, in, offline)
 			if len(ancestors) == 0 {
 				continue
 			}
-			c := p.DeepCopyObject().(v1alpha1.PolicyWithStatus)
-			translate.SetPolicyStatus(kind, c, ancestors, translations, in, now)
+			c := p.DeepCopyObject().(client.Object) // the object, not the view
+			translate.SetPolicyStatus(kind, kind.View(c), ancestors, translations, in, now)
 			res.Statuses = append(res.Statuses, c)
 		}
-	}
-	for _, p := range in.BackendTLSPolicies {
-		gateways := translate.BackendTLSAncestors(p, translations)
-		if len(gateways) == 0 {
-			continue
-		}
-		c := p.DeepCopy()
-		c.Status = status.BackendTLSPolicy(gateways, graph.BackendTLSPolicyOutcome(in, p).Conditions, in.ControllerName, p.Generation, gatewayv1.PolicyStatus{}, now)
-		res.Statuses = append(res.Statuses, c)
 	}
 	for id, obj := range routeObjs {
 		status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)

@@ -82,6 +82,9 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			prog = c
 		}
 		want := []metav1.Condition{a.Outcome.Accepted, prog}
+		if a.Outcome.NoProgrammed {
+			want = want[:1]
+		}
 		if a.Outcome.ResolvedRefs != nil {
 			want = append(want, *a.Outcome.ResolvedRefs)
 		}

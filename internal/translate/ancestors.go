@@ -47,6 +47,9 @@ func PolicyAncestors(kind policy.Kind, p v1alpha1.Policy, gateways []*Translatio
 // Gateways' translations. The reconcilers and the render command all use it.
 func SetPolicyStatus(kind policy.Kind, p v1alpha1.PolicyWithStatus, ancestors []status.Ancestor, gateways []*Translation,
 	in *graph.Input, now metav1.Time) {
+	if _, ok := kind.(policy.Unprogrammed); ok {
+		ancestors = unprogrammed(ancestors)
+	}
 	*p.PolicyStatus() = status.PolicyStatus(ancestors, in.ControllerName, *p.PolicyStatus(), now)
 	own, ok := kind.(policy.OwnStatus)
 	if !ok {
@@ -57,6 +60,19 @@ func SetPolicyStatus(kind policy.Kind, p v1alpha1.PolicyWithStatus, ancestors []
 		attachments = append(attachments, t.Policies[kind.Name()])
 	}
 	own.SetOwnStatus(p, attachments, in, now)
+}
+
+// unprogrammed returns the ancestors with outcomes that leave Programmed out
+// (copies: the translations' outcomes are shared).
+func unprogrammed(ancestors []status.Ancestor) []status.Ancestor {
+	out := make([]status.Ancestor, len(ancestors))
+	for i, a := range ancestors {
+		o := *a.Outcome
+		o.NoProgrammed = true
+		a.Outcome = &o
+		out[i] = a
+	}
+	return out
 }
 
 // Exists says whether a policy target exists in the snapshot.

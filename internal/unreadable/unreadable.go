@@ -36,14 +36,13 @@ func Reason(err error) string {
 // EndpointSlice's stub carries only metadata: its labels name its Service,
 // whose routes report it.
 var identityFields = map[string][]string{
-	"GatewayClass":     {"controllerName"},
-	"Gateway":          {"gatewayClassName"},
-	"ListenerSet":      {"parentRef"},
-	"HTTPRoute":        {"parentRefs"},
-	"GRPCRoute":        {"parentRefs"},
-	"TLSRoute":         {"parentRefs"},
-	"BackendTLSPolicy": {"targetRefs"},
-	"EndpointSlice":    nil,
+	"GatewayClass":  {"controllerName"},
+	"Gateway":       {"gatewayClassName"},
+	"ListenerSet":   {"parentRef"},
+	"HTTPRoute":     {"parentRefs"},
+	"GRPCRoute":     {"parentRefs"},
+	"TLSRoute":      {"parentRefs"},
+	"EndpointSlice": nil,
 }
 
 // Fields are the identity fields a stub of the kind keeps; ok is false for

@@ -59,6 +59,13 @@ func TestBackendTLSPolicyAncestors(t *testing.T) {
 		}
 		var out []string
 		for _, a := range p.Status.Ancestors {
+			var types []string
+			for _, c := range a.Conditions {
+				types = append(types, c.Type)
+			}
+			if fmt.Sprint(types) != "[Accepted ResolvedRefs]" {
+				return nil, fmt.Errorf("%s has conditions %v on %s, want the Gateway API's Accepted and ResolvedRefs", name, types, a.AncestorRef.Name)
+			}
 			out = append(out, fmt.Sprintf("%s/%s", ptr.Deref(a.AncestorRef.Namespace, ""), a.AncestorRef.Name))
 		}
 		return out, nil
@@ -76,4 +83,43 @@ func TestBackendTLSPolicyAncestors(t *testing.T) {
 	if got, err := ancestors("vault-tls"); err != nil || len(got) != 0 {
 		t.Errorf("vault-tls (a TLSRoute's Service) has ancestors %v (%v), want none", got, err)
 	}
+}
+
+// TestBackendTLSPolicyTargetNotFound: a BackendTLSPolicy on a Service that
+// does not exist says so under the Service, as Gatewall's own policies do,
+// with the Gateway API's conditions only (no Programmed); creating the
+// Service ends it (the engine's reconciler watches Services).
+func TestBackendTLSPolicyTargetNotFound(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	create(t, backendTLSPolicy(ns, "ghost-tls", "ghost"))
+	key := types.NamespacedName{Namespace: ns, Name: "ghost-tls"}
+	eventually(t, 15*time.Second, func() error {
+		p := &gatewayv1.BackendTLSPolicy{}
+		if err := env.Client.Get(ctx, key, p); err != nil {
+			return err
+		}
+		if len(p.Status.Ancestors) != 1 {
+			return fmt.Errorf("ancestors %+v, want the Service's TargetNotFound", p.Status.Ancestors)
+		}
+		a := p.Status.Ancestors[0]
+		if ptr.Deref(a.AncestorRef.Kind, "") != "Service" || a.AncestorRef.Name != "ghost" {
+			return fmt.Errorf("ancestorRef %+v, want Service ghost", a.AncestorRef)
+		}
+		if len(a.Conditions) != 1 || a.Conditions[0].Type != "Accepted" || a.Conditions[0].Reason != "TargetNotFound" {
+			return fmt.Errorf("conditions %+v, want only Accepted=False TargetNotFound", a.Conditions)
+		}
+		return nil
+	})
+	create(t, service(ns, "ghost"))
+	eventually(t, 15*time.Second, func() error {
+		p := &gatewayv1.BackendTLSPolicy{}
+		if err := env.Client.Get(ctx, key, p); err != nil {
+			return err
+		}
+		if len(p.Status.Ancestors) != 0 {
+			return fmt.Errorf("ancestors %+v after the Service was created, want none (no Gateway proxies to it)", p.Status.Ancestors)
+		}
+		return nil
+	})
 }

@@ -432,7 +432,6 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 var statusKinds = func() map[string]bool {
 	m := map[string]bool{
 		"GatewayClass": true, "Gateway": true, "ListenerSet": true, "HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true,
-		"BackendTLSPolicy": true,
 	}
 	for _, k := range policy.Kinds {
 		m[k.Name()] = true
