@@ -17,15 +17,29 @@ import (
 // Translations keep each Gateway's last translation and the fingerprint of
 // its input, for the Gateway reconciler, which writes them, and the policy
 // reconcilers, which reuse one whose input is the same as theirs instead of
-// translating the Gateway again. Safe for concurrent use; nil keeps nothing.
+// translating the Gateway again. A change wakes every policy reconciler at
+// once, often before the Gateway reconciler has translated it: the first
+// reader to need a translation of that input makes it, the others wait for
+// it, and it is kept apart (read) until the Gateway reconciler takes it or
+// keeps another. Safe for concurrent use; nil keeps nothing.
 type Translations struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]translated
+	// read is the last translation readers made of each Gateway.
+	read map[types.NamespacedName]translated
+	// making are the translations readers are making, by Gateway and input.
+	making map[making]chan struct{}
+}
+
+type making struct {
+	key         types.NamespacedName
+	fingerprint [sha256.Size]byte
 }
 
 // NewTranslations returns an empty cache.
 func NewTranslations() *Translations {
-	return &Translations{m: map[types.NamespacedName]translated{}}
+	return &Translations{m: map[types.NamespacedName]translated{}, read: map[types.NamespacedName]translated{},
+		making: map[making]chan struct{}{}}
 }
 
 // lookup returns the Gateway's last translation if its input had the
@@ -41,15 +55,52 @@ func (c *Translations) lookup(key types.NamespacedName, fp [sha256.Size]byte) (t
 }
 
 // Cached translates a Gateway for a reader of its translation (a policy
-// reconciler): the last translation when the input is the same, else a new
-// one, which is not kept (the Gateway reconciler keeps its own).
+// reconciler): the Gateway reconciler's or another reader's when the input
+// is the same, else a new one, which the other readers reuse.
 func (c *Translations) Cached(in *graph.Input, key types.NamespacedName) *translate.Translation {
-	if fp, ok := in.Fingerprint(); ok {
-		if last, hit := c.lookup(key, fp); hit {
+	fp, ok := in.Fingerprint()
+	if !ok || c == nil {
+		return translateGateway(in, key)
+	}
+	id := making{key, fp}
+	for {
+		c.mu.Lock()
+		if last, hit := c.m[key]; hit && last.fingerprint == fp {
+			c.mu.Unlock()
 			return last.t
 		}
+		if last, hit := c.read[key]; hit && last.fingerprint == fp {
+			c.mu.Unlock()
+			return last.t
+		}
+		wait, busy := c.making[id]
+		if !busy {
+			done := make(chan struct{})
+			c.making[id] = done
+			c.mu.Unlock()
+			t := translateGateway(in, key)
+			c.mu.Lock()
+			if t != nil {
+				c.read[key] = translated{fingerprint: fp, t: t}
+			}
+			delete(c.making, id)
+			close(done)
+			c.mu.Unlock()
+			return t
+		}
+		c.mu.Unlock()
+		<-wait // then find what it made (or make it, if it made none)
 	}
-	return translate.Gateway(in, key)
+}
+
+// translateGateway translates a Gateway, timing it.
+func translateGateway(in *graph.Input, key types.NamespacedName) *translate.Translation {
+	start := time.Now()
+	t := translate.Gateway(in, key)
+	if t != nil {
+		metrics.TranslationSeconds.With(metrics.Gateway(key)).Observe(time.Since(start).Seconds())
+	}
+	return t
 }
 
 type translated struct {
@@ -64,28 +115,44 @@ type translated struct {
 // the input is the same; statusesHanded then says whether the routes'
 // statuses of that translation were handed to the writer already.
 func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName) (t *translate.Translation, statusesHanded bool) {
+	c := r.Config.Translations
 	fp, ok := in.Fingerprint()
-	if last, hit := r.Config.Translations.lookup(key, fp); ok && hit {
+	if last, hit := c.lookup(key, fp); ok && hit {
 		return last.t, last.routeStatuses
 	}
-	start := time.Now()
-	t = translate.Gateway(in, key)
-	if t != nil {
-		metrics.TranslationSeconds.With(metrics.Gateway(key)).Observe(time.Since(start).Seconds())
-		recordRefused(t) // once per translation: a reused one changes nothing
+	if read, hit := c.taken(key, fp); ok && hit {
+		t = read
+	} else {
+		t = translateGateway(in, key)
 	}
-	c := r.Config.Translations
+	if t != nil {
+		recordRefused(t) // once per translation the Gateway reconciler keeps
+	}
 	if c == nil {
 		return t, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// What readers made is taken, or of another input (older or newer:
+	// nothing tells); one translation per Gateway is kept, not two.
+	delete(c.read, key)
 	if ok && t != nil {
 		c.m[key] = translated{fingerprint: fp, t: t}
 	} else {
 		delete(c.m, key)
 	}
 	return t, false
+}
+
+// taken returns the translation readers made of the input, if they did.
+func (c *Translations) taken(key types.NamespacedName, fp [sha256.Size]byte) (*translate.Translation, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, found := c.read[key]
+	return last.t, found && last.fingerprint == fp
 }
 
 // routeStatusesHanded records that the routes' statuses of t were handed to
@@ -124,7 +191,7 @@ func newest(in *graph.Input, route client.Object) client.Object {
 	return route
 }
 
-// forgetTranslation drops a Gateway's last translation.
+// forgetTranslation drops a Gateway's last translations.
 func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
 	c := r.Config.Translations
 	if c == nil {
@@ -133,4 +200,5 @@ func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)
+	delete(c.read, key)
 }
