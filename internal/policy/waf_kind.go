@@ -39,7 +39,8 @@ func (wafPolicies) Validate(p v1alpha1.Policy) error {
 
 func (wafPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment { return EvaluateWAF(g, in) }
 
-// SetOwnStatus sets apPolicyStatus and apLogConfStatus (WAFStatus).
+// SetOwnStatus sets apPolicyStatus and apLogConfStatus: the bundles in
+// force on the Gateways given, or what PLM reports (bundleStatuses).
 func (wafPolicies) SetOwnStatus(p v1alpha1.PolicyWithStatus, gateways []Attachment, in *graph.Input, now metav1.Time) {
 	w := p.(*v1alpha1.WAFGatewayBindingPolicy)
 	var inForce []*WAF
