@@ -89,6 +89,13 @@ func BackendTLSPolicyOutcome(in *Input, p *gatewayv1.BackendTLSPolicy) BackendTL
 	}}
 }
 
+// TargetsService says whether a policy target is a Service: kind Service of
+// the core group, which policy targets may also spell "core" (as Gatewall's
+// own policies accept).
+func TargetsService(t gatewayv1.LocalPolicyTargetReference) bool {
+	return (t.Group == coreGroup || t.Group == "core") && t.Kind == "Service"
+}
+
 func sectionOf(t gatewayv1.LocalPolicyTargetReferenceWithSectionName) string {
 	if t.SectionName == nil {
 		return ""
@@ -113,7 +120,7 @@ func backendTLSWinner(in *Input, ns, service, section string) *gatewayv1.Backend
 			continue
 		}
 		for _, t := range p.Spec.TargetRefs {
-			if string(t.Group) != coreGroup || t.Kind != "Service" || string(t.Name) != service {
+			if !TargetsService(t.LocalPolicyTargetReference) || string(t.Name) != service {
 				continue
 			}
 			switch s := sectionOf(t); {

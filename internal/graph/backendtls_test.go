@@ -28,6 +28,7 @@ func TestBackendTLSPolicyOutcomes(t *testing.T) {
 	older := btlsPolicy("older", time.Hour, "", system)
 	newer := btlsPolicy("newer", time.Minute, "", system)
 	port := btlsPolicy("port", 0, "https", system)
+	port.Spec.TargetRefs[0].Group = "core" // the core group, as Gatewall's policies may spell it
 	missing := btlsPolicy("missing", 0, "metrics", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "nope"}}})
 	wrongKind := btlsPolicy("wrong-kind", 0, "admin", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",

@@ -98,7 +98,7 @@ func usedServices(g *graph.Gateway) map[types.NamespacedName]bool {
 
 func usesTarget(used map[types.NamespacedName]bool, p *gatewayv1.BackendTLSPolicy) bool {
 	for _, t := range p.Spec.TargetRefs {
-		if t.Group == "" && t.Kind == "Service" && used[types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)}] {
+		if graph.TargetsService(t.LocalPolicyTargetReference) && used[types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)}] {
 			return true
 		}
 	}
