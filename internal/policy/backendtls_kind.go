@@ -55,6 +55,9 @@ func (backendTLSPolicies) Policies(in *graph.Input) []v1alpha1.PolicyWithStatus 
 // backend, so a Service used only by TLSRoutes makes no ancestor.
 func (backendTLSPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
+	if len(in.BackendTLSPolicies) == 0 {
+		return res // not worth a look at every route
+	}
 	used := usedServices(g.Gateway)
 	for k, p := range in.BackendTLSPolicies {
 		if !usesTarget(used, p) {

@@ -44,6 +44,9 @@ func (upstreamKind) Validate(p v1alpha1.Policy) error {
 func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
 	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
+	if len(in.Policies[k.Name()]) == 0 {
+		return res // not worth a look at every route
+	}
 	used := proxiedServices(g)
 	merged := map[types.NamespacedName]UpstreamSettings{}
 	for _, s := range decide(in, k.Name(), parseUpstreamSettings) {
