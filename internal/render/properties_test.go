@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +23,7 @@ import (
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/snapgen"
+	"k8s.io/apimachinery/pkg/util/diff"
 )
 
 // The properties every snapshot's rendering must have, checked by the fuzz
@@ -52,6 +54,7 @@ func checkProperties(t testing.TB, generate func() *snapgen.Snapshot) render.Res
 	if diff := renderDiff(ra, rb); diff != "" {
 		t.Fatalf("the same snapshot rendered twice differs: %s", diff)
 	}
+	checkInputUnchanged(t, a, generate())
 	routes := routeStatuses(ra.Statuses)
 	inB := b.Input()
 	for _, o := range ra.Statuses {
@@ -83,6 +86,23 @@ func checkProperties(t testing.TB, generate func() *snapgen.Snapshot) render.Res
 	}
 	checkRefusedHaveNoEffect(t, a, ra)
 	return ra
+}
+
+// checkInputUnchanged: rendering (translation and statuses) does not modify
+// the objects it reads. The manager's snapshots could then share the
+// informer cache's objects instead of copying them; today it is the pure
+// core's promise. fresh is an independent copy of rendered's snapshot.
+func checkInputUnchanged(t testing.TB, rendered, fresh *snapgen.Snapshot) {
+	t.Helper()
+	if len(rendered.Objects) != len(fresh.Objects) {
+		t.Fatalf("%d objects after rendering, %d generated", len(rendered.Objects), len(fresh.Objects))
+	}
+	for i, o := range rendered.Objects {
+		if !equality.Semantic.DeepEqual(o, fresh.Objects[i]) {
+			t.Fatalf("rendering modified its input %T %s/%s:\n%s", o, o.GetNamespace(), o.GetName(),
+				diff.Diff(fresh.Objects[i], o))
+		}
+	}
 }
 
 // renderDiff says how two renderings differ; "" when they do not.
