@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,7 +70,9 @@ func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
 func writeRouteParents(ctx context.Context, c client.Client, route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) error {
 	key := client.ObjectKeyFromObject(route)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		fresh := route.DeepCopyObject().(client.Object)
+		// An empty object of the route's kind: Get fills it from the
+		// cache, and route (the cache's own, shared) stays as it is.
+		fresh := reflect.New(reflect.TypeOf(route).Elem()).Interface().(client.Object)
 		if err := c.Get(ctx, key, fresh); err != nil {
 			return client.IgnoreNotFound(err)
 		}
