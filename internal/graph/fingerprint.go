@@ -39,7 +39,7 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	// Translation reads a WAFGatewayBindingPolicy's status (the bundles PLM
 	// compiled), Namespaces' and EndpointSlices' labels, and the content of
 	// the others.
-	objects(f, "WAFGatewayBindingPolicy", in.WAFPolicies, byResourceVersion)
+	objects(f, "WAFGatewayBindingPolicy status", in.Policies["WAFGatewayBindingPolicy"], byResourceVersion)
 	objects(f, "ReferenceGrant", in.ReferenceGrants, byResourceVersion)
 	objects(f, "Namespace", in.Namespaces, byResourceVersion)
 	objects(f, "Service", in.Services, byResourceVersion)

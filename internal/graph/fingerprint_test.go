@@ -19,7 +19,7 @@ import (
 var fingerprinted = []string{
 	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
-	"Policies", "WAFPolicies", "PLMGroup", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
+	"Policies", "PLMGroup", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",
 }
 

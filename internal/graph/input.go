@@ -42,11 +42,10 @@ type Input struct {
 	// BackendTLSPolicies say how to speak TLS to Service ports.
 	BackendTLSPolicies map[types.NamespacedName]*gatewayv1.BackendTLSPolicy
 	NginxProxies       map[types.NamespacedName]*v1alpha2.NginxProxy
-	// Policies are the policies of the kinds package policy evaluates, by
-	// kind, then namespace/name. The graph does not read them.
+	// Policies are the policies of Gatewall's own kinds (package policy
+	// evaluates them; BackendTLSPolicies, which the graph reads, are
+	// apart), by kind, then namespace/name. The graph does not read them.
 	Policies map[string]map[types.NamespacedName]v1alpha1.Policy
-	// WAFPolicies are Policies' WAFGatewayBindingPolicies, typed.
-	WAFPolicies map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy
 	// PLMGroup is the API group of the installed PLM APPolicy/APLogConf CRDs
 	// ("" when PLM is not installed).
 	PLMGroup string
@@ -84,11 +83,10 @@ func NewInput(controllerName string) *Input {
 		BackendTLSPolicies: map[types.NamespacedName]*gatewayv1.BackendTLSPolicy{},
 		NginxProxies:       map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
-		Policies:    map[string]map[types.NamespacedName]v1alpha1.Policy{},
-		WAFPolicies: map[types.NamespacedName]*v1alpha1.WAFGatewayBindingPolicy{},
-		APPolicies:  map[types.NamespacedName]*plm.Status{},
-		APLogConfs:  map[types.NamespacedName]*plm.Status{},
-		Bundles:     map[string]Bundle{},
+		Policies:   map[string]map[types.NamespacedName]v1alpha1.Policy{},
+		APPolicies: map[types.NamespacedName]*plm.Status{},
+		APLogConfs: map[types.NamespacedName]*plm.Status{},
+		Bundles:    map[string]Bundle{},
 	}
 }
 
@@ -166,9 +164,6 @@ func (in *Input) add(obj any) bool {
 		in.BackendTLSPolicies[key(o.Namespace, o.Name)] = o
 	case *v1alpha2.NginxProxy:
 		in.NginxProxies[key(o.Namespace, o.Name)] = o
-	case *v1alpha1.WAFGatewayBindingPolicy:
-		in.WAFPolicies[key(o.Namespace, o.Name)] = o
-		in.addPolicy(o)
 	case v1alpha1.Policy:
 		in.addPolicy(o)
 	case *appprotectv1.APPolicy:

@@ -178,7 +178,7 @@ func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered st
 func wafStates(in *graph.Input) []*wafState {
 	claimed := map[TargetRef]*v1alpha1.WAFGatewayBindingPolicy{}
 	var states []*wafState
-	for _, p := range sortPolicies(values(in.WAFPolicies)) {
+	for _, p := range sortPolicies(wafPoliciesIn(in)) {
 		s := &wafState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}
 		states = append(states, s)
 		if s.rejected = unreadable(in, "WAFGatewayBindingPolicy", p); s.rejected != nil {

@@ -53,6 +53,17 @@ func (wafPolicies) SetOwnStatus(p v1alpha1.PolicyWithStatus, gateways []Attachme
 		inForce, in, w.Status, now)
 }
 
+// wafPoliciesIn are the snapshot's WAFGatewayBindingPolicies.
+func wafPoliciesIn(in *graph.Input) []*v1alpha1.WAFGatewayBindingPolicy {
+	out := make([]*v1alpha1.WAFGatewayBindingPolicy, 0, len(in.Policies[wafKind.Name()]))
+	for _, p := range in.Policies[wafKind.Name()] {
+		if w, ok := p.(*v1alpha1.WAFGatewayBindingPolicy); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // PolicyOutcomes are the outcomes of the policies that have the Gateway as
 // an ancestor.
 func (w *WAF) PolicyOutcomes() map[types.NamespacedName]*Outcome { return w.Outcomes }

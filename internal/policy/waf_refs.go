@@ -174,7 +174,7 @@ func WantedBundles(in *graph.Input) []BundleRef {
 		seen[k] = true
 		out = append(out, r)
 	}
-	for _, p := range in.WAFPolicies {
+	for _, p := range wafPoliciesIn(in) {
 		if r, err := resolvePLM(in, p, KindAPPolicy, p.Spec.APPolicySource); err == nil {
 			add(r)
 		}

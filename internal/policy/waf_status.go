@@ -20,7 +20,7 @@ import (
 // written last.
 func bundleStatuses(k types.NamespacedName, gateways []*WAF, in *graph.Input,
 	old v1alpha1.WAFGatewayBindingPolicyStatus, now metav1.Time) (*v1alpha1.BundleReferenceStatus, []v1alpha1.BundleReferenceStatus) {
-	p := in.WAFPolicies[k]
+	p, _ := in.Policies[wafKind.Name()][k].(*v1alpha1.WAFGatewayBindingPolicy)
 	if _, unreadable := in.Unreadable("WAFGatewayBindingPolicy", k); p == nil || unreadable {
 		return old.APPolicyStatus, old.APLogConfStatus // an unreadable policy's stub names no bundles
 	}
