@@ -183,8 +183,11 @@ func (t *stubTransport) object(data []byte, apiVersion, kind string) (out []byte
 // stores no such object).
 func (t *stubTransport) stub(u map[string]any, decodeErr error) (out []byte, ok bool) {
 	obj := unreadable.Stub(t.dec, u, "uid", "resourceVersion")
-	var m map[string]any
-	if obj == nil || runtimeToMap(obj, &m) != nil {
+	if obj == nil {
+		return nil, false
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
 		return nil, false
 	}
 	m["apiVersion"], m["kind"] = u["apiVersion"], u["kind"]
@@ -206,15 +209,6 @@ func (t *stubTransport) stub(u map[string]any, decodeErr error) (out []byte, ok 
 	meta["annotations"] = map[string]any{unreadable.Annotation: unreadable.Reason(decodeErr)}
 	out, _ = json.Marshal(m) // JSON values: cannot fail
 	return out, true
-}
-
-// runtimeToMap converts a decoded object back to JSON values.
-func runtimeToMap(obj runtime.Object, into *map[string]any) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }
 
 // watchBody checks the object of every event of a watch stream.
