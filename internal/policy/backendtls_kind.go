@@ -78,22 +78,12 @@ func (backendTLSPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment {
 }
 
 // usedServices are the Services the HTTPRoutes and GRPCRoutes of a
-// Gateway's graph use as backends or mirrors.
+// Gateway's graph use as backends or mirrors, valid or not.
 func usedServices(g *graph.Gateway) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
 	for _, r := range g.Routes {
-		if r.Kind == graph.KindTLSRoute {
-			continue
-		}
-		for _, rule := range r.Rules {
-			for _, b := range rule.Backends {
-				out[b.Service] = true
-			}
-			for _, m := range rule.Filters.Mirrors {
-				if m.Backend != nil {
-					out[m.Backend.Service] = true
-				}
-			}
+		if r.Kind != graph.KindTLSRoute {
+			addBackendServices(out, r, false)
 		}
 	}
 	return out

@@ -84,20 +84,26 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 func proxiedServices(g *Gateway) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
 	for _, r := range g.attached {
-		for _, rule := range r.Rules {
-			for _, b := range rule.Backends {
-				if b.Valid {
-					out[b.Service] = true
-				}
+		addBackendServices(out, r, true)
+	}
+	return out
+}
+
+// addBackendServices adds the Services a route's rules use as backends or
+// mirrors (only the valid ones when validOnly).
+func addBackendServices(out map[types.NamespacedName]bool, r *graph.Route, validOnly bool) {
+	for _, rule := range r.Rules {
+		for _, b := range rule.Backends {
+			if b.Valid || !validOnly {
+				out[b.Service] = true
 			}
-			for _, m := range rule.Filters.Mirrors {
-				if m.Backend != nil && m.Backend.Valid {
-					out[m.Backend.Service] = true
-				}
+		}
+		for _, m := range rule.Filters.Mirrors {
+			if m.Backend != nil && (m.Backend.Valid || !validOnly) {
+				out[m.Backend.Service] = true
 			}
 		}
 	}
-	return out
 }
 
 // PlusOnlyMethod is what a policy whose loadBalancingMethod needs NGINX
