@@ -2,9 +2,11 @@ package controller
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -28,18 +30,12 @@ type Translations struct {
 	// read is the last translation readers made of each Gateway.
 	read map[types.NamespacedName]translated
 	// making are the translations readers are making, by Gateway and input.
-	making map[making]chan struct{}
-}
-
-type making struct {
-	key         types.NamespacedName
-	fingerprint [sha256.Size]byte
+	making singleflight.Group
 }
 
 // NewTranslations returns an empty cache.
 func NewTranslations() *Translations {
-	return &Translations{m: map[types.NamespacedName]translated{}, read: map[types.NamespacedName]translated{},
-		making: map[making]chan struct{}{}}
+	return &Translations{m: map[types.NamespacedName]translated{}, read: map[types.NamespacedName]translated{}}
 }
 
 // lookup returns the Gateway's last translation if its input had the
@@ -62,35 +58,36 @@ func (c *Translations) Cached(in *graph.Input, key types.NamespacedName) *transl
 	if !ok || c == nil {
 		return translateGateway(in, key)
 	}
-	id := making{key, fp}
-	for {
-		c.mu.Lock()
-		if last, hit := c.m[key]; hit && last.fingerprint == fp {
-			c.mu.Unlock()
-			return last.t
-		}
-		if last, hit := c.read[key]; hit && last.fingerprint == fp {
-			c.mu.Unlock()
-			return last.t
-		}
-		wait, busy := c.making[id]
-		if !busy {
-			done := make(chan struct{})
-			c.making[id] = done
-			c.mu.Unlock()
-			t := translateGateway(in, key)
-			c.mu.Lock()
-			if t != nil {
-				c.read[key] = translated{fingerprint: fp, t: t}
-			}
-			delete(c.making, id)
-			close(done)
-			c.mu.Unlock()
-			return t
-		}
-		c.mu.Unlock()
-		<-wait // then find what it made (or make it, if it made none)
+	if t, hit := c.reusable(key, fp); hit {
+		return t
 	}
+	// Readers of the same input wait for the first one's translation.
+	t, _, _ := c.making.Do(key.String()+"\x00"+hex.EncodeToString(fp[:]), func() (any, error) {
+		if t, hit := c.reusable(key, fp); hit {
+			return t, nil // made while this reader looked
+		}
+		t := translateGateway(in, key)
+		if t != nil {
+			c.mu.Lock()
+			c.read[key] = translated{fingerprint: fp, t: t}
+			c.mu.Unlock()
+		}
+		return t, nil
+	})
+	return t.(*translate.Translation)
+}
+
+// reusable returns the Gateway reconciler's or the readers' translation of
+// the input, if there is one.
+func (c *Translations) reusable(key types.NamespacedName, fp [sha256.Size]byte) (*translate.Translation, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, last := range []translated{c.m[key], c.read[key]} {
+		if last.t != nil && last.fingerprint == fp {
+			return last.t, true
+		}
+	}
+	return nil, false
 }
 
 // translateGateway translates a Gateway, timing it.
