@@ -30,22 +30,27 @@ func (b *big) propagation(t *testing.T) {
 	var total, control, data []time.Duration
 	var creates, pushes, served []time.Time
 	var pushed []int64
+	var steps controlSteps
 	for j := 0; j < *samplesFlag; j++ {
 		host := fmt.Sprintf("p%d.scale.test", j)
 		created := time.Now()
 		rt.Create(t, testenv.HTTPRoute(b.ns, fmt.Sprintf("p%d", j), "gw", host, "/", "echo"))
+		steps.create = append(steps.create, time.Since(created))
 		at, err := reaches(b.addr, host, servedByEcho, 2*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var push, answered time.Time
+		var pushEv testenv.TimedEvent
 		testenv.Eventually(t, time.Minute, func() error {
-			push, answered = firstAfter(ev, b, agent.EventPushSent, created), firstAfter(ev, b, agent.EventApplyResult, created)
+			pushEv, answered = firstEventAfter(ev, b, agent.EventPushSent, created), firstAfter(ev, b, agent.EventApplyResult, created)
+			push = pushEv.At
 			if push.IsZero() || answered.IsZero() {
 				return fmt.Errorf("no push of route %s answered in the manager's log yet", host)
 			}
 			return nil
 		})
+		steps.add(t, ev, b, created, pushEv)
 		total = append(total, at.Sub(created))
 		control = append(control, push.Sub(created))
 		data = append(data, at.Sub(push))
@@ -76,11 +81,15 @@ func (b *big) propagation(t *testing.T) {
 	reload := nginxReload(t, b.master)
 	t.Logf("create to first 200: %v; create to push: %v; push to first 200: %v; bytes fetched: %v; nginx -t %s, reload %s",
 		total, control, data, pushed, check, reload)
+	t.Logf("create call: %v; create to reconcile: %v; snapshot: %v; translation: %v; published to pushed: %v", steps.create, steps.toReconcile, steps.snapshot, steps.translation, steps.toPush)
 	report.add(fmt.Sprintf("one more route, create to first 200, p50 / p99 (%d routes)", len(total)),
 		fmt.Sprintf("%s / %s (`nginx -t` %s, reload %s: %.1fx `nginx -t`)", ms(percentile(total, .5)), ms(percentile(total, .99)), ms(check), ms(reload),
 			float64(percentile(total, .5))/float64(check)),
 		"<= 3x `nginx -t`; <= 100 ms at 50 routes")
 	report.add("  control plane: create to push, p50 / p99", fmt.Sprintf("%s / %s", ms(percentile(control, .5)), ms(percentile(control, .99))), "")
+	report.add("    the API server's answer to the create; create to the reconcile that pushed it; its snapshot; its translation; published to pushed, p50",
+		fmt.Sprintf("%s; %s; %s; %s; %s", ms(percentile(steps.create, .5)), ms(percentile(steps.toReconcile, .5)), ms(percentile(steps.snapshot, .5)),
+			ms(percentile(steps.translation, .5)), ms(percentile(steps.toPush, .5))), "")
 	report.add("  data plane: push to first 200, p50 / p99", fmt.Sprintf("%s / %s", ms(percentile(data, .5)), ms(percentile(data, .99))), "")
 	report.add("    push to the agent; the agent: receipt to reload signal (fetch, write, its `nginx -t`); reload signal to first 200, p50",
 		fmt.Sprintf("%s; %s; %s", ms(percentile(toAgent, .5)), ms(percentile(inAgent, .5)), ms(percentile(toServed, .5))), "")
@@ -91,12 +100,40 @@ func (b *big) propagation(t *testing.T) {
 // firstAfter is when the manager first logged an event of type typ about
 // the big Gateway at or after since; zero if it did not yet.
 func firstAfter(ev *testenv.AgentEvents, b *big, typ agent.EventType, since time.Time) time.Time {
+	return firstEventAfter(ev, b, typ, since).At
+}
+
+// firstEventAfter is that event (zero if none).
+func firstEventAfter(ev *testenv.AgentEvents, b *big, typ agent.EventType, since time.Time) testenv.TimedEvent {
 	for _, e := range ev.Of(typ, b.gw) {
 		if !e.At.Before(since) {
-			return e.At
+			return e
 		}
 	}
-	return time.Time{}
+	return testenv.TimedEvent{}
+}
+
+// controlSteps splits a sample's control plane: the API server's answer to
+// the create; from the create to the start of the reconcile that published
+// its push (the API server's answer, its watch delivery, and waiting for a
+// reconcile of the Gateway under way); the reconcile's snapshot and
+// translation; and from publishing to the push.
+type controlSteps struct{ create, toReconcile, snapshot, translation, toPush []time.Duration }
+
+func (c *controlSteps) add(t *testing.T, ev *testenv.AgentEvents, b *big, created time.Time, push testenv.TimedEvent) {
+	t.Helper()
+	var p testenv.Publication
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var ok bool
+		if p, ok = ev.Published(b.gw, push.Version); !ok {
+			return fmt.Errorf("the manager's log has no publication of version %s", push.Version)
+		}
+		return nil
+	})
+	c.toReconcile = append(c.toReconcile, p.At.Add(-p.Took).Sub(created))
+	c.snapshot = append(c.snapshot, p.Snapshot)
+	c.translation = append(c.translation, p.Translation)
+	c.toPush = append(c.toPush, push.At.Sub(p.At))
 }
 
 // bytesServed sums the sizes, in the pod, of the files the agent fetched

@@ -24,8 +24,23 @@ import (
 // manager's log (the test runtime runs it at the verbosity that logs them,
 // manager.AgentEventsVerbosity).
 type AgentEvents struct {
-	mu  sync.Mutex
-	all []TimedEvent
+	mu           sync.Mutex
+	all          []TimedEvent
+	desired      []TimedEvent
+	publications []Publication
+}
+
+// Publication is a configuration the Gateway reconciler published, and how
+// long the reconcile that published it took for its steps.
+type Publication struct {
+	At      time.Time
+	Gateway types.NamespacedName
+	// Version is the agent server's version of it, as its pushes carry.
+	Version string
+	// Snapshot is reading the inputs from the cache, Translation
+	// translating them (or reusing the translation of the same input), Took
+	// the reconcile from its start until published.
+	Snapshot, Translation, Took time.Duration
 }
 
 // TimedEvent is an agent event and when the manager logged it.
@@ -39,11 +54,50 @@ type logLine struct {
 	TS      time.Time `json:"ts"`
 	Msg     string    `json:"msg"`
 	Type    string    `json:"type"`
-	Gateway string    `json:"gateway"`
+	Gateway gatewayField `json:"gateway"`
 	Pod     string    `json:"pod"`
 	Version string    `json:"version"`
 	Path    string    `json:"path"`
 	Message string    `json:"message"`
+	// A publication's.
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	Snapshot    string `json:"snapshot"`
+	Translation string `json:"translation"`
+	Published   string `json:"published"`
+}
+
+// gatewayField is a Gateway as the manager logs it: "namespace/name" in
+// agent events, an object where the logger is handed the key itself.
+type gatewayField string
+
+func (g *gatewayField) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*g = gatewayField(s)
+		return nil
+	}
+	var o struct{ Namespace, Name string }
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	*g = gatewayField(o.Namespace + "/" + o.Name)
+	return nil
+}
+
+// publication is the line's publication, if it logs one. Version is the
+// configuration's; the agent server's own version, which its pushes carry,
+// is logged by the line before (desired).
+func (l logLine) publication() (Publication, bool) {
+	if l.Msg != "configuration published" {
+		return Publication{}, false
+	}
+	p := Publication{At: l.TS, Gateway: types.NamespacedName{Namespace: l.Namespace, Name: l.Name}}
+	var errs [3]error
+	p.Snapshot, errs[0] = time.ParseDuration(l.Snapshot)
+	p.Translation, errs[1] = time.ParseDuration(l.Translation)
+	p.Took, errs[2] = time.ParseDuration(l.Published)
+	return p, errors.Join(errs[:]...) == nil
 }
 
 // LeaderName is the manager pod holding the leader Lease ("" if none).
@@ -90,19 +144,45 @@ func (l *Local) WatchEvents(t *testing.T, since time.Time) *AgentEvents {
 		s := bufio.NewScanner(stream)
 		s.Buffer(make([]byte, 1<<20), 1<<20)
 		for s.Scan() {
-			var l logLine
-			if json.Unmarshal(s.Bytes(), &l) != nil || l.Msg != "agent event" || l.TS.Before(since) {
-				continue
-			}
-			e.mu.Lock()
-			e.all = append(e.all, TimedEvent{l.TS, agent.Event{
-				Type: agent.EventType(l.Type), Key: namespacedName(l.Gateway), Pod: namespacedName(l.Pod),
-				Version: l.Version, Path: l.Path, Message: l.Message,
-			}})
-			e.mu.Unlock()
+			e.record(s.Bytes(), since)
 		}
 	}()
 	return e
+}
+
+// record keeps what a line of the manager's log at or after since says of
+// agent events and publications.
+func (e *AgentEvents) record(line []byte, since time.Time) {
+	var l logLine
+	if json.Unmarshal(line, &l) != nil || l.TS.Before(since) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch l.Msg {
+	case "agent event":
+		e.all = append(e.all, TimedEvent{l.TS, agent.Event{
+			Type: agent.EventType(l.Type), Key: namespacedName(string(l.Gateway)), Pod: namespacedName(l.Pod),
+			Version: l.Version, Path: l.Path, Message: l.Message,
+		}})
+	case "Desired configuration set":
+		// The agent server logs the configuration it was handed, with its
+		// version, before the reconcile that handed it logs the
+		// publication, in the same goroutine.
+		e.desired = append(e.desired, TimedEvent{l.TS, agent.Event{Key: namespacedName(string(l.Gateway)), Version: l.Version}})
+	default:
+		p, ok := l.publication()
+		if !ok {
+			return
+		}
+		for i := len(e.desired) - 1; i >= 0; i-- {
+			if d := e.desired[i]; d.Key == p.Gateway {
+				p.Version = d.Version
+				break
+			}
+		}
+		e.publications = append(e.publications, p)
+	}
 }
 
 func namespacedName(s string) types.NamespacedName {
@@ -123,6 +203,19 @@ func (e *AgentEvents) Of(t agent.EventType, gw types.NamespacedName) []TimedEven
 		}
 	}
 	return out
+}
+
+// Published is the publication of version of gw's configuration, if the
+// manager logged one.
+func (e *AgentEvents) Published(gw types.NamespacedName, version string) (Publication, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.publications {
+		if p.Gateway == gw && p.Version == version {
+			return p, true
+		}
+	}
+	return Publication{}, false
 }
 
 // Confirmed is when gw's agent was first confirmed running the current
