@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -62,11 +63,15 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
+	gatewayStatuses := newJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers)
+	if err := mgr.Add(gatewayStatuses); err != nil {
+		return fmt.Errorf("adding the Gateway status writer: %w", err)
+	}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
 		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses,
-			Recorder: mgr.GetEventRecorder("gatewall-gateway")},
+			Recorder: mgr.GetEventRecorder("gatewall-gateway"), statuses: gatewayStatuses},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 	}
