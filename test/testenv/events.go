@@ -51,14 +51,14 @@ type TimedEvent struct {
 
 // logLine is what the manager logs of an agent event (zap's JSON).
 type logLine struct {
-	TS      time.Time `json:"ts"`
-	Msg     string    `json:"msg"`
-	Type    string    `json:"type"`
+	TS      time.Time    `json:"ts"`
+	Msg     string       `json:"msg"`
+	Type    string       `json:"type"`
 	Gateway gatewayField `json:"gateway"`
-	Pod     string    `json:"pod"`
-	Version string    `json:"version"`
-	Path    string    `json:"path"`
-	Message string    `json:"message"`
+	Pod     string       `json:"pod"`
+	Version string       `json:"version"`
+	Path    string       `json:"path"`
+	Message string       `json:"message"`
 	// A publication's.
 	Namespace   string `json:"namespace"`
 	Name        string `json:"name"`
