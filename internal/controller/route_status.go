@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,6 +94,9 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 		}
 		setRouteParents(fresh, want)
 		if err := updateStatus(ctx, c, fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil // deleted since the cache was read: nothing to write
+			}
 			return fmt.Errorf("updating status of %T %s: %w", route, key, err)
 		}
 		return nil
