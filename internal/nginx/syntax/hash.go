@@ -104,15 +104,10 @@ func (t HashTable) Fit(bucket, usable, limit int, scratch *HashScratch) (size in
 	if len(t) == 0 {
 		return 1, true
 	}
-	total := 0
-	for _, k := range t {
-		if eltSize(k.Len) > usable {
-			return 0, false
-		}
-		total += eltSize(k.Len)
+	start, ok := t.searchStart(bucket, usable)
+	if !ok {
+		return 0, false
 	}
-	// NGINX's first size; below total/usable some bucket must overflow.
-	start := max(1, len(t)/((bucket-8)/16), (total+usable-1)/usable)
 	keys := scratch.spread(t)
 	for size = start; size <= limit; size++ {
 		scratch.next()
@@ -128,6 +123,20 @@ func (t HashTable) Fit(bucket, usable, limit int, scratch *HashScratch) (size in
 		}
 	}
 	return 0, false
+}
+
+// searchStart is the first number of buckets worth trying: NGINX's first,
+// or more when below total/usable some bucket must overflow; ok is false
+// when a key does not fit in a bucket at all.
+func (t HashTable) searchStart(bucket, usable int) (start int, ok bool) {
+	total := 0
+	for _, k := range t {
+		if eltSize(k.Len) > usable {
+			return 0, false
+		}
+		total += eltSize(k.Len)
+	}
+	return max(1, len(t)/((bucket-8)/16), (total+usable-1)/usable), true
 }
 
 // spread is t's keys in the order Fit places them: stepping through t by a

@@ -12,14 +12,11 @@ func fitInOrder(t HashTable, bucket, usable, limit int) (int, bool) {
 	if len(t) == 0 {
 		return 1, true
 	}
-	total := 0
-	for _, k := range t {
-		if eltSize(k.Len) > usable {
-			return 0, false
-		}
-		total += eltSize(k.Len)
+	start, ok := t.searchStart(bucket, usable)
+	if !ok {
+		return 0, false
 	}
-	for size := max(1, len(t)/((bucket-8)/16), (total+usable-1)/usable); size <= limit; size++ {
+	for size := start; size <= limit; size++ {
 		load := make([]int, size)
 		fits := true
 		for _, k := range t {
