@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,10 +66,17 @@ func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
 	}
 }
 
-// writeRouteParents replaces, in a route's status, the parent statuses the
-// owner owns with ours; other parents' and other controllers' entries are
-// kept, and the entries are put in status.OrderRouteParents' order.
-func writeRouteParents(ctx context.Context, c client.Client, route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) error {
+// parentWrite is the parent statuses one owner owns in a route: ours.
+type parentWrite struct {
+	owner parentOwner
+	ours  []gatewayv1.RouteParentStatus
+}
+
+// writeRouteParents replaces, in a route's status, the parent statuses each
+// write's owner owns with its ours, in one update; other parents' and other
+// controllers' entries are kept, and the entries are put in
+// status.OrderRouteParents' order.
+func writeRouteParents(ctx context.Context, c client.Client, route client.Object, writes ...parentWrite) error {
 	key := client.ObjectKeyFromObject(route)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		// An empty object of the route's kind: Get fills it from the
@@ -80,12 +88,16 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 		old := routeParents(fresh)
 		var want []gatewayv1.RouteParentStatus
 		for _, p := range old {
-			if !owner.owns(p, key.Namespace) {
+			if !slices.ContainsFunc(writes, func(w parentWrite) bool { return w.owner.owns(p, key.Namespace) }) {
 				want = append(want, p)
 			}
 		}
-		want = append(want, ours...)
-		status.OrderRouteParents(fresh, key.Namespace, want, owner.controllerName)
+		for _, w := range writes {
+			want = append(want, w.ours...)
+		}
+		if len(writes) > 0 {
+			status.OrderRouteParents(fresh, key.Namespace, want, writes[0].owner.controllerName)
+		}
 		if equality.Semantic.DeepEqual(old, want) || len(old) == 0 && len(want) == 0 {
 			return nil
 		}
@@ -117,7 +129,7 @@ func idOf(route client.Object) routeID {
 // found by each of the index queries, except those in keep.
 func clearRouteParents(ctx context.Context, c client.Client, tlsRoutes bool, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
 	return eachRouteBut(ctx, c, tlsRoutes, keep, queries, func(route client.Object) error {
-		return writeRouteParents(ctx, c, route, owner, nil)
+		return writeRouteParents(ctx, c, route, parentWrite{owner: owner})
 	})
 }
 

@@ -3,6 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,35 +23,79 @@ const routeStatusWorkers = 4
 // configuration and returns without waiting for thousands of status writes
 // (at 5,000 routes one pass takes the client's rate limit 100 s: the next
 // change's configuration would wait behind it). Writes are kept per route
-// and Gateway, the newest replacing one not written yet, and written by a
-// few workers; one that fails is retried with backoff unless a newer one
-// replaced it. It runs on the leader only, like the reconcilers that feed it.
+// and Gateway, the newest replacing one not written yet; a route's writes
+// for every Gateway are written together, in one update, so that a route
+// with many parents is not updated once per parent Gateway (the updates
+// conflicted with each other and were retried). A write that fails is
+// retried with backoff unless a newer one replaced it. It runs on the
+// leader only, like the reconcilers that feed it.
 type RouteStatusWriter struct {
-	*jobs[routeStatusKey]
+	*jobs[routeID]
 	client    client.Client
 	tlsRoutes bool
+
+	mu sync.Mutex
+	// pending are the writes not made yet: per route, the newest per Gateway.
+	pending map[routeID]map[types.NamespacedName]routeStatusWrite
 }
 
-type routeStatusKey struct {
-	route   routeID
-	gateway types.NamespacedName
+type routeStatusWrite struct {
+	route client.Object
+	parentWrite
 }
 
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
 // tlsRoutes says whether the TLSRoute CRD is installed (Config.TLSRoutes).
 func NewRouteStatusWriter(c client.Client, log logr.Logger, tlsRoutes bool) *RouteStatusWriter {
-	return &RouteStatusWriter{jobs: newJobs[routeStatusKey]("route-status", log, routeStatusWorkers), client: c, tlsRoutes: tlsRoutes}
+	return &RouteStatusWriter{jobs: newJobs[routeID]("route-status", log, routeStatusWorkers), client: c, tlsRoutes: tlsRoutes,
+		pending: map[routeID]map[types.NamespacedName]routeStatusWrite{}}
 }
 
 // set records that the parent statuses owner owns in route should be ours
 // (none clears them).
 func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) {
-	w.hand(routeStatusKey{route: idOf(route), gateway: owner.gateway}, func(ctx context.Context) error {
-		if err := writeRouteParents(ctx, w.client, route, owner, ours); err != nil {
-			return fmt.Errorf("writing the status of route %s (%T) for Gateway %s: %w", client.ObjectKeyFromObject(route), route, owner.gateway, err)
-		}
+	id := idOf(route)
+	w.mu.Lock()
+	if w.pending[id] == nil {
+		w.pending[id] = map[types.NamespacedName]routeStatusWrite{}
+	}
+	w.pending[id][owner.gateway] = routeStatusWrite{route: route, parentWrite: parentWrite{owner: owner, ours: ours}}
+	w.mu.Unlock()
+	w.hand(id, func(ctx context.Context) error { return w.write(ctx, id) })
+}
+
+// write makes the route's pending writes in one update; when it fails, they
+// are pending again, except those a newer write replaced meanwhile.
+func (w *RouteStatusWriter) write(ctx context.Context, id routeID) error {
+	w.mu.Lock()
+	writes := w.pending[id]
+	delete(w.pending, id)
+	w.mu.Unlock()
+	if len(writes) == 0 {
 		return nil
-	})
+	}
+	gateways := slices.SortedFunc(maps.Keys(writes), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	var route client.Object
+	parents := make([]parentWrite, 0, len(writes))
+	for _, gw := range gateways {
+		route = writes[gw].route
+		parents = append(parents, writes[gw].parentWrite)
+	}
+	err := writeRouteParents(ctx, w.client, route, parents...)
+	if err == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending[id] == nil {
+		w.pending[id] = map[types.NamespacedName]routeStatusWrite{}
+	}
+	for gw, wr := range writes {
+		if _, newer := w.pending[id][gw]; !newer {
+			w.pending[id][gw] = wr
+		}
+	}
+	return fmt.Errorf("writing the status of route %s (%s) for %d Gateways: %w", id.key, id.kind, len(writes), err)
 }
 
 // clear clears owner's parent statuses from every route that may hold one,

@@ -102,6 +102,24 @@ func TestRouteStatusWriter(t *testing.T) {
 	// Clearing removes Gatewall's entry only.
 	w.SetRouteParents(route, ours, gw, nil)
 	waitParents(t, c, route, []gatewayv1.RouteParentStatus{other})
+
+	// Writes for two Gateways of one route, made before a writer runs,
+	// are one update with both: a route with many parents is not updated
+	// once per Gateway.
+	second := types.NamespacedName{Namespace: "writer", Name: "other"}
+	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), false)
+	w2.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "Both")})
+	w2.SetRouteParents(route, ours, second, []gatewayv1.RouteParentStatus{parent(ours, "other", "Both")})
+	rw2, err := wc.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("writer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw2.Stop()
+	go func() { _ = w2.Start(ctx) }()
+	waitParents(t, c, route, []gatewayv1.RouteParentStatus{other, parent(ours, "gw", "Both"), parent(ours, "other", "Both")})
+	if n := updates(rw2, 2*time.Second); n != 1 {
+		t.Errorf("the route's status was updated %d times for two Gateways' writes made before the writer ran, want once", n)
+	}
 }
 
 // waitParents waits until the route's parent statuses are want.
