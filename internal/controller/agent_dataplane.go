@@ -30,23 +30,11 @@ type AgentDataPlane struct {
 	started time.Time
 	mu      sync.Mutex
 	// published maps a Gateway to the configuration version last handed to
-	// the server, the server's own version of it, and since when it is
-	// the version handed.
+	// the server and the server's own version of it.
 	published map[types.NamespacedName]publishedVersion
 }
 
-type publishedVersion struct {
-	config, agent string
-	since         time.Time
-}
-
-// UpdateGrace is how long pods that serve an earlier configuration of a
-// Gateway may take to apply a newer one before the Gateway, its listeners
-// and ListenerSets stop being Programmed (status.DataPlane.Serving): an
-// apply takes a second or two at 5,000 routes, longer behind a queue of
-// changes; one stuck (agents cut off from the control plane) is reported
-// after this.
-const UpdateGrace = 10 * time.Second
+type publishedVersion struct{ config, agent string }
 
 // reconnectGrace is how long after a manager start a Gateway whose pods have
 // not reconnected yet keeps its previous Programmed status.
@@ -67,9 +55,7 @@ func (d *AgentDataPlane) Publish(gw types.NamespacedName, files []config.File) s
 	v := config.Version(files)
 	av := d.server.SetConfig(gw, out)
 	d.mu.Lock()
-	if old, ok := d.published[gw]; !ok || old.config != v {
-		d.published[gw] = publishedVersion{config: v, agent: av, since: time.Now()}
-	}
+	d.published[gw] = publishedVersion{config: v, agent: av}
 	d.mu.Unlock()
 	return v
 }
@@ -120,25 +106,14 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 		return status.DataPlane{State: status.Failed, Message: strings.Join(failed, "; ")}
 	case unknown > 0:
 		return status.DataPlane{State: status.Unknown, Message: "waiting for the data plane pods that reconnected after Gatewall started to confirm their configuration"}
-	case connected == 0 && len(st.Pods) == 0 && time.Since(d.started) < reconnectGrace:
-		// No pod has connected since this manager started. One that did
-		// and left is known to be gone: Pending below.
+	case connected == 0 && time.Since(d.started) < reconnectGrace:
 		return status.DataPlane{State: status.Unknown, Message: "waiting for the data plane pods to connect (Gatewall started less than a minute ago)"}
 	case connected == 0:
 		return status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway is connected to Gatewall"}
 	case applied == connected:
 		return status.DataPlane{State: status.Applied}
 	}
-	// Pods that have not applied this version yet run an earlier one they
-	// applied, unless NGINX restarted meanwhile (no version known), for
-	// UpdateGrace at most.
-	serving := time.Since(pub.since) < UpdateGrace
-	for _, p := range st.Pods {
-		if p.Connected && p.State != agent.Applied && p.AppliedVersion == "" {
-			serving = false
-		}
-	}
-	return status.DataPlane{State: status.Pending, Message: fmt.Sprintf("%d of %d data plane pods applied the configuration", applied, connected), Serving: serving}
+	return status.DataPlane{State: status.Pending, Message: fmt.Sprintf("%d of %d data plane pods applied the configuration", applied, connected)}
 }
 
 // failureMessage says why a pod did not apply the configuration and what its

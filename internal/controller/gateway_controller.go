@@ -121,15 +121,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.handStatuses(ctx, req.NamespacedName, func(ctx context.Context) error { return r.writeStatuses(ctx, job) }); err != nil {
 		return ctrl.Result{}, err
 	}
-	requeue := prov.retryAfter
-	if published && r.DataPlane.State(req.NamespacedName, version).Serving {
-		// An update that outlasts its grace must show in the status even
-		// if nothing else happens: look again once it has passed.
-		if requeue == 0 || requeue > UpdateGrace {
-			requeue = UpdateGrace + time.Second
-		}
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return ctrl.Result{RequeueAfter: prov.retryAfter}, nil
 }
 
 // statusJob is what one reconcile leaves to write: the statuses of the

@@ -77,11 +77,7 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			}
 		}
 		prog := policyProgrammed(a)
-		// A policy's Programmed follows each update: nothing re-evaluates
-		// policy statuses when an update outlasts its grace (Serving).
-		dp := a.DataPlane
-		dp.Serving = false
-		if c, ok := keepProgrammed(dp, have, a.Outcome.Generation); ok && a.Outcome.Accepted.Status == metav1.ConditionTrue &&
+		if c, ok := keepProgrammed(a.DataPlane, have, a.Outcome.Generation); ok && a.Outcome.Accepted.Status == metav1.ConditionTrue &&
 			a.Outcome.Blocked == nil && a.Outcome.Partial == "" && fromDataPlane(c, a.Outcome) {
 			prog = c
 		}

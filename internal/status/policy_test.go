@@ -114,9 +114,6 @@ func TestPolicyStatusProgrammed(t *testing.T) {
 		{name: "unknown does not keep a refusal that no longer holds", dp: DataPlane{State: Unknown, Message: "no pod has reported since the restart"},
 			old:  old(metav1.ConditionFalse, string(gatewayv1.PolicyReasonInvalid), "the policy is not accepted, so nothing of it is configured", 2),
 			want: "False/Pending: no pod has reported", since: then}, // still False: same transition
-		{name: "an update in flight is Pending for a policy, even while its pods serve the one before", dp: DataPlane{State: Pending, Message: "0 of 1 data plane pods applied the configuration", Serving: true},
-			old:  old(metav1.ConditionTrue, v1alpha1.PolicyReasonProgrammed, "the data plane applied the configuration with this policy", 2),
-			want: "False/Pending: 0 of 1 data plane pods"},
 		{name: "unknown, policy now blocked", outcome: policy.Outcome{Blocked: &blocked}, dp: DataPlane{State: Unknown},
 			old:  old(metav1.ConditionTrue, v1alpha1.PolicyReasonProgrammed, "the data plane applied the configuration with this policy", 2),
 			want: "False/FetchError: APPolicy default/p"},

@@ -37,30 +37,19 @@ const (
 type DataPlane struct {
 	State   DataPlaneState
 	Message string
-	// Serving, with Pending, says the configuration is being updated:
-	// every connected pod runs an earlier configuration of the Gateway
-	// that it applied, none refused the new one, and the update is recent.
-	// A Programmed condition that is True for the current generation then
-	// stands, so that a change of a route, a Service or a policy does not
-	// make its Gateway, listeners and ListenerSets unprogrammed (and write
-	// their statuses twice) for the second NGINX takes to test and reload.
-	Serving bool
 }
 
 // Offline is the data plane state of a configuration rendered without a cluster.
 var Offline = DataPlane{State: Pending, Message: "rendered offline: no data plane has applied this configuration"}
 
-// keepProgrammed returns the old Programmed condition when it is about the
-// current generation and the data plane's state is Unknown, or, when it is
-// True, while the data plane is Serving an update.
+// keepProgrammed returns the old Programmed condition when the data plane's
+// state is Unknown and that condition is about the current generation.
 func keepProgrammed(dp DataPlane, old []metav1.Condition, generation int64) (metav1.Condition, bool) {
-	updating := dp.State == Pending && dp.Serving
-	if dp.State != Unknown && !updating {
+	if dp.State != Unknown {
 		return metav1.Condition{}, false
 	}
 	for _, c := range old {
-		if c.Type == string(gatewayv1.GatewayConditionProgrammed) && c.ObservedGeneration == generation &&
-			(!updating || c.Status == metav1.ConditionTrue) {
+		if c.Type == string(gatewayv1.GatewayConditionProgrammed) && c.ObservedGeneration == generation {
 			c.ObservedGeneration, c.LastTransitionTime = 0, metav1.Time{}
 			return c, true
 		}
