@@ -53,12 +53,12 @@ func TestBackendTLSPolicyAncestors(t *testing.T) {
 	create(t, service(ns, "app"), service(ns, "audit"), service(ns, "vault"), gw, web, vault,
 		backendTLSPolicy(ns, "vault-tls", "vault"), backendTLSPolicy(ns, "audit-tls", "audit"))
 	ancestors := func(name string) ([]string, error) {
-		p := &gatewayv1.BackendTLSPolicy{}
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+		as, err := backendTLSAncestors(ctx, types.NamespacedName{Namespace: ns, Name: name})
+		if err != nil {
 			return nil, err
 		}
 		var out []string
-		for _, a := range p.Status.Ancestors {
+		for _, a := range as {
 			var types []string
 			for _, c := range a.Conditions {
 				types = append(types, c.Type)
@@ -95,14 +95,14 @@ func TestBackendTLSPolicyTargetNotFound(t *testing.T) {
 	create(t, backendTLSPolicy(ns, "ghost-tls", "ghost"))
 	key := types.NamespacedName{Namespace: ns, Name: "ghost-tls"}
 	eventually(t, 15*time.Second, func() error {
-		p := &gatewayv1.BackendTLSPolicy{}
-		if err := env.Client.Get(ctx, key, p); err != nil {
+		as, err := backendTLSAncestors(ctx, key)
+		if err != nil {
 			return err
 		}
-		if len(p.Status.Ancestors) != 1 {
-			return fmt.Errorf("ancestors %+v, want the Service's TargetNotFound", p.Status.Ancestors)
+		if len(as) != 1 {
+			return fmt.Errorf("ancestors %+v, want the Service's TargetNotFound", as)
 		}
-		a := p.Status.Ancestors[0]
+		a := as[0]
 		if ptr.Deref(a.AncestorRef.Kind, "") != "Service" || a.AncestorRef.Name != "ghost" {
 			return fmt.Errorf("ancestorRef %+v, want Service ghost", a.AncestorRef)
 		}
@@ -113,13 +113,22 @@ func TestBackendTLSPolicyTargetNotFound(t *testing.T) {
 	})
 	create(t, service(ns, "ghost"))
 	eventually(t, 15*time.Second, func() error {
-		p := &gatewayv1.BackendTLSPolicy{}
-		if err := env.Client.Get(ctx, key, p); err != nil {
+		as, err := backendTLSAncestors(ctx, key)
+		if err != nil {
 			return err
 		}
-		if len(p.Status.Ancestors) != 0 {
-			return fmt.Errorf("ancestors %+v after the Service was created, want none (no Gateway proxies to it)", p.Status.Ancestors)
+		if len(as) != 0 {
+			return fmt.Errorf("ancestors %+v after the Service was created, want none (no Gateway proxies to it)", as)
 		}
 		return nil
 	})
+}
+
+// backendTLSAncestors is a BackendTLSPolicy's ancestors now.
+func backendTLSAncestors(ctx context.Context, key types.NamespacedName) ([]gatewayv1.PolicyAncestorStatus, error) {
+	p := &gatewayv1.BackendTLSPolicy{}
+	if err := env.Client.Get(ctx, key, p); err != nil {
+		return nil, err
+	}
+	return p.Status.Ancestors, nil
 }
