@@ -38,6 +38,8 @@ func (b *big) churn(t *testing.T) {
 		hosts[i] = routeHost(i)
 	}
 	l := startLoad(b.addr, hosts)
+	profiled := profileCPU(t, *churnProfile, *churnFlag)
+	defer profiled()
 	start := time.Now()
 	var (
 		mu      sync.Mutex

@@ -38,13 +38,14 @@ var (
 	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
 	profileFlag   = flag.String("scale.profile", "", "file to write the manager's CPU profile during the propagation samples to")
+	churnProfile  = flag.String("scale.churn-profile", "", "file to write the manager's CPU profile during churn to")
 	managerFlag   = flag.String("scale.manager-args", "", "more arguments for the manager, space-separated (e.g. --agent-reload-monitoring-period=2s)")
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var args []string
-	if *profileFlag != "" {
+	if *profileFlag != "" || *churnProfile != "" {
 		args = append(args, "--pprof-bind-address=:"+pprofPort)
 	}
 	args = append(args, strings.Fields(*managerFlag)...)
