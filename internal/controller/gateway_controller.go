@@ -157,7 +157,9 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	if j.published {
 		dp = r.DataPlane.State(key, j.version)
 	}
-	now := metav1.Now()
+	// In seconds, as the API server keeps it: a status computed from what
+	// the cache holds then equals the one handed (RouteStatusWriter.setChanged).
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
@@ -177,8 +179,9 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	current := map[routeID]bool{}
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
-		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), routeParents(newest(j.in, route.Source)), now)
-		r.RouteStatuses.set(route.Source, owner, parents)
+		have := routeParents(newest(j.in, route.Source))
+		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), have, now)
+		r.RouteStatuses.setChanged(route.Source, owner, parents, have)
 	}
 	if err := r.RouteStatuses.clear(ctx, owner, current); err != nil {
 		return err

@@ -93,7 +93,11 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 			}
 		}
 		for _, w := range writes {
-			want = append(want, w.ours...)
+			for _, p := range w.ours {
+				// A copy: the update decodes the API server's answer into
+				// fresh, and ours stays as the writer handed it.
+				want = append(want, *p.DeepCopy())
+			}
 		}
 		if len(writes) > 0 {
 			status.OrderRouteParents(fresh, key.Namespace, want, writes[0].owner.controllerName)
@@ -122,7 +126,7 @@ type routeID struct {
 }
 
 func idOf(route client.Object) routeID {
-	return routeID{kind: fmt.Sprintf("%T", route), key: client.ObjectKeyFromObject(route)}
+	return routeID{kind: reflect.TypeOf(route).String(), key: client.ObjectKeyFromObject(route)}
 }
 
 // clearRouteParents removes the owner's parent statuses from the routes

@@ -1,0 +1,145 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/go-logr/logr"
+)
+
+// TestSetChangedHandsWhatWouldChange: a write is skipped only when it is
+// the one handed last and the route shows it; a newer write not made yet,
+// a status someone else changed and a first write are all handed. The
+// writer is not started, so what it was handed stays pending to look at.
+func TestSetChangedHandsWhatWouldChange(t *testing.T) {
+	const ctrl = "gateway.nginx.org/nginx-gateway-controller"
+	entry := func(gw, reason, by string) gatewayv1.RouteParentStatus {
+		return gatewayv1.RouteParentStatus{
+			ParentRef:      gatewayv1.ParentReference{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: ptr.To(gatewayv1.Kind("Gateway")), Name: gatewayv1.ObjectName(gw)},
+			ControllerName: gatewayv1.GatewayController(by),
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: reason, ObservedGeneration: 1,
+				LastTransitionTime: metav1.NewTime(time.Unix(1_700_000_000, 0))}},
+		}
+	}
+	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
+	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
+	id := idOf(route)
+	none := func(client.Object) []string { return nil } // no route in the cache names gw
+	scheme := runtime.NewScheme()
+	if err := gatewayv1.Install(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).
+		WithIndex(&gatewayv1.HTTPRoute{}, indexRouteGateway, none).WithIndex(&gatewayv1.GRPCRoute{}, indexRouteGateway, none).Build()
+	w := NewRouteStatusWriter(c, logr.Discard(), false)
+	list := func(ps ...gatewayv1.RouteParentStatus) []gatewayv1.RouteParentStatus { return ps }
+	x, y := entry("gw", "X", ctrl), entry("gw", "Y", ctrl)
+	other := entry("gw", "Theirs", "example.com/other")
+	// pendingReason is the reason of the write pending for the route, ""
+	// for none; taking it plays the writer making the write.
+	pendingReason := func() string {
+		defer delete(w.pending, id)
+		wr, ok := w.pending[id][gw]
+		if !ok {
+			return ""
+		}
+		if len(wr.ours) == 0 {
+			return "clear"
+		}
+		return wr.ours[0].Conditions[0].Reason
+	}
+	steps := []struct {
+		what       string
+		set        func()
+		wantHanded string
+	}{
+		{"first write, route shows it already", func() { w.setChanged(route, owner, list(x), list(x)) }, "X"},
+		{"same write, route shows it", func() { w.setChanged(route, owner, list(x), list(other, x)) }, ""},
+		{"same write, someone changed the status", func() { w.setChanged(route, owner, list(x), list(y)) }, "X"},
+		{"same write, the route shows none of ours", func() { w.setChanged(route, owner, list(x), list(other)) }, "X"},
+		{"a newer write", func() { w.set(route, owner, list(y)) }, "Y"},
+		{"the older write again while the route shows it", func() { w.setChanged(route, owner, list(x), list(x)) }, "X"},
+		{"cleared", func() { w.set(route, owner, nil) }, "clear"},
+		{"nothing after a clear, route shows nothing", func() { w.setChanged(route, owner, nil, nil) }, "clear"},
+	}
+	for _, s := range steps {
+		s.set()
+		if got := pendingReason(); got != s.wantHanded {
+			t.Errorf("%s: handed %q, want %q", s.what, got, s.wantHanded)
+		}
+	}
+	if len(w.handed) != 0 {
+		t.Errorf("after a clear the writer still keeps %d routes' last writes", len(w.handed))
+	}
+	// A route deleted since its last write: the Gateway's next pass, which
+	// keeps only its current routes, forgets it.
+	w.setChanged(route, owner, list(x), nil)
+	if err := w.clear(context.Background(), owner, map[routeID]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.handed) != 0 {
+		t.Errorf("the writer keeps the last write of a route the Gateway no longer has")
+	}
+}
+
+// TestSameParentComparesEveryField: sameParent compares parent statuses
+// field by field; a field added to the API types must be compared too.
+// Each field changed on its own makes a different status.
+func TestSameParentComparesEveryField(t *testing.T) {
+	for typ, n := range map[reflect.Type]int{
+		reflect.TypeFor[gatewayv1.RouteParentStatus](): 3,
+		reflect.TypeFor[gatewayv1.ParentReference]():   6,
+		reflect.TypeFor[metav1.Condition]():            6,
+	} {
+		if typ.NumField() != n {
+			t.Errorf("%s has %d fields, sameParent compares %d: compare the new ones", typ, typ.NumField(), n)
+		}
+	}
+	base := func() gatewayv1.RouteParentStatus {
+		return gatewayv1.RouteParentStatus{
+			ParentRef: gatewayv1.ParentReference{Group: ptr.To(gatewayv1.Group("g")), Kind: ptr.To(gatewayv1.Kind("k")), Namespace: ptr.To(gatewayv1.Namespace("n")),
+				Name: "gw", SectionName: ptr.To(gatewayv1.SectionName("s")), Port: ptr.To(gatewayv1.PortNumber(80))},
+			ControllerName: "c",
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "R", Message: "M", ObservedGeneration: 1,
+				LastTransitionTime: metav1.NewTime(time.Unix(1_700_000_000, 0))}},
+		}
+	}
+	if !sameParent(base(), base()) {
+		t.Fatal("two equal parent statuses differ")
+	}
+	for what, change := range map[string]func(*gatewayv1.RouteParentStatus){
+		"group":              func(p *gatewayv1.RouteParentStatus) { p.ParentRef.Group = nil },
+		"kind":               func(p *gatewayv1.RouteParentStatus) { p.ParentRef.Kind = ptr.To(gatewayv1.Kind("other")) },
+		"namespace":          func(p *gatewayv1.RouteParentStatus) { p.ParentRef.Namespace = ptr.To(gatewayv1.Namespace("other")) },
+		"name":               func(p *gatewayv1.RouteParentStatus) { p.ParentRef.Name = "other" },
+		"section":            func(p *gatewayv1.RouteParentStatus) { p.ParentRef.SectionName = nil },
+		"port":               func(p *gatewayv1.RouteParentStatus) { p.ParentRef.Port = ptr.To(gatewayv1.PortNumber(81)) },
+		"controller":         func(p *gatewayv1.RouteParentStatus) { p.ControllerName = "other" },
+		"conditions":         func(p *gatewayv1.RouteParentStatus) { p.Conditions = append(p.Conditions, p.Conditions[0]) },
+		"type":               func(p *gatewayv1.RouteParentStatus) { p.Conditions[0].Type = "Other" },
+		"status":             func(p *gatewayv1.RouteParentStatus) { p.Conditions[0].Status = metav1.ConditionFalse },
+		"reason":             func(p *gatewayv1.RouteParentStatus) { p.Conditions[0].Reason = "Other" },
+		"message":            func(p *gatewayv1.RouteParentStatus) { p.Conditions[0].Message = "Other" },
+		"observedGeneration": func(p *gatewayv1.RouteParentStatus) { p.Conditions[0].ObservedGeneration = 2 },
+		"lastTransitionTime": func(p *gatewayv1.RouteParentStatus) {
+			p.Conditions[0].LastTransitionTime = metav1.NewTime(time.Unix(1_700_000_001, 0))
+		},
+	} {
+		p := base()
+		change(&p)
+		if sameParent(base(), p) || sameParent(p, base()) {
+			t.Errorf("a parent status with another %s is the same", what)
+		}
+	}
+}
