@@ -12,15 +12,16 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/go-logr/logr"
 )
 
-// TestSetChangedHandsWhatWouldChange: a write is skipped only when it is
-// the one handed last and the route shows it; a newer write not made yet,
-// a status someone else changed and a first write are all handed. The
-// writer is not started, so what it was handed stays pending to look at.
+// TestSetChangedHandsWhatWouldChange: a write is skipped only when the
+// route shows it and no write of the route waits or is being made (an
+// older one would overwrite it). The writer is not started, so what it
+// was handed stays pending to look at.
 func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	const ctrl = "gateway.nginx.org/nginx-gateway-controller"
 	entry := func(gw, reason, by string) gatewayv1.RouteParentStatus {
@@ -35,61 +36,74 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
 	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
 	id := idOf(route)
-	none := func(client.Object) []string { return nil } // no route in the cache names gw
-	scheme := runtime.NewScheme()
-	if err := gatewayv1.Install(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithIndex(&gatewayv1.HTTPRoute{}, indexRouteGateway, none).WithIndex(&gatewayv1.GRPCRoute{}, indexRouteGateway, none).Build()
-	w := NewRouteStatusWriter(c, logr.Discard(), false)
+	w := NewRouteStatusWriter(nil, logr.Discard(), false)
 	list := func(ps ...gatewayv1.RouteParentStatus) []gatewayv1.RouteParentStatus { return ps }
 	x, y := entry("gw", "X", ctrl), entry("gw", "Y", ctrl)
-	other := entry("gw", "Theirs", "example.com/other")
-	// pendingReason is the reason of the write pending for the route, ""
-	// for none; taking it plays the writer making the write.
-	pendingReason := func() string {
+	other, otherGateway := entry("gw", "Theirs", "example.com/other"), entry("other", "Z", ctrl)
+	// handed is the reason of the write pending for the route, "" for none;
+	// taking it plays the writer making the write.
+	handed := func() string {
 		defer delete(w.pending, id)
 		wr, ok := w.pending[id][gw]
-		if !ok {
+		switch {
+		case !ok:
 			return ""
-		}
-		if len(wr.ours) == 0 {
+		case len(wr.ours) == 0:
 			return "clear"
 		}
 		return wr.ours[0].Conditions[0].Reason
 	}
 	steps := []struct {
-		what       string
-		set        func()
-		wantHanded string
+		what string
+		set  func()
+		want string
 	}{
-		{"first write, route shows it already", func() { w.setChanged(route, owner, list(x), list(x)) }, "X"},
-		{"same write, route shows it", func() { w.setChanged(route, owner, list(x), list(other, x)) }, ""},
-		{"same write, someone changed the status", func() { w.setChanged(route, owner, list(x), list(y)) }, "X"},
-		{"same write, the route shows none of ours", func() { w.setChanged(route, owner, list(x), list(other)) }, "X"},
-		{"a newer write", func() { w.set(route, owner, list(y)) }, "Y"},
-		{"the older write again while the route shows it", func() { w.setChanged(route, owner, list(x), list(x)) }, "X"},
-		{"cleared", func() { w.set(route, owner, nil) }, "clear"},
-		{"nothing after a clear, route shows nothing", func() { w.setChanged(route, owner, nil, nil) }, "clear"},
+		{"the route shows the write", func() { w.setChanged(route, owner, list(x), list(x)) }, ""},
+		{"the route shows it among others' entries", func() { w.setChanged(route, owner, list(x), list(other, x, otherGateway)) }, ""},
+		{"the route shows another status", func() { w.setChanged(route, owner, list(x), list(y)) }, "X"},
+		{"the route shows none of ours", func() { w.setChanged(route, owner, list(x), list(other)) }, "X"},
+		{"the route shows more of ours", func() { w.setChanged(route, owner, list(x), list(x, y)) }, "X"},
+		{"the route shows less of ours", func() { w.setChanged(route, owner, list(y, x), list(y)) }, "Y"},
+		{"a clear, the route shows none", func() { w.setChanged(route, owner, nil, list(other)) }, ""},
+		{"a clear, the route shows ours", func() { w.setChanged(route, owner, nil, list(x)) }, "clear"},
+		{"a newer write waits", func() { w.set(route, owner, list(y)); w.setChanged(route, owner, list(x), list(x)) }, "X"},
 	}
 	for _, s := range steps {
 		s.set()
-		if got := pendingReason(); got != s.wantHanded {
-			t.Errorf("%s: handed %q, want %q", s.what, got, s.wantHanded)
+		if got := handed(); got != s.want {
+			t.Errorf("%s: handed %q, want %q", s.what, got, s.want)
 		}
 	}
-	if len(w.handed) != 0 {
-		t.Errorf("after a clear the writer still keeps %d routes' last writes", len(w.handed))
-	}
-	// A route deleted since its last write: the Gateway's next pass, which
-	// keeps only its current routes, forgets it.
-	w.setChanged(route, owner, list(x), nil)
-	if err := w.clear(context.Background(), owner, map[routeID]bool{}); err != nil {
+
+	// While a write of the route is being made (its read of the route
+	// held here), a write the route shows is handed all the same.
+	reading, release := make(chan struct{}), make(chan struct{})
+	scheme := runtime.NewScheme()
+	if err := gatewayv1.Install(scheme); err != nil {
 		t.Fatal(err)
 	}
-	if len(w.handed) != 0 {
-		t.Errorf("the writer keeps the last write of a route the Gateway no longer has")
+	w.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			close(reading)
+			<-release
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	w.set(route, owner, list(y))
+	done := make(chan error, 1)
+	go func() { done <- w.write(context.Background(), id) }()
+	<-reading
+	w.setChanged(route, owner, list(x), list(x))
+	if got := handed(); got != "X" {
+		t.Errorf("a write is being made: handed %q, want %q", got, "X")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.setChanged(route, owner, list(y), list(y))
+	if got := handed(); got != "" {
+		t.Errorf("the write was made: handed %q, want none", got)
 	}
 }
 
