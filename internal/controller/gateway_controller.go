@@ -157,9 +157,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	if j.published {
 		dp = r.DataPlane.State(key, j.version)
 	}
-	// In seconds, as the API server keeps it: a status computed from what
-	// the cache holds then equals the one handed (RouteStatusWriter.setChanged).
-	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	now := metav1.Now()
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
