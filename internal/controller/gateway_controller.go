@@ -224,6 +224,18 @@ func routeQueries(owner parentOwner) []client.MatchingFields {
 // so with 4 at once the last Gateway's status came 4 s after the first).
 const gatewayWorkers = 8
 
+// gatewayStatusPace and gatewayStatusMaxPause space one Gateway's status
+// jobs (see jobs.pace): after a job that took d, the Gateway's next one
+// starts pace×d later at the earliest, at most the maximum. A small
+// Gateway's job takes milliseconds, so its statuses follow each change; at
+// make scale's 64 listeners under a change a second, each Gateway status
+// write took the API server 0.5-0.8 s of CPU, and writing it after every
+// change kept a third of the two cores busy while NGINX reloaded.
+const (
+	gatewayStatusPace     = 3
+	gatewayStatusMaxPause = 5 * time.Second
+)
+
 // SetupWithManager registers the reconciler, its indexes and its watches.
 func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := setupIndexes(context.Background(), mgr, r.Config); err != nil {

@@ -92,3 +92,80 @@ func TestJobsRunTheNewestPerKey(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestJobsPacedByCost: after a job that took d, the key's next job starts
+// no sooner than pace×d after it ended and is the newest handed meanwhile;
+// the pause is capped; a key's pause leaves no state behind once over.
+func TestJobsPacedByCost(t *testing.T) {
+	j := newJobs[string]("test", logr.Discard(), 2).paced(3, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = j.Start(ctx) }()
+
+	type run struct {
+		name       string
+		start, end time.Time
+	}
+	runs := make(chan run, 10)
+	job := func(name string, took time.Duration) func(context.Context) error {
+		return func(context.Context) error {
+			r := run{name: name, start: time.Now()}
+			time.Sleep(took)
+			r.end = time.Now()
+			runs <- r
+			return nil
+		}
+	}
+	next := func() run {
+		select {
+		case r := <-runs:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatal("no job ran within 10 s")
+			return run{}
+		}
+	}
+	j.hand("a", job("a1", 100*time.Millisecond))
+	first := next()
+	for _, name := range []string{"a2", "a3", "a4"} {
+		j.hand("a", job(name, 0))
+	}
+	second := next()
+	if second.name != "a4" {
+		t.Errorf("after the pause %s ran, want a4 (the newest handed meanwhile)", second.name)
+	}
+	took := first.end.Sub(first.start)
+	if gap := second.start.Sub(first.end); gap < 3*took {
+		t.Errorf("the next job started %v after one that took %v, want at least 3 times that", gap, took)
+	}
+	select {
+	case r := <-runs:
+		t.Errorf("%s ran too: the jobs it replaced must not run", r.name)
+	case <-time.After(200 * time.Millisecond):
+	}
+	waitUntil(t, func() bool {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return len(j.notBefore) == 0
+	}, "the pause to leave no entry behind")
+
+	capped := newJobs[string]("test", logr.Discard(), 1).paced(3, 50*time.Millisecond)
+	if got := capped.pauseAfter(time.Second); got != 50*time.Millisecond {
+		t.Errorf("pause after a 1 s job with a 50 ms cap: %v", got)
+	}
+	if got := newJobs[string]("test", logr.Discard(), 1).pauseAfter(time.Second); got != 0 {
+		t.Errorf("unpaced jobs pause %v", got)
+	}
+}
+
+// waitUntil waits up to 10 s for cond.
+func waitUntil(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -63,7 +63,8 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
-	gatewayStatuses := newJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers)
+	gatewayStatuses := newJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers).
+		paced(gatewayStatusPace, gatewayStatusMaxPause)
 	if err := mgr.Add(gatewayStatuses); err != nil {
 		return fmt.Errorf("adding the Gateway status writer: %w", err)
 	}
