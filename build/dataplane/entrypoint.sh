@@ -9,8 +9,8 @@
 # 2. Start NGINX in the foreground of a child process.
 # 3. Start nginx-agent with this script's arguments; its configuration is
 #    /etc/nginx-agent/nginx-agent.conf (a ConfigMap written by Gatewall).
-# 4. Every second, empty NGINX's error log file /var/log/nginx/error.log once
-#    it is larger than 1 MiB. Gatewall's nginx.conf logs there, at level crit,
+# 4. Every 5 seconds, empty NGINX's error log file /var/log/nginx/error.log
+#    once it is larger than 1 MiB. Gatewall's nginx.conf logs there, at level crit,
 #    for nginx-agent, which watches the file after each reload (it does not
 #    watch stderr); the file is in an emptyDir, and would otherwise grow for
 #    the pod's life. NGINX opens it to append, so it writes on at the start;
@@ -70,10 +70,12 @@ fi
 
 # running PID: the process exists and is not a zombie (an exited child not
 # reaped yet still answers kill -0).
+# It forks nothing (read is a shell builtin): the loop below runs it twice
+# a second in every data-plane pod.
 running() {
-	[ -r "/proc/$1/stat" ] || return 1
-	state="$(sed -e 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" || return 1
-	[ "$state" != Z ]
+	{ read -r stat_line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	stat_rest="${stat_line##*) }"
+	[ "${stat_rest%% *}" != Z ]
 }
 
 requested=0
@@ -101,8 +103,15 @@ trim_error_log() {
 	fi
 }
 
+# The error log's size (wc, a process) is looked at every 5 s; a crit-level
+# log takes far longer to grow by 1 MiB.
+ticks=0
 while running "$nginx_pid" && running "$agent_pid"; do
-	trim_error_log
+	ticks=$((ticks + 1))
+	if [ "$ticks" -ge 5 ]; then
+		ticks=0
+		trim_error_log
+	fi
 	sleep 1 &
 	wait $! 2>/dev/null || true # a trapped signal ends the wait early
 done

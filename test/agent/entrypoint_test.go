@@ -94,7 +94,7 @@ func TestEntrypointBoundsErrorLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the entrypoint to empty the error log", func() (bool, string) {
+	waitFor(t, 15*time.Second, "the entrypoint to empty the error log", func() (bool, string) {
 		fi, err := os.Stat(errorLog)
 		if err != nil {
 			return false, err.Error()
