@@ -96,7 +96,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		ports = append(ports, int32(l.Source.Port))
 	}
 	objs := provisioner.Objects(provisioner.Params{
-		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, AgentConfig: conf, AgentCA: ca, Images: p.Images,
+		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		Owner: r.owner(),
 	})
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {

@@ -67,6 +67,9 @@ type Params struct {
 	NginxProxy *v1alpha2.NginxProxySpec
 	// Ports are the ports of the Gateway's valid listeners.
 	Ports []int32
+	// ReadinessPort is where NGINX answers the readiness probe
+	// (graph.Gateway.ReadinessPort); 0: no probe.
+	ReadinessPort int32
 	// AgentConfig is the content of nginx-agent.conf.
 	AgentConfig []byte
 	// AgentCA is the PEM CA bundle the agent verifies Gatewall's server with.
@@ -145,7 +148,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		ImagePullPolicy: pullPolicy(main),
 		Ports:           containerPorts(p.Ports, np.MetricsPort()),
 		Resources:       resources(main),
-		ReadinessProbe:  readinessProbe(p.Ports),
+		ReadinessProbe:  readinessProbe(p.ReadinessPort),
 		// No capability is added: NET_BIND_SERVICE would be lost at execve
 		// for uid 101 without privilege escalation. Ports below 1024 are
 		// allowed by the pod's sysctl instead.

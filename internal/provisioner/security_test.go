@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
 // TestDataPlaneRunsUnprivilegedOnLowPorts: NGINX runs as uid 101 without
@@ -47,18 +48,19 @@ func TestDataPlaneRunsUnprivilegedOnLowPorts(t *testing.T) {
 }
 
 // TestReadinessWaitsForTheGatewaysListeners: the NGINX container is Ready
-// only once NGINX listens on every listener port, which the bootstrap
-// configuration never does.
+// only once NGINX answers on the Gateway's readiness port, which only a
+// pushed configuration listens on, never the bootstrap one; the kubelet
+// asks over HTTP, running nothing in the container.
 func TestReadinessWaitsForTheGatewaysListeners(t *testing.T) {
-	nginx := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{})).Spec.Template.Spec.Containers[0]
+	withPort := params(&v1alpha2.NginxProxySpec{})
+	withPort.ReadinessPort = 8082
+	nginx := find[*appsv1.Deployment](t, withPort).Spec.Template.Spec.Containers[0]
 	p := nginx.ReadinessProbe
-	if p == nil || p.Exec == nil || len(p.Exec.Command) != 3 {
-		t.Fatalf("readiness probe %+v", p)
+	if p == nil || p.Exec != nil || p.HTTPGet == nil {
+		t.Fatalf("readiness probe %+v, want an HTTP GET", p)
 	}
-	script := p.Exec.Command[2]
-	// Ports 80 and 443 (params has 443, 80, 80) in /proc/net's hex.
-	if !strings.Contains(script, "for port in 0050 01BB;") || !strings.Contains(script, "/proc/net/tcp /proc/net/tcp6") {
-		t.Errorf("probe script %q does not check ports 80 and 443", script)
+	if g := p.HTTPGet; g.Path != config.ReadinessPath || g.Port.IntValue() != 8082 || g.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("readiness probe asks %s %s on %s, want HTTP %s on 8082", g.Scheme, g.Path, g.Port.String(), config.ReadinessPath)
 	}
 	if p.PeriodSeconds == 0 || p.PeriodSeconds > 5 {
 		t.Errorf("probe period %ds: a pod becomes Ready that long after its configuration is applied", p.PeriodSeconds)
@@ -76,10 +78,8 @@ func TestReadinessWaitsForTheGatewaysListeners(t *testing.T) {
 		}
 	}
 
-	noPorts := params(&v1alpha2.NginxProxySpec{})
-	noPorts.Ports = nil
-	if p := find[*appsv1.Deployment](t, noPorts).Spec.Template.Spec.Containers[0].ReadinessProbe; p != nil {
-		t.Errorf("a Gateway without valid listeners has a readiness probe %+v: there is no port to wait for", p)
+	if p := find[*appsv1.Deployment](t, params(&v1alpha2.NginxProxySpec{})).Spec.Template.Spec.Containers[0].ReadinessProbe; p != nil {
+		t.Errorf("a Gateway without a readiness port has a readiness probe %+v: there is nothing to ask", p)
 	}
 }
 

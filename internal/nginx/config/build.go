@@ -53,6 +53,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		backendClientCert: g.BackendClientCert,
 	}
 	b.cfg.Main = mainSettings(g.NginxProxy)
+	b.cfg.Main.ReadinessPort = g.ReadinessPort()
 	b.register(inc)
 	b.servers(g)
 	for _, m := range b.maps {

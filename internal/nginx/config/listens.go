@@ -127,7 +127,17 @@ func (c *Config) ListeningSockets() []string {
 	if c.Main.StubStatus {
 		add([]listen{{addr: StatusSocket}})
 	}
+	add(c.readinessListens())
 	return out
+}
+
+// readinessListens are the listens of the readiness server (none without
+// a readiness port).
+func (c *Config) readinessListens() []listen {
+	if c.Main.ReadinessPort == 0 {
+		return nil
+	}
+	return c.portListens(strconv.Itoa(int(c.Main.ReadinessPort)), nil)
 }
 
 // CheckConnections says why NGINX would refuse the configuration's

@@ -28,6 +28,8 @@ const (
 	StatusSocket = "unix:" + RunDir + "nginx-status.sock"
 	// StatusPath is the location of stub_status on StatusSocket.
 	StatusPath = "/stub_status"
+	// ReadinessPath answers 204 on Main.ReadinessPort, for the kubelet.
+	ReadinessPath = "/readyz"
 	// AgentErrorLog is the error log nginx-agent watches after reloads; the
 	// data-plane entrypoint (build/dataplane/entrypoint.sh) bounds its size.
 	AgentErrorLog = "/var/log/nginx/error.log"
@@ -78,6 +80,10 @@ type Main struct {
 	// StubStatus serves NGINX's connection and request counts on
 	// StatusSocket, for the data plane's metrics.
 	StubStatus bool
+	// ReadinessPort, when not 0, is where NGINX answers the pod's
+	// readiness probe (ReadinessPath): only a configuration Gatewall
+	// pushed listens there (graph.Gateway.ReadinessPort).
+	ReadinessPort int32
 }
 
 // Server is one server block.

@@ -103,7 +103,29 @@ func (c *Config) httpConf() []byte {
 	if c.Main.StubStatus {
 		writeStatusServer(w)
 	}
+	if c.Main.ReadinessPort != 0 {
+		c.writeReadinessServer(w)
+	}
 	return w.bytes()
+}
+
+// writeReadinessServer writes the server the kubelet's readiness probe
+// asks (an HTTP GET, which costs the node far less than running a command
+// in the container every period).
+func (c *Config) writeReadinessServer(w *writer) {
+	w.blank()
+	w.open("server")
+	for _, l := range c.readinessListens() {
+		w.line(l.words()...)
+	}
+	w.line("access_log", "off")
+	w.open("location", "=", ReadinessPath)
+	w.line("return", "204")
+	w.close()
+	w.open("location", "/")
+	w.line("return", "404")
+	w.close()
+	w.close()
 }
 
 // writeStatusServer writes the server only nginx-agent reaches, inside the
