@@ -40,6 +40,7 @@ func (b *big) churn(t *testing.T) {
 	l := startLoad(b.addr, hosts)
 	profiled := profileCPU(t, *churnProfile, *churnFlag)
 	defer profiled()
+	node := nodeCPUSince()
 	start := time.Now()
 	var (
 		mu      sync.Mutex
@@ -80,6 +81,7 @@ func (b *big) churn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	nodeShares := node()
 	time.Sleep(time.Second)
 	l.halt()
 
@@ -106,6 +108,8 @@ func (b *big) churn(t *testing.T) {
 		fmt.Sprintf("%s / %s / %s (%d over 2 s)", ms(percentile(lat, .5)), ms(percentile(lat, .99)), ms(percentile(lat, 1)), over), "every change within 2 s")
 	report.add(fmt.Sprintf("churn: failed requests to %d unchanged routes", len(hosts)),
 		fmt.Sprintf("%d non-2xx, %d connection errors of %d", non2xx, connErrs, sent), "0")
+	t.Logf("node CPU during churn: %s", nodeShares)
+	report.add("  node CPU during churn, cores by command", nodeShares, "")
 }
 
 // setBackend points route name's backend at Service svc.

@@ -99,6 +99,7 @@ func fanOut(t *testing.T, what string, pods []corev1.Pod, change func(), host st
 	idle := cpuShare(cpu0, cpu1, 10*time.Second)
 	heap := metrics(t, mgr, "go_memstats_heap_inuse_bytes")["go_memstats_heap_inuse_bytes"]
 
+	node := nodeCPUSince()
 	start := time.Now()
 	change()
 	served := make([]time.Duration, len(pods))
@@ -120,6 +121,7 @@ func fanOut(t *testing.T, what string, pods []corev1.Pod, change func(), host st
 		return
 	}
 	wall := time.Since(start)
+	nodeShares := node()
 	_, cpu2 := testenv.ProcessTimes(pid)
 	first, last := percentile(served, 0), percentile(served, 1)
 	t.Logf("%s: served after %v; manager at rest %s, during the change %s; RSS %s, Go heap %s",
@@ -128,4 +130,6 @@ func fanOut(t *testing.T, what string, pods []corev1.Pod, change func(), host st
 		"all within 2 s of the first")
 	report.add("  manager with their agents connected: CPU at rest, during the change; RSS",
 		fmt.Sprintf("%s, %s; %s", idle, cpuShare(cpu1, cpu2, wall), mib(rss(t, pid))), "")
+	t.Logf("node CPU from the change to the last pod serving it: %s", nodeShares)
+	report.add("  node CPU from the change to the last pod serving it, cores by command", nodeShares, "")
 }
