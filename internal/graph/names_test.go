@@ -29,14 +29,7 @@ func TestInvalidRouteNamesAreRefused(t *testing.T) {
 // TestInvalidListenerSetNamesAreRefused: a ListenerSet's name reaches
 // nginx.conf through its listeners' IDs.
 func TestInvalidListenerSetNamesAreRefused(t *testing.T) {
-	in := testInput(&gatewayv1.ListenerSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "set;evil"},
-		Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: "gw"},
-			Listeners: []gatewayv1.ListenerEntry{{Name: "extra", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}}},
-	})
-	gw := in.Gateways[key("ns", "gw")]
-	gw.Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)}}
-	g := buildTest(t, in)
+	g := buildTest(t, listenerSetInput("set;evil", 8080))
 	s := g.ListenerSets[0]
 	if s.Accepted || s.Conditions[0].Reason != string(gatewayv1.ListenerSetReasonInvalid) || len(g.ValidListeners()) != 1 {
 		t.Fatalf("ListenerSet with an invalid name: accepted=%v %+v", s.Accepted, s.Conditions)
@@ -115,4 +108,17 @@ func TestInvalidGatewayNamesAreRefused(t *testing.T) {
 			t.Fatalf("Gateway %q: %+v", name, g)
 		}
 	}
+}
+
+// listenerSetInput is testInput with ListenerSet ns/name, allowed by the
+// Gateway, adding an HTTP listener "extra" on port.
+func listenerSetInput(name string, port gatewayv1.PortNumber) *Input {
+	in := testInput(&gatewayv1.ListenerSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: "gw"},
+			Listeners: []gatewayv1.ListenerEntry{{Name: "extra", Port: port, Protocol: gatewayv1.HTTPProtocolType}}},
+	})
+	gw := in.Gateways[key("ns", "gw")]
+	gw.Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)}}
+	return in
 }

@@ -3,7 +3,6 @@ package graph
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -50,14 +49,7 @@ func TestReadinessPortTakesNoListenersPort(t *testing.T) {
 // TestReadinessPortSkipsListenerSetPorts: a ListenerSet's listener keeps its
 // port from the readiness port as the Gateway's own do.
 func TestReadinessPortSkipsListenerSetPorts(t *testing.T) {
-	in := testInput(&gatewayv1.ListenerSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "set"},
-		Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: "gw"},
-			Listeners: []gatewayv1.ListenerEntry{{Name: "extra", Port: 8081, Protocol: gatewayv1.HTTPProtocolType}}},
-	})
-	gw := in.Gateways[key("ns", "gw")]
-	gw.Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)}}
-	g := buildTest(t, in)
+	g := buildTest(t, listenerSetInput("set", 8081))
 	if len(g.ListenerSets) != 1 || !g.ListenerSets[0].Accepted {
 		t.Fatalf("the ListenerSet is not accepted: the case tests nothing")
 	}
