@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/go-logr/logr"
+	"github.com/gatewall/gatewall/internal/scheme"
 )
 
 // BenchmarkRouteStatusPass is one Gateway's pass over the statuses of 5,000
@@ -27,10 +27,6 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 	const n, ctrl = 5000, "gateway.nginx.org/nginx-gateway-controller"
 	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
 	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
-	scheme := runtime.NewScheme()
-	if err := gatewayv1.Install(scheme); err != nil {
-		b.Fatal(err)
-	}
 	routes := make([]client.Object, n)
 	ours := make([][]gatewayv1.RouteParentStatus, n)
 	for i := range routes {
@@ -53,7 +49,7 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 		}
 		routes[i], ours[i] = r, []gatewayv1.RouteParentStatus{*p.DeepCopy()}
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(routes...).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(routes...).Build()
 	ctx := context.Background()
 	b.Run("every-route", func(b *testing.B) {
 		w := NewRouteStatusWriter(c, logr.Discard(), false)

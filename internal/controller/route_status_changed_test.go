@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/go-logr/logr"
+	"github.com/gatewall/gatewall/internal/scheme"
 )
 
 // TestSetChangedHandsWhatWouldChange: a write is skipped only when the
@@ -78,11 +78,7 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	// While a write of the route is being made (its read of the route
 	// held here), a write the route shows is handed all the same.
 	reading, release := make(chan struct{}), make(chan struct{})
-	scheme := runtime.NewScheme()
-	if err := gatewayv1.Install(scheme); err != nil {
-		t.Fatal(err)
-	}
-	w.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithInterceptorFuncs(interceptor.Funcs{
+	w.client = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(route).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			close(reading)
 			<-release
