@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -24,7 +23,7 @@ import (
 // procCPU is one process's CPU time: its own and its reaped children's.
 type procCPU struct {
 	comm  string
-	start string // starttime, so that a reused pid is not taken for the same process
+	start time.Duration // so that a reused pid is not taken for the same process
 	cpu   time.Duration
 }
 
@@ -40,26 +39,9 @@ func nodeCPU() map[int]procCPU {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // exited meanwhile
+		if st, ok := testenv.ProcessStat(pid); ok { // else exited meanwhile
+			out[pid] = procCPU{comm: st.Comm, start: st.Start, cpu: st.CPU + st.Children}
 		}
-		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		// After the command name: state is the 1st field, utime the 12th,
-		// stime, cutime and cstime the next three, starttime the 20th.
-		f := strings.Fields(string(b[end+1:]))
-		if len(f) < 20 {
-			continue
-		}
-		var ticks int64
-		for _, i := range []int{11, 12, 13, 14} {
-			n, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks += n
-		}
-		out[pid] = procCPU{comm: string(b[open+1 : end]), start: f[19], cpu: time.Duration(ticks) * testenv.ClockTick}
 	}
 	return out
 }
@@ -127,18 +109,18 @@ func nodeCPUSince() func() string {
 // this test's process.
 func TestCPUByCommand(t *testing.T) {
 	before := map[int]procCPU{
-		1: {"nginx", "10", 2 * time.Second},
-		2: {"nginx", "11", 1 * time.Second},
-		3: {"kube-apiserver", "5", 10 * time.Second},
-		4: {"old", "7", 3 * time.Second},
+		1: {"nginx", 10 * time.Second, 2 * time.Second},
+		2: {"nginx", 11 * time.Second, 1 * time.Second},
+		3: {"kube-apiserver", 5 * time.Second, 10 * time.Second},
+		4: {"old", 7 * time.Second, 3 * time.Second},
 	}
 	after := map[int]procCPU{
-		1: {"nginx", "10", 3 * time.Second},          // +1 s
-		2: {"nginx", "11", 1500 * time.Millisecond},  // +0.5 s
-		3: {"kube-apiserver", "5", 14 * time.Second}, // +4 s
-		4: {"sh", "99", 200 * time.Millisecond},      // pid 4 reused: 0.2 s, new
-		5: {"runc", "100", 300 * time.Millisecond},   // new: 0.3 s
-		6: {"idle", "1", 0},                          // used nothing
+		1: {"nginx", 10 * time.Second, 3 * time.Second},          // +1 s
+		2: {"nginx", 11 * time.Second, 1500 * time.Millisecond},  // +0.5 s
+		3: {"kube-apiserver", 5 * time.Second, 14 * time.Second}, // +4 s
+		4: {"sh", 99 * time.Second, 200 * time.Millisecond},      // pid 4 reused: 0.2 s, new
+		5: {"runc", 100 * time.Second, 300 * time.Millisecond},   // new: 0.3 s
+		6: {"idle", 1 * time.Second, 0},                          // used nothing
 	}
 	got := cpuByCommand(before, after, 2*time.Second)
 	want := []commandShare{{"kube-apiserver", 2}, {"nginx", 0.75}, {"runc", 0.15}, {"sh", 0.1}}

@@ -90,25 +90,48 @@ func RSS(pid int) (int64, error) {
 // ClockTick is the unit of process times in /proc (USER_HZ, 100 on Linux).
 const ClockTick = 10 * time.Millisecond
 
-// ProcessTimes are process pid's start (since boot) and the CPU time it
-// used so far (user and system); zero if it is gone.
-func ProcessTimes(pid int) (start, cpu time.Duration) {
+// ProcStat is what /proc/PID/stat says of a process: its command name and
+// its times, in the file's clock ticks' unit converted to durations.
+type ProcStat struct {
+	Comm string
+	// Start is when it started, since boot; it tells a process from a
+	// later one that reuses its pid.
+	Start time.Duration
+	// CPU is the time it used (user and system); Children, that of the
+	// children it reaped.
+	CPU, Children time.Duration
+}
+
+// ProcessStat reads process pid's /proc/PID/stat; false if it is gone.
+func ProcessStat(pid int) (ProcStat, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0
+		return ProcStat{}, false
 	}
-	// The fields after the command name (which may hold spaces) start with
-	// the third, state: utime is the 14th, stime the 15th, starttime the
+	// The command name is in parentheses and may hold spaces and
+	// parentheses. The fields after it start with the third, state: utime
+	// is the 14th, stime, cutime and cstime the next three, starttime the
 	// 22nd.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return ProcStat{}, false
+	}
+	f := strings.Fields(string(b[end+1:]))
 	if len(f) < 20 {
-		return 0, 0
+		return ProcStat{}, false
 	}
 	tick := func(i int) time.Duration {
 		n, _ := strconv.ParseInt(f[i], 10, 64)
 		return time.Duration(n) * ClockTick
 	}
-	return tick(19), tick(11) + tick(12)
+	return ProcStat{Comm: string(b[open+1 : end]), Start: tick(19), CPU: tick(11) + tick(12), Children: tick(13) + tick(14)}, true
+}
+
+// ProcessTimes are process pid's start (since boot) and the CPU time it
+// used so far (user and system); zero if it is gone.
+func ProcessTimes(pid int) (start, cpu time.Duration) {
+	st, _ := ProcessStat(pid)
+	return st.Start, st.CPU
 }
 
 // Ready says whether a pod is Ready.
