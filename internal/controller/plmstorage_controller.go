@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +22,10 @@ import (
 type StorageSettings interface {
 	SetCredentials(accessKeyID, secretAccessKey string)
 	SetTLS(plm.TLSSettings) error
+	// Hold keeps fetches from starting until Release, saying why; it does
+	// nothing once released.
+	Hold(why string)
+	Release()
 }
 
 // PLMStorageConfig names the Secrets of the PLM storage flags.
@@ -29,7 +36,10 @@ type PLMStorageConfig struct {
 
 // PLMStorageReconciler watches the PLM storage Secrets and hands their
 // contents to the fetcher, so rotated credentials and certificates take
-// effect without a restart.
+// effect without a restart. The fetcher starts fetching once every
+// configured Secret has been read and applied (Release); until then its
+// pending bundles say what is missing. Settings that cannot be used later
+// leave the previous ones in force.
 type PLMStorageReconciler struct {
 	client.Client
 	Config  PLMStorageConfig
@@ -40,45 +50,61 @@ type PLMStorageReconciler struct {
 
 // Reconcile re-reads all the Secrets whenever one changes.
 func (r *PLMStorageReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
+	problem, err := r.apply(ctx)
+	if problem == "" {
+		r.Storage.Release()
+		return ctrl.Result{}, nil
+	}
+	r.Storage.Hold("PLM storage settings not applied yet: " + problem)
+	if err == nil {
+		log.FromContext(ctx).Error(errors.New(problem), "PLM storage settings are unusable; keeping the previous ones")
+	}
+	return ctrl.Result{}, err
+}
+
+// apply hands the fetcher what it can of the Secrets, and says what it could
+// not: a Secret that cannot be read (err too, to retry), or settings that
+// cannot be used.
+func (r *PLMStorageReconciler) apply(ctx context.Context) (string, error) {
 	get := func(k *types.NamespacedName) (*corev1.Secret, error) {
 		if k == nil {
 			return nil, nil
 		}
 		s := &corev1.Secret{}
 		if err := r.Get(ctx, *k, s); err != nil {
-			return nil, fmt.Errorf("reading PLM storage Secret %s: %w", k, err)
+			return nil, fmt.Errorf("reading Secret %s: %w", k, err)
 		}
 		return s, nil
 	}
 	creds, err := get(r.Config.Credentials)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err.Error(), err
 	}
+	var problems []string
 	if creds != nil {
 		id, secret, err := plm.CredentialsFromSecret(creds)
 		if err != nil {
-			logger.Error(err, "PLM storage credentials are unusable; keeping the previous ones", "secret", r.Config.Credentials)
+			problems = append(problems, fmt.Sprintf("credentials in Secret %s: %v", r.Config.Credentials, err))
 		} else {
 			r.Storage.SetCredentials(id, secret)
 		}
 	}
 	ca, err := get(r.Config.CA)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err.Error(), err
 	}
 	cl, err := get(r.Config.ClientSSL)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err.Error(), err
 	}
 	settings, err := plm.TLSFromSecrets(ca, cl, r.Config.SkipVerify)
 	if err == nil {
 		err = r.Storage.SetTLS(settings)
 	}
 	if err != nil {
-		logger.Error(err, "PLM storage TLS settings are unusable; keeping the previous ones")
+		problems = append(problems, fmt.Sprintf("TLS: %v", err))
 	}
-	return ctrl.Result{}, nil
+	return strings.Join(problems, "; "), nil
 }
 
 // names are the configured Secrets.
@@ -90,6 +116,19 @@ func (r *PLMStorageReconciler) names() map[types.NamespacedName]bool {
 		}
 	}
 	return out
+}
+
+// SecretNames lists the configured Secrets, sorted, for messages.
+func (r *PLMStorageReconciler) SecretNames() string {
+	var names []string
+	for k := range r.names() {
+		names = append(names, k.String())
+	}
+	slices.Sort(names)
+	if len(names) == 1 {
+		return "Secret " + names[0]
+	}
+	return "Secrets " + strings.Join(names, ", ")
 }
 
 // SetupWithManager registers the reconciler for the configured Secrets only.

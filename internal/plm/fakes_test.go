@@ -210,3 +210,22 @@ func (h *harness) waitAttempts(sha string, n int) Result {
 	h.t.Helper()
 	return h.waitFor(sha, fmt.Sprintf("%d attempts", n), func(r Result) bool { return r.Attempts >= n })
 }
+
+// waitRunning waits until Run has started, after which Want and the retries
+// dispatch attempts before they return.
+func (h *harness) waitRunning() {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.f.mu.Lock()
+		running := h.f.runCtx != nil
+		h.f.mu.Unlock()
+		if running {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatal("Run did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -36,6 +36,10 @@ type Fetcher struct {
 	cached   map[string]cachedFile
 	inFlight map[string]*entry // by sha256: at most one attempt per bundle
 	stats    Stats
+	// held keeps attempts from starting until the storage settings are
+	// first read (Hold, Release); heldWhy is what Pending results say.
+	held, released bool
+	heldWhy        string
 }
 
 // entry is one wanted sha256.
@@ -280,7 +284,7 @@ func (f *Fetcher) scheduleNowLocked(e *entry, now time.Time) {
 // dispatchLocked starts the due attempts that fit in the concurrency bound,
 // earliest first.
 func (f *Fetcher) dispatchLocked(now time.Time) {
-	if f.runCtx == nil || f.runCtx.Err() != nil {
+	if f.held || f.runCtx == nil || f.runCtx.Err() != nil {
 		return
 	}
 	var due []*entry
@@ -317,7 +321,7 @@ func (f *Fetcher) dispatchLocked(now time.Time) {
 // nextDueLocked is when Run must wake for a retry; zero when completions
 // (which dispatch themselves) or Want will.
 func (f *Fetcher) nextDueLocked() time.Time {
-	if len(f.inFlight) >= f.opts.Concurrency {
+	if f.held || len(f.inFlight) >= f.opts.Concurrency {
 		return time.Time{}
 	}
 	var next time.Time
@@ -454,6 +458,11 @@ func (f *Fetcher) Result(sha256 string) Result {
 
 func (f *Fetcher) resultLocked(sha string) Result {
 	if e := f.entries[sha]; e != nil {
+		if f.held && e.result.State == Pending {
+			r := e.result
+			r.Message = f.heldWhy
+			return r
+		}
 		return e.result
 	}
 	if c, ok := f.cached[sha]; ok {

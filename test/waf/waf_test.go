@@ -58,22 +58,36 @@ func sum(b []byte) string {
 // Secret, until the test ends; it returns the files it would push.
 func startManager(t *testing.T, url string) *controller.HeldFiles {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	createCredentials(t, "plm-storage-credentials")
+	return runManager(t, url, "plm-storage-credentials")
+}
+
+// createCredentials creates the storage credentials Secret name (and the
+// manager's namespace).
+func createCredentials(t *testing.T, name string) {
+	t.Helper()
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultNamespace}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "plm-storage-credentials"},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: name},
 			Data: map[string][]byte{plmfetch.CredentialsSecretKey: []byte(adminSecret)}},
 	} {
-		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+		if err := env.Client.Create(context.Background(), o); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// runManager runs the manager with PLM storage at url and credentials from
+// the Secret named credentials, until the test ends.
+func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	held := controller.NewHeldFiles()
 	mgr, err := manager.New(env.Config, manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0",
 		DataPlane: held,
-		PLM:       manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: "plm-storage-credentials"},
+		PLM:       manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: credentials},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +290,52 @@ func TestBundlesFromPLMStorage(t *testing.T) {
 		if n := srv.GetObjectRequests(key); n != 1 {
 			t.Errorf("%s was fetched %d times, want 1", key, n)
 		}
+	}
+}
+
+// TestFetchesWaitForTheCredentialsSecret: until the configured credentials
+// Secret has been read, no bundle is fetched (a fetch without it would fail
+// and report a FetchError), and the policy's status names the Secret; once
+// it exists, the bundle is fetched once.
+func TestFetchesWaitForTheCredentialsSecret(t *testing.T) {
+	srv := s3test.Start(t, plmfetch.AccessKeyID, adminSecret, nil)
+	const secret = "plm-late-credentials"
+	createCredentials(t, "unrelated") // the namespace; not the Secret
+	held := runManager(t, srv.URL(), secret)
+	ns := "waf-late-secret"
+	world(t, ns)
+	gw := types.NamespacedName{Namespace: ns, Name: "gw"}
+	v1 := []byte("compiled bundle, late credentials\n")
+	srv.Put(nil, bucket, "late-v1.tgz", v1)
+	compiled(t, ns, "late-v1.tgz", sum(v1))
+
+	want := "PLM storage settings not applied yet: waiting to read Secret " + manager.DefaultNamespace + "/" + secret
+	eventually(t, 30*time.Second, func() error {
+		p, got := wafStatus(t, ns)
+		if !strings.Contains(got, "Programmed=False/Pending") {
+			return fmt.Errorf("status %s", got)
+		}
+		if c := meta.FindStatusCondition(p.Status.Ancestors[0].Conditions, "Programmed"); !strings.Contains(c.Message, want) {
+			return fmt.Errorf("Programmed message %q; want it to contain %q", c.Message, want)
+		}
+		return nil
+	})
+	// The Gateway's reconciles have declared the bundle by now; give a
+	// fetch that was not held time to show in the access log.
+	time.Sleep(2 * time.Second)
+	if n := srv.GetObjectRequests("late-v1.tgz"); n != 0 {
+		t.Fatalf("the bundle was fetched %d times before the credentials Secret existed; want 0", n)
+	}
+
+	createCredentials(t, secret)
+	eventually(t, 30*time.Second, func() error {
+		if data, ok := heldBundle(held, gw, sum(v1)); !ok || string(data) != string(v1) {
+			return fmt.Errorf("bundle not in the Gateway's files (found %v)", ok)
+		}
+		return nil
+	})
+	if n := srv.GetObjectRequests("late-v1.tgz"); n != 1 {
+		t.Errorf("the bundle was fetched %d times; want 1", n)
 	}
 }
 
