@@ -65,7 +65,9 @@ type Params struct {
 	Gateway *gatewayv1.Gateway
 	// NginxProxy is the Gateway's effective NginxProxy spec; never nil.
 	NginxProxy *v1alpha2.NginxProxySpec
-	// Ports are the ports of the Gateway's valid listeners.
+	// Ports are the ports of the Gateway's valid listeners: the Service's.
+	// The pod template does not list them (containerPorts), so they change
+	// without restarting the pods.
 	Ports []int32
 	// ReadinessPort is where NGINX answers the readiness probe
 	// (graph.Gateway.ReadinessPort); 0: no probe.
@@ -146,7 +148,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		Name:            "nginx",
 		Image:           image(main, p.Images.NGINX),
 		ImagePullPolicy: pullPolicy(main),
-		Ports:           containerPorts(p.Ports, np.MetricsPort()),
+		Ports:           containerPorts(np.MetricsPort()),
 		Resources:       resources(main),
 		ReadinessProbe:  readinessProbe(p.ReadinessPort),
 		// No capability is added: NET_BIND_SERVICE would be lost at execve
@@ -313,12 +315,14 @@ func sortedPorts(ports []int32) []int32 {
 	return out
 }
 
-// containerPorts are the listeners' ports, then the metrics port (0: none).
-func containerPorts(ports []int32, metrics int32) []corev1.ContainerPort {
+// containerPorts is the metrics port (0: none). The listeners' ports are
+// left out: a container's ports only inform (the Service targets them by
+// number), and listing them would restart every data-plane pod whenever a
+// listener is added, moved, or turns valid or invalid (a certificate Secret
+// that appears after its Gateway, or breaks), where NGINX takes the change
+// with a reload.
+func containerPorts(metrics int32) []corev1.ContainerPort {
 	var out []corev1.ContainerPort
-	for _, p := range sortedPorts(ports) {
-		out = append(out, corev1.ContainerPort{Name: fmt.Sprintf("port-%d", p), ContainerPort: p, Protocol: corev1.ProtocolTCP})
-	}
 	if metrics != 0 {
 		out = append(out, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: metrics, Protocol: corev1.ProtocolTCP})
 	}

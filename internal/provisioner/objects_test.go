@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -67,9 +68,8 @@ func TestObjectsDefaults(t *testing.T) {
 		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
 		t.Errorf("not locked down: pod %+v container %+v", pod.SecurityContext, sc)
 	}
-	if len(c.Ports) != 3 || c.Ports[0].ContainerPort != 80 || c.Ports[1].ContainerPort != 443 ||
-		c.Ports[2].Name != MetricsPortName || c.Ports[2].ContainerPort != v1alpha2.DefaultMetricsPort {
-		t.Errorf("container ports: %+v", c.Ports)
+	if len(c.Ports) != 1 || c.Ports[0].Name != MetricsPortName || c.Ports[0].ContainerPort != v1alpha2.DefaultMetricsPort {
+		t.Errorf("container ports: %+v; want the metrics port alone", c.Ports)
 	}
 	if a := dep.Spec.Template.Annotations; a[ScrapeAnnotation] != "true" || a[ScrapePortAnnotation] != "9113" || a[ScrapePathAnnotation] != "/metrics" {
 		t.Errorf("pod annotations %v do not tell Prometheus to scrape :9113/metrics", a)
@@ -81,6 +81,27 @@ func TestObjectsDefaults(t *testing.T) {
 	}
 	if svc.Spec.Selector[GatewayNameLabel] != "gw" || dep.Spec.Selector.MatchLabels[GatewayNameLabel] != "gw" {
 		t.Errorf("selectors do not select the Gateway's pods")
+	}
+}
+
+// TestPodTemplateDoesNotFollowListenerPorts: listeners added, removed or
+// turning invalid change the Service, not the pod template, so NGINX takes
+// them with a reload instead of every pod restarting.
+func TestPodTemplateDoesNotFollowListenerPorts(t *testing.T) {
+	p := params(&v1alpha2.NginxProxySpec{})
+	more := params(&v1alpha2.NginxProxySpec{})
+	more.Ports = []int32{80, 443, 8443, 9443}
+	fewer := params(&v1alpha2.NginxProxySpec{})
+	fewer.Ports = []int32{80}
+	want := find[*appsv1.Deployment](t, p).Spec.Template
+	for name, q := range map[string]Params{"more": more, "fewer": fewer} {
+		if got := find[*appsv1.Deployment](t, q).Spec.Template; !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("%s listener ports changed the pod template; nginx container ports %+v, want %+v",
+				name, got.Spec.Containers[0].Ports, want.Spec.Containers[0].Ports)
+		}
+		if svc := find[*corev1.Service](t, q); len(svc.Spec.Ports) != len(q.Ports) {
+			t.Errorf("%s listener ports: Service ports %+v, want %v", name, svc.Spec.Ports, q.Ports)
+		}
 	}
 }
 
