@@ -92,7 +92,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		return provisioned{}, err
 	}
 	var ports []int32
-	for _, l := range g.ValidListeners() {
+	for _, l := range g.AcceptedListeners() {
 		ports = append(ports, int32(l.Source.Port))
 	}
 	objs := provisioner.Objects(provisioner.Params{

@@ -229,9 +229,23 @@ func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition
 // ValidListeners returns the listeners that can be configured: the
 // Gateway's own, then those of its attached ListenerSets.
 func (g *Gateway) ValidListeners() []*Listener {
+	return g.listeners(func(l *Listener) bool { return l.Valid })
+}
+
+// AcceptedListeners returns the listeners the Gateway accepts, including
+// those kept off the data plane only by a reference that does not resolve
+// (a certificate Secret missing or broken): the Gateway's own, then those of
+// its attached ListenerSets. They are what its Service exposes, so that a
+// Secret coming and going changes NGINX's configuration, not the Service
+// and the load balancer in front of it.
+func (g *Gateway) AcceptedListeners() []*Listener {
+	return g.listeners(func(l *Listener) bool { return l.Attachable })
+}
+
+func (g *Gateway) listeners(keep func(*Listener) bool) []*Listener {
 	var out []*Listener
 	for _, l := range g.Listeners {
-		if l.Valid {
+		if keep(l) {
 			out = append(out, l)
 		}
 	}
@@ -240,7 +254,7 @@ func (g *Gateway) ValidListeners() []*Listener {
 			continue
 		}
 		for _, l := range s.Listeners {
-			if l.Valid {
+			if keep(l) {
 				out = append(out, l)
 			}
 		}

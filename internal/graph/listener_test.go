@@ -104,3 +104,36 @@ func TestPassthroughUnderClientValidation(t *testing.T) {
 		t.Errorf("passthrough listener: valid=%v %s %q, want accepted, saying validation does not apply", l.Valid, c.Status, c.Message)
 	}
 }
+
+// TestAcceptedListenersKeepUnresolvedCertificates: a listener whose
+// certificate Secret is missing stays off the data plane (not valid) but is
+// accepted, so the Service keeps its port; a listener Gatewall refuses is
+// neither.
+func TestAcceptedListenersKeepUnresolvedCertificates(t *testing.T) {
+	in := overlayInput(nil, nil)
+	gw := in.Gateways[key("default", "gw")]
+	gw.Spec.Listeners = append(gw.Spec.Listeners,
+		gatewayv1.Listener{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "missing"}}}},
+		gatewayv1.Listener{Name: "udp", Port: 5353, Protocol: gatewayv1.UDPProtocolType})
+	g := Build(in, key("default", "gw"))
+	ports := func(ls []*Listener) map[gatewayv1.PortNumber]bool {
+		out := map[gatewayv1.PortNumber]bool{}
+		for _, l := range ls {
+			out[l.Source.Port] = true
+		}
+		return out
+	}
+	valid, accepted := ports(g.ValidListeners()), ports(g.AcceptedListeners())
+	if valid[443] || !accepted[443] {
+		t.Errorf("the listener without its Secret: valid %v, accepted %v; want accepted only", valid[443], accepted[443])
+	}
+	if accepted[5353] {
+		t.Errorf("the UDP listener Gatewall refuses is accepted")
+	}
+	for p := range valid {
+		if !accepted[p] {
+			t.Errorf("port %d is valid but not accepted", p)
+		}
+	}
+}

@@ -65,9 +65,10 @@ type Params struct {
 	Gateway *gatewayv1.Gateway
 	// NginxProxy is the Gateway's effective NginxProxy spec; never nil.
 	NginxProxy *v1alpha2.NginxProxySpec
-	// Ports are the ports of the Gateway's valid listeners: the Service's.
-	// The pod template does not list them (containerPorts), so they change
-	// without restarting the pods.
+	// Ports are the ports of the Gateway's accepted listeners
+	// (graph.Gateway.AcceptedListeners): the Service's. The pod template
+	// does not list them (containerPorts), so they change without
+	// restarting the pods.
 	Ports []int32
 	// ReadinessPort is where NGINX answers the readiness probe
 	// (graph.Gateway.ReadinessPort); 0: no probe.

@@ -20,8 +20,8 @@ import (
 // TestTraffic: a Gateway and a route to an echo backend serve 200 through
 // real NGINX configured by the real agent; a changed route serves its new
 // behaviour; a listener added to the Gateway, and its certificate Secret
-// after it, are taken without restarting the data-plane pod; a deleted route
-// answers 404.
+// after it, are taken without restarting the data-plane pod (the Service has
+// the listener's port before the Secret exists); a deleted route answers 404.
 func TestTraffic(t *testing.T) {
 	ns := namespace(t, "e2e-traffic")
 	gatewayClass(t)
@@ -49,9 +49,13 @@ func TestTraffic(t *testing.T) {
 		if err := rt.Client.Update(context.Background(), gw); err != nil {
 			t.Fatal(err)
 		}
-		// The listener is reported invalid while its Secret is missing.
+		// The listener is reported invalid while its Secret is missing, and
+		// the Service has its port already: the Secret will not change it.
 		eventually(t, 60*time.Second, func() error {
-			return listenerCondition(ns, "gw", "https", gatewayv1.ListenerConditionResolvedRefs, metav1.ConditionFalse)
+			if err := listenerCondition(ns, "gw", "https", gatewayv1.ListenerConditionResolvedRefs, metav1.ConditionFalse); err != nil {
+				return err
+			}
+			return servicePort(gw, 443)
 		})
 		cert := selfSigned(t, "app.example.com")
 		create(t, cert.secret(ns, "late-cert"))
@@ -96,6 +100,20 @@ func restarts(p corev1.Pod) int32 {
 		n += c.RestartCount
 	}
 	return n
+}
+
+// servicePort checks that a Gateway's data-plane Service has a port.
+func servicePort(gw *gatewayv1.Gateway, port int32) error {
+	svc := &corev1.Service{}
+	if err := rt.Client.Get(context.Background(), types.NamespacedName{Namespace: gw.Namespace, Name: provisioner.Name(gw)}, svc); err != nil {
+		return err
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			return nil
+		}
+	}
+	return fmt.Errorf("the data plane's Service has ports %+v, not %d", svc.Spec.Ports, port)
 }
 
 // listenerCondition checks that a Gateway's listener reports a condition
