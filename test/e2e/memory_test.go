@@ -1,34 +1,38 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // memory is the manager's memory in bytes.
 type memory struct{ rss, peak, heap uint64 }
 
 // managerMemory reads the memory of the manager's process, found on the host
-// by its pod's cgroup, and its Go heap from its metrics endpoint.
-func managerMemory(ctx context.Context) (memory, error) {
-	pods, err := rt.ManagerPods(ctx)
+// by its pod's cgroup, and its Go heap from its metrics endpoint (HTTPS,
+// with a token allowed to read it); the test fails if either is missing.
+func managerMemory(t *testing.T) memory {
+	t.Helper()
+	pods, err := rt.ManagerPods(context.Background())
 	if err != nil || len(pods) != 1 {
-		return memory{}, fmt.Errorf("want one manager pod, got %d (%v)", len(pods), err)
+		t.Fatalf("want one manager pod, got %d (%v)", len(pods), err)
 	}
 	pod := pods[0]
 	pid, err := processOfPod(string(pod.UID), "gatewall")
 	if err != nil {
-		return memory{}, err
+		t.Fatal(err)
 	}
 	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
-		return memory{}, err
+		t.Fatal(err)
 	}
 	var m memory
 	for _, line := range strings.Split(string(status), "\n") {
@@ -41,22 +45,9 @@ func managerMemory(ctx context.Context) (memory, error) {
 			m.peak = kb << 10
 		}
 	}
-	resp, err := http.Get("http://" + pod.Status.PodIP + ":8080/metrics")
-	if err != nil {
-		return m, err
-	}
-	defer resp.Body.Close()
-	s := bufio.NewScanner(resp.Body)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return m, err
-			}
-			m.heap = uint64(f)
-		}
-	}
-	return m, s.Err()
+	token := rt.MetricsToken(t, fmt.Sprintf("e2e-memory-%d", time.Now().UnixNano()), true)
+	m.heap = uint64(testenv.Gauge(t, testenv.ManagerMetrics(t, pod, token), "go_memstats_heap_inuse_bytes"))
+	return m
 }
 
 // processOfPod finds the host PID of the process named comm in the pod
