@@ -55,7 +55,7 @@ func (r *PLMStorageReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (c
 		r.Storage.Release()
 		return ctrl.Result{}, nil
 	}
-	r.Storage.Hold("PLM storage settings not applied yet: " + problem)
+	r.Storage.Hold(notAppliedYet + problem)
 	if err == nil {
 		log.FromContext(ctx).Error(errors.New(problem), "PLM storage settings are unusable; keeping the previous ones")
 	}
@@ -118,8 +118,11 @@ func (r *PLMStorageReconciler) names() map[types.NamespacedName]bool {
 	return out
 }
 
-// SecretNames lists the configured Secrets, sorted, for messages.
-func (r *PLMStorageReconciler) SecretNames() string {
+// notAppliedYet starts what pending bundles say while the fetcher is held.
+const notAppliedYet = "PLM storage settings not applied yet: "
+
+// secretNames lists the configured Secrets, sorted, for messages.
+func (r *PLMStorageReconciler) secretNames() string {
 	var names []string
 	for k := range r.names() {
 		names = append(names, k.String())
@@ -131,8 +134,12 @@ func (r *PLMStorageReconciler) SecretNames() string {
 	return "Secrets " + strings.Join(names, ", ")
 }
 
-// SetupWithManager registers the reconciler for the configured Secrets only.
+// SetupWithManager registers the reconciler for the configured Secrets only,
+// and holds the fetcher until its first reconcile has applied them all: a
+// fetch before would go out without them, fail, and show that failure in
+// statuses until the retry.
 func (r *PLMStorageReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.Storage.Hold(notAppliedYet + "waiting to read " + r.secretNames())
 	names := r.names()
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return names[client.ObjectKeyFromObject(o)] })
 	return ctrl.NewControllerManagedBy(mgr).

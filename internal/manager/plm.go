@@ -74,10 +74,7 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 		}
 	}
 	if cfg.Credentials != nil || cfg.CA != nil || cfg.ClientSSL != nil {
-		// A fetch before the Secrets are read would go out without them,
-		// fail, and show that failure in statuses until the retry.
 		r := &controller.PLMStorageReconciler{Client: mgr.GetClient(), Config: cfg, Storage: f}
-		f.Hold("PLM storage settings not applied yet: waiting to read " + r.SecretNames())
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
