@@ -20,16 +20,9 @@ import (
 // two cores that is what finds a cause (a status write the API server
 // spends 0.4 s on, a readiness probe run as a command in 40 pods).
 
-// procCPU is one process's CPU time: its own and its reaped children's.
-type procCPU struct {
-	comm  string
-	start time.Duration // so that a reused pid is not taken for the same process
-	cpu   time.Duration
-}
-
-// nodeCPU reads every process's CPU time from /proc.
-func nodeCPU() map[int]procCPU {
-	out := map[int]procCPU{}
+// nodeCPU reads every process's times from /proc.
+func nodeCPU() map[int]testenv.ProcStat {
+	out := map[int]testenv.ProcStat{}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return out
@@ -40,7 +33,7 @@ func nodeCPU() map[int]procCPU {
 			continue
 		}
 		if st, ok := testenv.ProcessStat(pid); ok { // else exited meanwhile
-			out[pid] = procCPU{comm: st.Comm, start: st.Start, cpu: st.CPU + st.Children}
+			out[pid] = st
 		}
 	}
 	return out
@@ -53,17 +46,19 @@ type commandShare struct {
 }
 
 // cpuByCommand is what each command used between two readings over wall,
-// most first. A process that started meanwhile counts whole; one that ended
-// counts in its parent once reaped (its whole life: an approximation for
-// long-lived processes that end in the phase, such as NGINX's old workers).
-func cpuByCommand(before, after map[int]procCPU, wall time.Duration) []commandShare {
+// most first: a process's own time and its reaped children's. A process
+// that started meanwhile counts whole (its start tells it from an earlier
+// one with the same pid); one that ended counts in its parent once reaped
+// (its whole life: an approximation for long-lived processes that end in
+// the phase, such as NGINX's old workers).
+func cpuByCommand(before, after map[int]testenv.ProcStat, wall time.Duration) []commandShare {
 	used := map[string]time.Duration{}
 	for pid, a := range after {
-		d := a.cpu
-		if b, ok := before[pid]; ok && b.start == a.start {
-			d -= b.cpu
+		d := a.CPU + a.Children
+		if b, ok := before[pid]; ok && b.Start == a.Start {
+			d -= b.CPU + b.Children
 		}
-		used[a.comm] += d
+		used[a.Comm] += d
 	}
 	var out []commandShare
 	for comm, d := range used {
@@ -108,19 +103,20 @@ func nodeCPUSince() func() string {
 // new; shares are in cores, most first; the machine's own reading finds
 // this test's process.
 func TestCPUByCommand(t *testing.T) {
-	before := map[int]procCPU{
-		1: {"nginx", 10 * time.Second, 2 * time.Second},
-		2: {"nginx", 11 * time.Second, 1 * time.Second},
-		3: {"kube-apiserver", 5 * time.Second, 10 * time.Second},
-		4: {"old", 7 * time.Second, 3 * time.Second},
+	type p = testenv.ProcStat
+	before := map[int]p{
+		1: {Comm: "nginx", Start: 10 * time.Second, CPU: 2 * time.Second},
+		2: {Comm: "nginx", Start: 11 * time.Second, CPU: 1 * time.Second},
+		3: {Comm: "kube-apiserver", Start: 5 * time.Second, CPU: 10 * time.Second},
+		4: {Comm: "old", Start: 7 * time.Second, CPU: 3 * time.Second},
 	}
-	after := map[int]procCPU{
-		1: {"nginx", 10 * time.Second, 3 * time.Second},          // +1 s
-		2: {"nginx", 11 * time.Second, 1500 * time.Millisecond},  // +0.5 s
-		3: {"kube-apiserver", 5 * time.Second, 14 * time.Second}, // +4 s
-		4: {"sh", 99 * time.Second, 200 * time.Millisecond},      // pid 4 reused: 0.2 s, new
-		5: {"runc", 100 * time.Second, 300 * time.Millisecond},   // new: 0.3 s
-		6: {"idle", 1 * time.Second, 0},                          // used nothing
+	after := map[int]p{
+		1: {Comm: "nginx", Start: 10 * time.Second, CPU: 3 * time.Second},          // +1 s
+		2: {Comm: "nginx", Start: 11 * time.Second, CPU: 1500 * time.Millisecond},  // +0.5 s
+		3: {Comm: "kube-apiserver", Start: 5 * time.Second, CPU: 14 * time.Second}, // +4 s
+		4: {Comm: "sh", Start: 99 * time.Second, CPU: 200 * time.Millisecond},      // pid 4 reused: 0.2 s, new
+		5: {Comm: "runc", Start: 100 * time.Second, CPU: 300 * time.Millisecond},   // new: 0.3 s
+		6: {Comm: "idle", Start: 1 * time.Second, CPU: 0},                          // used nothing
 	}
 	got := cpuByCommand(before, after, 2*time.Second)
 	want := []commandShare{{"kube-apiserver", 2}, {"nginx", 0.75}, {"runc", 0.15}, {"sh", 0.1}}
@@ -136,7 +132,7 @@ func TestCPUByCommand(t *testing.T) {
 		t.Errorf("topShares: %q", s)
 	}
 	self := nodeCPU()[os.Getpid()]
-	if self.comm == "" || self.cpu <= 0 {
+	if self.Comm == "" || self.CPU <= 0 {
 		t.Errorf("this process's reading: %+v", self)
 	}
 }
