@@ -24,11 +24,15 @@ const RouteReasonUnusableEndpoints gatewayv1.RouteConditionReason = "UnusableEnd
 // names in a message; the rest are counted.
 const maxRefusalsShown = 3
 
-// endpoints returns the ready endpoints of a Service port, sorted, and why
-// any endpoint of it was left out: an EndpointSlice Gatewall cannot use, or
-// addresses and ports the API server would have refused. The refusals are
-// reported on the routes that use the Service; the endpoints that are valid
-// keep serving.
+// endpoints returns the endpoints of a Service port that serve, sorted,
+// and why any endpoint of it was left out: an EndpointSlice Gatewall cannot
+// use, or addresses and ports the API server would have refused. The
+// refusals are reported on the routes that use the Service; the endpoints
+// that are valid keep serving.
+//
+// The endpoints that serve are the ready ones; when none is ready, the
+// serving ones that are terminating, as Kubernetes intends (a pod that
+// drains still answers rather than leave the Service without endpoints).
 //
 // EndpointSlices of addressType FQDN are refused. NGINX 1.22 resolves a
 // name in an upstream only when it loads its configuration, and a name that
@@ -39,7 +43,7 @@ const maxRefusalsShown = 3
 // writes only IPv4 and IPv6 slices.
 func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoint, []string) {
 	seen := map[Endpoint]bool{}
-	var out []Endpoint
+	var out, terminating []Endpoint
 	var refused []string
 	for _, s := range in.slicesOf(svc) {
 		if msg, ok := in.Unreadable("EndpointSlice", key(s.Namespace, s.Name)); ok {
@@ -59,7 +63,14 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoin
 		}
 		var bad []string
 		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+			// An unset condition is not known, which Kubernetes reads as
+			// ready; serving defaults to ready.
+			ready := ep.Conditions.Ready == nil || *ep.Conditions.Ready
+			serving := ready
+			if ep.Conditions.Serving != nil {
+				serving = *ep.Conditions.Serving
+			}
+			if !ready && !serving {
 				continue
 			}
 			for _, a := range ep.Addresses {
@@ -69,14 +80,26 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoin
 					continue
 				}
 				e := Endpoint{Address: addr, Port: port}
-				if !seen[e] {
+				switch {
+				case seen[e]:
+				case ready:
 					seen[e] = true
 					out = append(out, e)
+				default:
+					terminating = append(terminating, e)
 				}
 			}
 		}
 		if len(bad) > 0 {
 			refused = append(refused, fmt.Sprintf("EndpointSlice %s/%s: %s", s.Namespace, s.Name, summarize(bad)))
+		}
+	}
+	if len(out) == 0 {
+		for _, e := range terminating {
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -79,6 +79,48 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// TestServingTerminatingEndpoints: ready endpoints serve; endpoints that
+// are serving but terminating serve only when no endpoint is ready, so a
+// Service whose every pod drains still answers; endpoints neither ready
+// nor serving never serve.
+func TestServingTerminatingEndpoints(t *testing.T) {
+	draining := func(a string) discoveryv1.Endpoint {
+		return discoveryv1.Endpoint{Addresses: []string{a}, Conditions: discoveryv1.EndpointConditions{
+			Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}}
+	}
+	gone := discoveryv1.Endpoint{Addresses: []string{"10.0.0.9"}, Conditions: discoveryv1.EndpointConditions{
+		Ready: ptr.To(false), Serving: ptr.To(false), Terminating: ptr.To(true)}}
+	ready := discoveryv1.Endpoint{Addresses: []string{"10.0.0.3"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}
+	only := func(eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+		s := appSlice("app-1", discoveryv1.AddressTypeIPv4, httpPort(8080), eps...)
+		return s
+	}
+	cases := []struct {
+		name  string
+		slice *discoveryv1.EndpointSlice
+		want  []Endpoint
+	}{
+		{"a ready endpoint wins over draining ones", only(draining("10.0.0.2"), ready, gone), []Endpoint{{"10.0.0.3", 8080}}},
+		{"draining endpoints serve when none is ready", only(draining("10.0.0.2"), draining("10.0.0.1"), gone),
+			[]Endpoint{{"10.0.0.1", 8080}, {"10.0.0.2", 8080}}},
+		{"endpoints neither ready nor serving never serve", only(gone), nil},
+		{"an endpoint without conditions is ready", only(addrs("10.0.0.4"), draining("10.0.0.2")), []Endpoint{{"10.0.0.4", 8080}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := testInput()
+			for k := range in.EndpointSlices {
+				delete(in.EndpointSlices, k)
+			}
+			in.Add(tc.slice)
+			got, refused := in.endpoints(key("ns", "app"), "http")
+			if !reflect.DeepEqual(got, tc.want) || len(refused) > 0 {
+				t.Errorf("endpoints %v (refused %v), want %v", got, refused, tc.want)
+			}
+		})
+	}
+}
+
 // TestRefusedEndpointsInResolvedRefs: a route whose references resolve but
 // whose Service's endpoints were refused does not say ResolvedRefs=True;
 // a Gateway API reason wins when one applies too. Refusals are named once
