@@ -40,6 +40,15 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		out.Metrics.Port = pick(g.Metrics.Port, out.Metrics.Port)
 		out.Metrics.Disable = pick(g.Metrics.Disable, out.Metrics.Disable)
 	}
+	if g.Upstreams != nil {
+		if out.Upstreams == nil {
+			out.Upstreams = &v1alpha2.Upstreams{}
+		}
+		out.Upstreams.ConnectTimeout = pick(g.Upstreams.ConnectTimeout, out.Upstreams.ConnectTimeout)
+		out.Upstreams.MaxTries = pick(g.Upstreams.MaxTries, out.Upstreams.MaxTries)
+		out.Upstreams.FailTimeout = pick(g.Upstreams.FailTimeout, out.Upstreams.FailTimeout)
+	}
+	out.WorkerShutdownTimeout = pick(g.WorkerShutdownTimeout, out.WorkerShutdownTimeout)
 	if g.Kubernetes != nil {
 		if out.Kubernetes == nil {
 			out.Kubernetes = &v1alpha2.KubernetesSpec{}

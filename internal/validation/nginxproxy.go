@@ -2,6 +2,7 @@ package validation
 
 import (
 	"net/netip"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,6 +20,10 @@ const (
 	MsgTrafficPolicyType  = "externalTrafficPolicy can only be set when type is NodePort or LoadBalancer"
 	MsgLBIPNotIP          = "loadBalancerIP must be an IP address"
 	MsgLBRangesNotCIDR    = "loadBalancerSourceRanges must be CIDRs"
+	MsgConnectTimeout     = "connectTimeout must be between 1ms and 60s"
+	MsgFailTimeout        = "failTimeout must be between 1s and 5m"
+	MsgShutdownTimeout    = "workerShutdownTimeout must be between 1s and 1h"
+	maxUpstreamTries      = 10
 	maxSourceRanges       = 64
 	maxSourceRangeLen     = 49 // the longest IPv6 CIDR text
 	maxLBIPLen            = 45 // the longest IPv6 address text
@@ -57,6 +62,15 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 			errs = append(errs, field.Invalid(spec, "object", MsgMetricsPortWAF))
 		}
 	}
+	if u := s.Upstreams; u != nil {
+		path := spec.Child("upstreams")
+		errs = append(errs, durationRange(path.Child("connectTimeout"), u.ConnectTimeout, time.Millisecond, time.Minute, MsgConnectTimeout)...)
+		errs = append(errs, durationRange(path.Child("failTimeout"), u.FailTimeout, time.Second, 5*time.Minute, MsgFailTimeout)...)
+		if u.MaxTries != nil {
+			errs = append(errs, intRange(path.Child("maxTries"), int64(*u.MaxTries), 1, maxUpstreamTries)...)
+		}
+	}
+	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
 	if k := s.Kubernetes; k != nil {
 		if d := k.Deployment; d != nil {
 			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)

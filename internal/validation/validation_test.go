@@ -75,6 +75,7 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.ImageTagPattern:         true,
 		validation.ByteSizePattern:         true,
 		validation.DurationPattern:         true,
+		validation.GatewayDurationPattern:  true,
 		validation.RatePattern:             true,
 		validation.RateLimitKeyPattern:     true,
 	}

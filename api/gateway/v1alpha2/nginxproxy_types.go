@@ -3,6 +3,7 @@ package v1alpha2
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // NginxProxy holds the data-plane settings of a GatewayClass or a Gateway. A
@@ -102,6 +103,72 @@ type NginxProxySpec struct {
 	// data-plane pods.
 	// +optional
 	Metrics *Metrics `json:"metrics,omitempty"`
+
+	// Upstreams configure how NGINX reaches the endpoints of the Gateway's
+	// backends: how long one connection attempt may take, how many
+	// endpoints one request may try, and how long an endpoint whose
+	// connection failed is avoided.
+	// +optional
+	Upstreams *Upstreams `json:"upstreams,omitempty"`
+
+	// WorkerShutdownTimeout bounds how long NGINX keeps serving the
+	// connections it had when its configuration changed (a change of
+	// routes, listeners or policies reloads NGINX; a change of a Service's
+	// endpoints does not): requests in progress finish and long-lived
+	// connections (WebSocket, gRPC streams, long downloads) go on until it
+	// passes, then are closed. New connections go to the new configuration
+	// at once. A longer time keeps long-lived connections longer, at the
+	// cost of the memory of the old configuration's workers, kept meanwhile
+	// (one set per reload that had such connections open). From 1s to 1h;
+	// defaults to 60s.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="workerShutdownTimeout must be between 1s and 1h",rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')"
+	WorkerShutdownTimeout *gatewayv1.Duration `json:"workerShutdownTimeout,omitempty"`
+}
+
+// Defaults of Upstreams and of WorkerShutdownTimeout.
+const (
+	DefaultConnectTimeout        = "250ms"
+	DefaultMaxTries              = 3
+	DefaultFailTimeout           = "10s"
+	DefaultWorkerShutdownTimeout = "60s"
+)
+
+// Upstreams configure NGINX's connections to the endpoints of backends.
+// A request goes on to another endpoint when its connection to one fails
+// (refused, reset, or not established within connectTimeout), and, for a
+// request NGINX may send again (idempotent, or not sent yet), when the
+// endpoint fails or times out before answering, within maxTries endpoints.
+type Upstreams struct {
+	// ConnectTimeout bounds one attempt to connect to an endpoint. Inside a
+	// cluster a connection is established in well under a millisecond; an
+	// endpoint whose pod is gone may drop packets instead of refusing, and
+	// each request sent to it waits this long before trying another. A
+	// route's shorter timeout (HTTPRoute timeouts) wins. From 1ms to 60s;
+	// defaults to 250ms.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="connectTimeout must be between 1ms and 60s",rule="duration(self) >= duration('1ms') && duration(self) <= duration('60s')"
+	ConnectTimeout *gatewayv1.Duration `json:"connectTimeout,omitempty"`
+
+	// MaxTries is the most endpoints one request is sent to, from 1 to 10;
+	// defaults to 3.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	MaxTries *int32 `json:"maxTries,omitempty"`
+
+	// FailTimeout is how long an endpoint whose connection failed is
+	// avoided by later requests (passive health checking), unless every
+	// endpoint of its Service failed. Failures of an answer (a slow or
+	// failed response) do not count: they say more about one route than
+	// about the endpoint. From 1s to 5m; defaults to 10s.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="failTimeout must be between 1s and 5m",rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')"
+	FailTimeout *gatewayv1.Duration `json:"failTimeout,omitempty"`
 }
 
 // Data-plane ports that listeners cannot use.
