@@ -1,0 +1,384 @@
+package endpointfeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/endpoints"
+)
+
+// Identify says which data-plane pod, of which Gateway, a stream's
+// authenticated peer is (the agent server's identity of the request).
+type Identify func(ctx context.Context) (pod, gateway types.NamespacedName, ok bool)
+
+// Options configure a Server.
+type Options struct {
+	// Identify is required.
+	Identify Identify
+	// OnChange, if set, is called (from its own goroutine, never under a
+	// lock) when what Status reports of a Gateway's pods changes in a way
+	// statuses tell: a pod's client connected or left, or an update failed
+	// or stopped failing; not on every acknowledgement.
+	OnChange func(gateway types.NamespacedName)
+	// Observe, if set, receives each acknowledgement with the time from
+	// the version's Set to it; it must return quickly.
+	Observe func(Ack)
+	Log     logr.Logger
+}
+
+// Ack is one pod's acknowledgement of a version.
+type Ack struct {
+	Gateway, Pod types.NamespacedName
+	Version      uint64
+	// Latency is the time from the Set that made the version to the ack.
+	Latency time.Duration
+	// Error says why the pod could not apply it ("" when it did).
+	Error string
+}
+
+// Server streams each Gateway's endpoints to its pods. Its methods are
+// safe for concurrent use.
+type Server struct {
+	opts   Options
+	notify chan types.NamespacedName
+	// streams numbers the streams, so that one replaced by a reconnect of
+	// its pod does not remove its successor when it ends.
+	streams atomic.Uint64
+
+	mu       sync.Mutex
+	gateways map[types.NamespacedName]*gateway
+}
+
+// gateway is one Gateway's newest set and the state of its pods' streams.
+type gateway struct {
+	set     endpoints.Set
+	hash    string
+	version uint64
+	// has is false until the first Set: streams of pods that connect
+	// earlier (just after a manager restart) wait, and the pods keep what
+	// they have.
+	has bool
+	// setAt is when each version not yet acknowledged by every pod was set.
+	setAt map[uint64]time.Time
+	// changed is closed (and replaced) at each new version.
+	changed chan struct{}
+	pods    map[types.NamespacedName]*podStream
+}
+
+// podStream is one pod's stream.
+type podStream struct {
+	// id tells a stream from the one that replaced it (a reconnect).
+	id      uint64
+	acked   uint64
+	hash    string // of the set acked
+	err     string
+	since   time.Time
+	pending map[uint64]string // versions sent, not acknowledged: their hashes
+	// resync: the pod refused an update, so what it holds is not what it
+	// was sent; its next update is a whole set.
+	resync bool
+}
+
+// PodStatus is what one pod holds.
+type PodStatus struct {
+	Pod types.NamespacedName
+	// Version is the newest version it acknowledged applying; Current
+	// says it is the Gateway's newest set.
+	Version uint64
+	Current bool
+	// Error says why it could not apply the newest update it was sent.
+	Error string
+}
+
+// Status is what a Gateway's pods hold of its endpoints.
+type Status struct {
+	// Version is the Gateway's newest version; 0 before the first Set.
+	Version uint64
+	// Pods are the pods with a stream open, sorted by name.
+	Pods []PodStatus
+}
+
+// NewServer returns a Server; Register it on the agent server's gRPC server.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Identify == nil {
+		return nil, errors.New("endpoint feed: Identify is required")
+	}
+	s := &Server{opts: opts, notify: make(chan types.NamespacedName, 64), gateways: map[types.NamespacedName]*gateway{}}
+	go s.notifyLoop()
+	return s, nil
+}
+
+// notifyLoop calls OnChange outside the server's lock, in order.
+func (s *Server) notifyLoop() {
+	for gw := range s.notify {
+		if s.opts.OnChange != nil {
+			s.opts.OnChange(gw)
+		}
+	}
+}
+
+// changedFor queues an OnChange of gw; called under the lock, it never blocks.
+func (s *Server) changedFor(gw types.NamespacedName) {
+	select {
+	case s.notify <- gw:
+	default:
+		go func() { s.notify <- gw }()
+	}
+}
+
+// gatewayLocked returns gw's state, made when missing. Called under the lock.
+func (s *Server) gatewayLocked(gw types.NamespacedName) *gateway {
+	g := s.gateways[gw]
+	if g == nil {
+		g = &gateway{changed: make(chan struct{}), pods: map[types.NamespacedName]*podStream{}, setAt: map[uint64]time.Time{}}
+		s.gateways[gw] = g
+	}
+	return g
+}
+
+// Set makes set the Gateway's endpoints and returns their version. A set
+// equal to the newest is no new version: pods are sent nothing.
+func (s *Server) Set(gw types.NamespacedName, set endpoints.Set) uint64 {
+	hash := set.Hash()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gatewayLocked(gw)
+	if g.has && g.hash == hash {
+		return g.version
+	}
+	g.set, g.hash, g.has = set, hash, true
+	g.version++
+	g.setAt[g.version] = time.Now()
+	close(g.changed)
+	g.changed = make(chan struct{})
+	return g.version
+}
+
+// Forget drops a Gateway that is gone; its pods' streams wait for a new set.
+func (s *Server) Forget(gw types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gateways[gw]
+	if g == nil {
+		return
+	}
+	if len(g.pods) == 0 {
+		delete(s.gateways, gw)
+		return
+	}
+	g.set, g.hash, g.has = nil, "", false
+	clear(g.setAt)
+}
+
+// Status reports what the Gateway's pods hold.
+func (s *Server) Status(gw types.NamespacedName) Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gateways[gw]
+	if g == nil {
+		return Status{}
+	}
+	st := Status{Version: g.version}
+	for pod, p := range g.pods {
+		st.Pods = append(st.Pods, PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash, Error: p.err})
+	}
+	sort.Slice(st.Pods, func(i, j int) bool { return st.Pods[i].Pod.String() < st.Pods[j].Pod.String() })
+	return st
+}
+
+// Statuses reports Status for every Gateway the server knows.
+func (s *Server) Statuses() map[types.NamespacedName]Status {
+	s.mu.Lock()
+	keys := make([]types.NamespacedName, 0, len(s.gateways))
+	for gw := range s.gateways {
+		keys = append(keys, gw)
+	}
+	s.mu.Unlock()
+	out := make(map[types.NamespacedName]Status, len(keys))
+	for _, gw := range keys {
+		out[gw] = s.Status(gw)
+	}
+	return out
+}
+
+// watch serves one pod's stream until it ends.
+func (s *Server) watch(stream grpc.ServerStream) error {
+	ctx := stream.Context()
+	pod, gw, ok := s.opts.Identify(ctx)
+	if !ok {
+		return status.Error(codes.Unauthenticated, "endpoint feed: the stream's peer is not a data-plane pod")
+	}
+	log := s.opts.Log.WithValues("gateway", gw.String(), "pod", pod.String())
+	id := s.streams.Add(1)
+	s.mu.Lock()
+	g := s.gatewayLocked(gw)
+	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]string{}}
+	s.changedFor(gw)
+	s.mu.Unlock()
+	log.V(1).Info("Endpoints client connected")
+	defer func() {
+		s.mu.Lock()
+		if g := s.gateways[gw]; g != nil && g.pods[pod] != nil && g.pods[pod].id == id {
+			delete(g.pods, pod)
+			if len(g.pods) == 0 && !g.has {
+				delete(s.gateways, gw)
+			}
+		}
+		s.changedFor(gw)
+		s.mu.Unlock()
+		log.V(1).Info("Endpoints client disconnected")
+	}()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	recvErr := make(chan error, 1)
+	acked := make(chan struct{}, 1)
+	go func() { recvErr <- s.receiveAcks(stream, gw, pod, id, acked) }()
+
+	// One update is in flight at a time: versions set meanwhile are
+	// coalesced into the next, which takes the pod to the newest set.
+	var sent endpoints.Set
+	var sentVersion uint64
+	first, inflight := true, false
+	for {
+		s.mu.Lock()
+		g := s.gatewayLocked(gw)
+		changed, set, version := g.changed, g.set, g.version
+		p := g.pods[pod]
+		send := g.has && !inflight && p != nil && p.id == id && (first || version != sentVersion)
+		if send {
+			if p.resync {
+				p.resync, first = false, true
+			}
+			p.pending[version] = g.hash
+		}
+		s.mu.Unlock()
+		if send {
+			u := endpoints.Diff(sent, set, version)
+			if first {
+				u = endpoints.Snapshot(set, version)
+			}
+			sent, sentVersion, first = set, version, false
+			if !u.Empty() {
+				if err := stream.SendMsg(&u); err != nil {
+					return err
+				}
+				inflight = true
+			}
+		}
+		select {
+		case <-changed:
+		case <-acked:
+			inflight = false
+		case err := <-recvErr:
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// receiveAcks records a pod's acknowledgements until its stream ends.
+func (s *Server) receiveAcks(stream grpc.ServerStream, gw, pod types.NamespacedName, id uint64, acked chan<- struct{}) error {
+	for {
+		var a endpoints.Ack
+		if err := stream.RecvMsg(&a); err != nil {
+			return err
+		}
+		s.ack(gw, pod, id, a)
+		select {
+		case acked <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
+	s.mu.Lock()
+	g := s.gateways[gw]
+	var p *podStream
+	if g != nil {
+		p = g.pods[pod]
+	}
+	if p == nil || p.id != id {
+		s.mu.Unlock()
+		return
+	}
+	hash, sentIt := p.pending[a.Version]
+	if !sentIt {
+		s.mu.Unlock()
+		s.opts.Log.Info("Endpoints client acknowledged a version it was not sent", "gateway", gw.String(), "pod", pod.String(), "version", a.Version)
+		return
+	}
+	for v := range p.pending {
+		if v <= a.Version {
+			delete(p.pending, v)
+		}
+	}
+	wasErr := p.err
+	p.err = a.Error
+	if a.Error == "" {
+		p.acked, p.hash = a.Version, hash
+	} else {
+		// Sent again whole with the next version (not at once: the same
+		// set would be refused again).
+		p.resync = true
+	}
+	var latency time.Duration
+	if at, ok := g.setAt[a.Version]; ok {
+		latency = time.Since(at)
+	}
+	s.pruneLocked(g)
+	if (wasErr == "") != (a.Error == "") {
+		s.changedFor(gw)
+	}
+	s.mu.Unlock()
+	if a.Error != "" {
+		s.opts.Log.Info("A data-plane pod could not apply endpoints; it keeps the endpoints it had",
+			"gateway", gw.String(), "pod", pod.String(), "version", a.Version, "error", a.Error)
+	}
+	if s.opts.Observe != nil {
+		s.opts.Observe(Ack{Gateway: gw, Pod: pod, Version: a.Version, Latency: latency, Error: a.Error})
+	}
+}
+
+// maxVersionsTimed bounds the versions whose Set time is kept for a Gateway
+// whose pods do not acknowledge them (a pod that hangs).
+const maxVersionsTimed = 1024
+
+// pruneLocked forgets the Set times of versions every pod acknowledged.
+func (s *Server) pruneLocked(g *gateway) {
+	oldest := g.version
+	for _, p := range g.pods {
+		if p.acked < oldest {
+			oldest = p.acked
+		}
+	}
+	for v := range g.setAt {
+		if v < oldest || len(g.setAt) > maxVersionsTimed && v < g.version {
+			delete(g.setAt, v)
+		}
+	}
+}
+
+// String describes a pod status for messages.
+func (p PodStatus) String() string {
+	if p.Error != "" {
+		return fmt.Sprintf("pod %s could not apply the newest endpoints and keeps those of version %d: %s", p.Pod.Name, p.Version, p.Error)
+	}
+	return fmt.Sprintf("pod %s holds endpoints version %d", p.Pod.Name, p.Version)
+}

@@ -1,0 +1,14 @@
+// Package endpoints is the data of dynamic endpoints: the endpoints of each
+// of a Gateway's http upstreams, which reach its data-plane pods apart from
+// the NGINX configuration, so that a change that only moves a Service's
+// endpoints (a rollout, scaling, a crash, readiness flapping) needs no
+// NGINX reload.
+//
+// The configuration (nginx/config) names each upstream by an ID and lists
+// no endpoints; the translation yields a Set of them; the manager streams
+// each pod the Updates that take it from what it has to the Gateway's
+// newest Set (package endpointfeed); the pod's endpoints client hands them
+// to NGINX's Lua balancer.
+//
+// It is pure: values and functions on them, no I/O.
+package endpoints

@@ -1,0 +1,125 @@
+package endpoints
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// Update takes a data plane from one set of endpoints to another. It is the
+// JSON the manager streams to a pod and the pod's client hands to NGINX's
+// Lua (nginx/config/lua/gatewall/endpoints.lua reads these field names).
+type Update struct {
+	// Version orders a Gateway's sets within one manager's life.
+	Version uint64 `json:"version"`
+	// Full replaces every upstream: upstreams not in Set are removed.
+	Full bool `json:"full,omitempty"`
+	// Set are the upstreams that are new or changed (all of them when Full).
+	Set Set `json:"set,omitempty"`
+	// Deleted are the IDs of the upstreams that are gone (never when Full).
+	Deleted []string `json:"deleted,omitempty"`
+}
+
+// Diff returns the update that takes a data plane holding from to to: only
+// what differs, in the order of IDs.
+func Diff(from, to Set, version uint64) Update {
+	u := Update{Version: version, Set: Set{}}
+	for id, up := range to {
+		if have, ok := from[id]; !ok || !have.equal(up) {
+			u.Set[id] = up
+		}
+	}
+	for _, id := range from.IDs() {
+		if _, ok := to[id]; !ok {
+			u.Deleted = append(u.Deleted, id)
+		}
+	}
+	return u
+}
+
+// Snapshot returns the full update that replaces whatever a data plane
+// holds with set.
+func Snapshot(set Set, version uint64) Update {
+	return Update{Version: version, Full: true, Set: set}
+}
+
+// Empty says whether an update changes nothing.
+func (u Update) Empty() bool { return !u.Full && len(u.Set) == 0 && len(u.Deleted) == 0 }
+
+// Apply returns the set a data plane holds after applying u to s; s is not
+// modified.
+func (s Set) Apply(u Update) Set {
+	out := Set{}
+	if !u.Full {
+		for id, up := range s {
+			out[id] = up
+		}
+	}
+	for id, up := range u.Set {
+		out[id] = up
+	}
+	for _, id := range u.Deleted {
+		delete(out, id)
+	}
+	return out
+}
+
+// Ack is a pod's answer to an update: applied, or why not.
+type Ack struct {
+	Version uint64 `json:"version"`
+	// Error says why the pod could not apply the update ("" when it did).
+	Error string `json:"error,omitempty"`
+}
+
+// Validate checks what NGINX's Lua checks again (endpoints.lua): IDs of 16
+// hex digits, endpoints that are an IPv4 address or a bracketed IPv6 one
+// with a port.
+func (u Update) Validate() error {
+	if u.Full && len(u.Deleted) > 0 {
+		return errors.New("a full update deletes nothing")
+	}
+	for _, id := range u.Set.IDs() {
+		if !validID(id) {
+			return fmt.Errorf("invalid upstream ID %q", id)
+		}
+		for _, ep := range u.Set[id].Endpoints {
+			if err := validEndpoint(ep); err != nil {
+				return fmt.Errorf("upstream %s (%s): %w", id, u.Set[id].Name, err)
+			}
+		}
+	}
+	for _, id := range u.Deleted {
+		if !validID(id) {
+			return fmt.Errorf("invalid deleted upstream ID %q", id)
+		}
+	}
+	return nil
+}
+
+func validID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validEndpoint accepts "a.b.c.d:port" and "[ipv6]:port".
+func validEndpoint(ep string) error {
+	ap, err := netip.ParseAddrPort(ep)
+	switch {
+	case err != nil:
+		return fmt.Errorf("endpoint %q: %w", ep, err)
+	case ap.Port() == 0:
+		return fmt.Errorf("endpoint %q: no port", ep)
+	case ap.Addr().Zone() != "":
+		return fmt.Errorf("endpoint %q: not a plain IPv4 or IPv6 address", ep)
+	case ap.String() != ep:
+		return fmt.Errorf("endpoint %q: not in canonical form (%s)", ep, ap)
+	}
+	return nil
+}
