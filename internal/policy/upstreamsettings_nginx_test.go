@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -126,7 +127,6 @@ func TestUpstreamSettingsVerdictAgainstNginx(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(5))
 	var ups []*config.Upstream
-	var users strings.Builder
 	nginxRejected, refused := 0, 0
 	for i := 0; i < 150; i++ {
 		p := randomUpstreamSettingsPolicy(r)
@@ -144,20 +144,17 @@ func TestUpstreamSettingsVerdictAgainstNginx(t *testing.T) {
 			continue
 		}
 		name = fmt.Sprintf("u%d", i)
-		ups = append(ups, &config.Upstream{Name: name, Servers: []string{"127.0.0.1:9"}, Settings: s.config()})
-		users.WriteString(upstreamUser(name))
+		ups = append(ups, &config.Upstream{Name: name, ID: config.UpstreamID(name), Fallback: "unix:/var/run/nginx/sink-503.sock", Settings: s.config()})
 	}
-	var upstreams string
-	for _, f := range (&config.Config{Upstreams: ups}).Files() {
-		if f.Path == config.UpstreamsConfPath {
-			upstreams = string(f.Data)
-		}
-	}
-	if upstreams == "" || len(ups) == 0 {
+	if len(ups) == 0 {
 		t.Fatal("no accepted policy was rendered")
 	}
-	if err := nginxT(t, upstreams+users.String()); err != nil {
-		t.Fatal(err)
+	// The upstreams as the configuration writer renders them, with the
+	// Lua balancer their endpoints come from, in a whole configuration.
+	cfg := &config.Config{Main: config.Main{WorkerConnections: 1024, ErrorLevel: "info",
+		Upstreams: config.UpstreamDefaults{ConnectTimeout: time.Second, MaxTries: 3, FailTimeout: 10 * time.Second}}, Upstreams: ups}
+	if out, err := nginxtest.Test(cfg.Files()); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 	if nginxRejected == 0 {
 		t.Fatal("NGINX rejected no random policy: the generator misses NGINX's limits")

@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/nginxtest"
@@ -35,7 +37,9 @@ const injectionMarker = "evil"
 type golden struct {
 	Statuses []map[string]any             `json:"statuses"`
 	Files    map[string]map[string]string `json:"files"`
-	Warnings []string                     `json:"warnings,omitempty"`
+	// Endpoints are each Gateway's dynamic endpoints (render.Result.Endpoints).
+	Endpoints map[string]endpoints.Set `json:"endpoints,omitempty"`
+	Warnings  []string                 `json:"warnings,omitempty"`
 }
 
 // warningsExpected says whether a case holds objects the renderer skips or
@@ -98,7 +102,10 @@ func renderCase(t *testing.T, in string) []byte {
 		}
 	}
 	res := render.Render(input, goldenTime)
-	g := golden{Files: map[string]map[string]string{}}
+	g := golden{Files: map[string]map[string]string{}, Endpoints: map[string]endpoints.Set{}}
+	for k, set := range res.Endpoints {
+		g.Endpoints[k.String()] = set
+	}
 	if warningsExpected(in) {
 		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")
 	}
@@ -126,6 +133,9 @@ func renderCase(t *testing.T, in string) []byte {
 		}
 		m := map[string]string{}
 		for _, f := range files {
+			if strings.HasPrefix(f.Path, config.LuaDir) {
+				continue // Gatewall's Lua modules, the same in every configuration (nginx/config's own tests)
+			}
 			m[f.Path] = string(f.Data)
 			if injection && strings.Contains(string(f.Data), injectionMarker) {
 				t.Errorf("gateway %s: %s contains the injected value %q", k, f.Path, injectionMarker)

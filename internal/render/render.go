@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -29,6 +30,9 @@ import (
 type Result struct {
 	// Files are each valid Gateway's data-plane files.
 	Files map[types.NamespacedName][]config.File
+	// Endpoints are each valid Gateway's dynamic endpoints, which its data
+	// plane receives apart from the files.
+	Endpoints map[types.NamespacedName]endpoints.Set
 	// Statuses are the objects whose status Gatewall sets, with that status,
 	// sorted by kind, namespace and name.
 	Statuses []client.Object
@@ -38,7 +42,7 @@ type Result struct {
 // conditions' transition times.
 func Render(in *graph.Input, now metav1.Time) Result {
 	in = withOfflineBundles(in)
-	res := Result{Files: map[types.NamespacedName][]config.File{}}
+	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
@@ -58,6 +62,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		classes[g.Class.Source.Name] = true
 		if t.Files != nil {
 			res.Files[k] = t.Files
+			res.Endpoints[k] = t.Endpoints
 		}
 		gw := g.Source.DeepCopy()
 		gw.Status = status.Gateway(g, status.Offline, nil, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)

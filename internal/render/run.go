@@ -27,6 +27,11 @@ import (
 // StatusFile is the name of the statuses file in the output directory.
 const StatusFile = "status.yaml"
 
+// EndpointsFile holds, in each Gateway's directory, the endpoints of its
+// upstreams by upstream ID: what the data plane receives apart from the
+// files, without a reload when only they change.
+const EndpointsFile = "endpoints.yaml"
+
 // Options configure a render run.
 type Options struct {
 	// Paths are manifest files or directories, read as they are.
@@ -134,7 +139,8 @@ func LoadBundles(in *graph.Input, dir string) error {
 }
 
 // Write writes each Gateway's files under dir/<namespace>_<name>/ at their
-// absolute paths, and the statuses to dir/status.yaml. Nothing is written
+// absolute paths, its dynamic endpoints to dir/<namespace>_<name>/EndpointsFile,
+// and the statuses to dir/status.yaml. Nothing is written
 // outside dir: a Gateway whose namespace or name is not a valid object name
 // (the API server refuses them, but a manifest may hold one), or a file
 // whose path leaves its Gateway's directory, is an error, found before
@@ -168,6 +174,13 @@ func Write(res Result, dir string) error {
 			if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
 				return err
 			}
+		}
+		eps, err := yaml.Marshal(res.Endpoints[k])
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, k.Namespace+"_"+k.Name, EndpointsFile), eps, 0o644); err != nil {
+			return err
 		}
 	}
 	data, err := MarshalStatuses(res.Statuses)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -21,6 +22,9 @@ type Translation struct {
 	Policies map[string]policy.Attachment
 	// Files are the data-plane files; nil when the Gateway is not valid.
 	Files []config.File
+	// Endpoints are the endpoints of the files' dynamic upstreams, which
+	// reach the data plane apart from the files; nil with them.
+	Endpoints endpoints.Set
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -45,6 +49,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		return evaluate(in, graph.BuildRejectingParameters(in, key, err.Error()))
 	}
 	t.Files = cfg.Files()
+	t.Endpoints = cfg.Endpoints()
 	return t
 }
 

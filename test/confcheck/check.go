@@ -45,6 +45,8 @@ type checker struct {
 	ctx string
 	// upstream names the upstream block being read.
 	upstream string
+	// upstreamIn is the context of that upstream block: http or stream.
+	upstreamIn string
 }
 
 // use is a reference to something defined elsewhere.
@@ -187,7 +189,7 @@ func (c *checker) walk(ds []*Directive, ctx string) {
 			// map and split_clients bodies are read by their check.
 		default:
 			if r.block == ctxUpstream {
-				c.upstream = d.Args[0].Value
+				c.upstream, c.upstreamIn = d.Args[0].Value, ctx
 			}
 			c.walk(d.Block, r.block)
 		}

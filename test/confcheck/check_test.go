@@ -43,8 +43,8 @@ map "$gw_c_0123456789ab" $gw_l_abc {
 }
 `,
 		config.UpstreamsConfPath: `upstream default_app_80 {
-    server 10.0.0.1:8080 max_fails=0;
-    server [fd00::1]:8080 max_fails=0;
+    server unix:/var/run/nginx/sink-503.sock max_fails=0;
+    balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef", "round_robin") }
     keepalive 16;
 }
 `,
@@ -114,7 +114,10 @@ func TestDefectsAreFound(t *testing.T) {
 		{"a map variable defined twice", config.HTTPConfPath, `$gw_c_0123456789ab {`, `$gw_host {`, "defined twice"},
 		{"a regex that is not one a condition has", config.HTTPConfPath, `"~^v$" 1;`, `"~^(?<host>v)$" 1;`, "header condition"},
 		{"an invalid size", config.IncludesDir + "proxy-settings.conf", "8k", "8g", "proxy_buffer_size"},
-		{"an endpoint that is not an address", config.UpstreamsConfPath, "10.0.0.1:8080", "backend.example.com:8080", "not an IP address"},
+		{"an endpoint in an http upstream", config.UpstreamsConfPath, "unix:/var/run/nginx/sink-503.sock", "10.0.0.1:8080", "an http upstream lists no endpoints"},
+		{"an http upstream without the balancer", config.UpstreamsConfPath, `balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef", "round_robin") }`, "", "endpoints come from the Lua balancer"},
+		{"Lua that is not Gatewall's", config.UpstreamsConfPath, `"round_robin") }`, `"round_robin") os.execute("x") }`, "is not Gatewall's"},
+		{"an upstream ID that is not hex", config.UpstreamsConfPath, `"0123456789abcdef"`, `"0123456789abcdeg"`, "is not Gatewall's"},
 		{"an included file missing", config.MainConfPath, "conf.d/servers.conf", "conf.d/other.conf", "not rendered"},
 		{"NGINX's counts on a public port", servers, "internal;\n        return 404;", "internal;\n        stub_status;", "stub_status in a server that does not listen on unix:/var/run/nginx/nginx-status.sock alone"},
 	}
@@ -145,6 +148,21 @@ func TestOrphanFileIsFound(t *testing.T) {
 	m[config.SecretsDir+"x.pem"] = "x"
 	if err := confcheck.Check(files(m)); err == nil || !strings.Contains(err.Error(), "nothing refers to it") {
 		t.Errorf("got %v, want the orphan reported", err)
+	}
+}
+
+// TestParseReadsLuaBlocks: a *_by_lua_block is Lua up to its closing
+// brace, braces in Lua strings included.
+func TestParseReadsLuaBlocks(t *testing.T) {
+	ds, err := confcheck.Parse("t", []byte("u {\n balancer_by_lua_block { f(\"}\", '{') }\n keepalive 1;\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || len(ds[0].Block) != 2 {
+		t.Fatalf("got %+v, want u with two directives", ds)
+	}
+	if lua := ds[0].Block[0]; lua.Name != "balancer_by_lua_block" || len(lua.Args) != 1 || lua.Args[0].Value != `f("}", '{')` {
+		t.Errorf("Lua block %+v, want the code as its argument", lua)
 	}
 }
 

@@ -65,10 +65,17 @@ var rules = map[string]rule{
 	"upstream":                       {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
 	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: number(1, math.MaxInt32)},
 	"zone":                           {ctx: []string{ctxUpstream}, min: 2, max: 2, check: upstreamZone},
-	"least_conn":                     {ctx: []string{ctxUpstream}, min: 0, max: 0},
-	"ip_hash":                        {ctx: []string{ctxUpstream}, min: 0, max: 0},
-	"hash":                           {ctx: []string{ctxUpstream}, min: 1, max: 2, check: upstreamHash},
-	"random":                         {ctx: []string{ctxUpstream}, min: 0, max: 2, check: upstreamRandom},
+
+	// Dynamic endpoints: the Lua balancer (nginx/config/lua.go).
+	"worker_shutdown_timeout":   {ctx: []string{ctxMain}, min: 1, max: 1, check: secondsOrMillis},
+	"proxy_next_upstream_tries": {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: number(1, 10)},
+	"grpc_next_upstream_tries":  {ctx: http, min: 1, max: 1, check: number(1, 10)},
+	"lua_package_path":          {ctx: http, min: 1, max: 1, check: luaPackagePath},
+	"lua_shared_dict":           {ctx: http, min: 2, max: 2, check: luaSharedDict},
+	"init_by_lua_block":         {ctx: http, min: 1, max: 1, check: luaInit},
+	"log_by_lua_block":          {ctx: http, min: 1, max: 1, check: luaLogPhase},
+	"balancer_by_lua_block":     {ctx: []string{ctxUpstream}, min: 1, max: 1, check: luaBalancer},
+	"content_by_lua_block":      {ctx: inLocation, min: 1, max: 1, check: luaContent},
 
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
 	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
@@ -99,11 +106,11 @@ var rules = map[string]rule{
 
 	"proxy_read_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"proxy_send_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
-	"proxy_connect_timeout":         {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"proxy_connect_timeout":         {ctx: []string{ctxHTTP, ctxLocation, ctxStream}, min: 1, max: 1, check: secondsOrMillis},
 	"proxy_next_upstream_timeout":   {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"grpc_read_timeout":             {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"grpc_send_timeout":             {ctx: inLocation, min: 1, max: 1, check: milliseconds},
-	"grpc_connect_timeout":          {ctx: inLocation, min: 1, max: 1, check: milliseconds},
+	"grpc_connect_timeout":          {ctx: []string{ctxHTTP, ctxLocation}, min: 1, max: 1, check: secondsOrMillis},
 	"grpc_next_upstream_timeout":    {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"proxy_ssl_server_name":         {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
 	"grpc_ssl_server_name":          {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("on")},
@@ -171,7 +178,8 @@ func proxyProtocol(c *checker, d *Directive) {
 }
 
 // modules are the modules nginx.conf may load.
-var modules = []string{"modules/ngx_stream_module.so", "modules/ngx_stream_js_module.so", "modules/ngx_http_app_protect_module.so"}
+var modules = []string{"modules/ngx_stream_module.so", "modules/ngx_stream_js_module.so", "modules/ngx_http_app_protect_module.so",
+	"modules/ndk_http_module.so", "modules/ngx_http_lua_module.so"}
 
 // systemFiles are the data plane's own files directives may refer to.
 var systemFiles = map[string]bool{"/etc/ssl/certs/ca-certificates.crt": true}
@@ -507,6 +515,16 @@ func addHeader(c *checker, d *Directive) {
 
 var millisecondsRE = regexp.MustCompile(`^[0-9]{1,12}ms$`)
 
+// secondsOrMillisRE is a time the renderer writes in seconds or
+// milliseconds (nginx/config's nginxTime).
+var secondsOrMillisRE = regexp.MustCompile(`^[0-9]{1,12}(ms|s)$`)
+
+func secondsOrMillis(c *checker, d *Directive) {
+	if !secondsOrMillisRE.MatchString(d.Args[0].Value) {
+		c.fail(d, "%s %q: not a time in seconds or milliseconds", d.Name, d.Args[0].Value)
+	}
+}
+
 func milliseconds(c *checker, d *Directive) {
 	if !millisecondsRE.MatchString(d.Args[0].Value) {
 		c.fail(d, "%s %q: not a time in milliseconds", d.Name, d.Args[0].Value)
@@ -628,27 +646,5 @@ func upstreamZone(c *checker, d *Directive) {
 	}
 	if d.Args[0].Value != c.upstream {
 		c.fail(d, "zone %q in upstream %q: zones are named after their upstream", d.Args[0].Value, c.upstream)
-	}
-}
-
-// upstreamHash: an allowed variable, then optionally consistent.
-func upstreamHash(c *checker, d *Directive) {
-	key := d.Args[0].Value
-	if !strings.HasPrefix(key, "$") || !validation.RateLimitKeyVariable(key[1:]) {
-		c.fail(d, "hash key %q is not an allowed variable", key)
-	}
-	if len(d.Args) == 2 && d.Args[1].Value != "consistent" {
-		c.fail(d, "hash %q: not consistent", d.Args[1].Value)
-	}
-}
-
-// upstreamRandom: random, random two, random two least_conn.
-func upstreamRandom(c *checker, d *Directive) {
-	var args []string
-	for _, a := range d.Args {
-		args = append(args, a.Value)
-	}
-	if w := strings.Join(args, " "); w != "" && w != "two" && w != "two least_conn" {
-		c.fail(d, "random %q: not two or two least_conn", w)
 	}
 }

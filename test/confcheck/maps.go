@@ -38,6 +38,7 @@ var mapKinds = []mapKind{
 	{"gw_connection", emptyKey, anyExpr},
 	{"gw_host", emptyKey, anyExpr},
 	{"gw_server_port", emptyKey, anyExpr},
+	{"gw_hash_", emptyKey, hashKey},
 }
 
 // mapBlock checks a map: source, variable, and every entry.

@@ -86,6 +86,17 @@ func (p *parser) block() ([]*Directive, byte, error) {
 			return nil, 0, p.errorf("unexpected %q", end)
 		}
 		d := &Directive{Name: words[0].Value, NameQuoted: words[0].Quoted, Args: words[1:], File: p.file, Line: line}
+		if end == '{' && strings.HasSuffix(d.Name, "_by_lua_block") && len(d.Args) == 0 {
+			// The Lua module reads the block as Lua code, up to its
+			// closing brace: the code is the directive's one argument.
+			code, err := p.luaBlock()
+			if err != nil {
+				return nil, 0, err
+			}
+			d.Args = []Arg{{Value: code}}
+			out = append(out, d)
+			continue
+		}
 		if end == '{' {
 			block, closing, err := p.block()
 			if err != nil {
@@ -101,6 +112,36 @@ func (p *parser) block() ([]*Directive, byte, error) {
 		}
 		out = append(out, d)
 	}
+}
+
+// luaBlock reads Lua code up to the brace that closes the block, skipping
+// braces in Lua's quoted strings, and returns it without the surrounding
+// spaces.
+func (p *parser) luaBlock() (string, error) {
+	start, depth := p.pos, 1
+	for p.pos < len(p.data) {
+		switch c := p.data[p.pos]; c {
+		case '"', '\'':
+			p.advance()
+			for p.pos < len(p.data) && p.data[p.pos] != c {
+				if p.data[p.pos] == '\\' {
+					p.advance()
+				}
+				p.advance()
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				code := strings.TrimSpace(p.data[start:p.pos])
+				p.advance()
+				return code, nil
+			}
+		}
+		p.advance()
+	}
+	return "", p.errorf("unexpected end of file in a Lua block")
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

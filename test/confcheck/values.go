@@ -63,8 +63,9 @@ func headerValueExpr(c *checker, d *Directive, a Arg) {
 	}
 }
 
-// upstreamRE is an upstream's name: namespace_service_port.
-var upstreamRE = regexp.MustCompile(`^([^_]+)_([^_]+)_([0-9]+)$`)
+// upstreamRE is an upstream's name: namespace_service_port, with _h2c for
+// the one spoken to with HTTP/2.
+var upstreamRE = regexp.MustCompile(`^([^_]+)_([^_]+)_([0-9]+)(_h2c)?$`)
 
 func upstreamBlock(c *checker, d *Directive) {
 	name := d.Args[0].Value
@@ -90,16 +91,29 @@ func upstreamBlock(c *checker, d *Directive) {
 		// NGINX refuses an upstream without servers.
 		c.fail(d, "upstream %q has no server", name)
 	}
+	if c.ctx == ctxHTTP && !hasDirective(d.Block, "balancer_by_lua_block") {
+		c.fail(d, "upstream %q: an http upstream's endpoints come from the Lua balancer", name)
+	}
 }
 
-// upstreamServer is an endpoint (IP:port, IPv6 in brackets) or a sink's socket.
+// failTimeoutRE is a stream endpoint's parameter, in whole seconds.
+var failTimeoutRE = regexp.MustCompile(`^fail_timeout=[1-9][0-9]*s$`)
+
+// upstreamServer is a sink's socket (a sink's own upstream, or a dynamic
+// upstream's fallback), or, in the stream context, an endpoint (IP:port,
+// IPv6 in brackets) with its fail_timeout.
 func upstreamServer(c *checker, d *Directive) {
 	addr := d.Args[0].Value
 	if strings.HasPrefix(addr, "unix:") {
-		if len(d.Args) != 1 || !strings.HasPrefix(addr, "unix:/var/run/nginx/sink-") {
-			c.fail(d, "upstream server %q", addr)
+		sink := strings.HasPrefix(c.upstream, "gatewall_sink_")
+		if !strings.HasPrefix(addr, "unix:/var/run/nginx/sink-") ||
+			(sink && len(d.Args) != 1) || (!sink && (len(d.Args) != 2 || d.Args[1].Value != "max_fails=0")) {
+			c.fail(d, "upstream server %q", d.values())
 		}
 		return
+	}
+	if c.upstreamIn != ctxStream {
+		c.fail(d, "upstream server %q: an http upstream lists no endpoints", addr)
 	}
 	host, port, ok := strings.Cut(addr, "]:")
 	if ok {
@@ -113,7 +127,7 @@ func upstreamServer(c *checker, d *Directive) {
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		c.fail(d, "upstream server %q: port", addr)
 	}
-	if len(d.Args) != 2 || d.Args[1].Value != "max_fails=0" {
+	if len(d.Args) != 2 || !failTimeoutRE.MatchString(d.Args[1].Value) {
 		c.fail(d, "upstream server %q: parameters", addr)
 	}
 }

@@ -60,7 +60,10 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		}
 		// The next endpoint may be tried after an error, within the same time.
 		ds = append(ds, d(prefix+"_read_timeout", v), d(prefix+"_send_timeout", v), d(prefix+"_next_upstream_timeout", v))
-		if ms, err := strconv.Atoi(strings.TrimSuffix(v, "ms")); err == nil && ms <= maxConnectTimeoutMS {
+		// A connection attempt takes the Gateway's connect timeout, or
+		// the route's when that is shorter: a longer route timeout must
+		// not let a dead endpoint hold requests longer.
+		if ms, err := strconv.Atoi(strings.TrimSuffix(v, "ms")); err == nil && int64(ms) < b.cfg.Main.Upstreams.ConnectTimeout.Milliseconds() {
 			ds = append(ds, d(prefix+"_connect_timeout", v))
 		}
 	}
@@ -91,20 +94,17 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 }
 
 // target returns the upstream (or split variable) to pass to, or a status
-// to answer: 500 when no backend is usable, 503 when it has no endpoints.
+// to answer: 500 when no backend is usable. A backend without endpoints
+// has its upstream too, which answers 503 until it has some.
 func (b *builder) target(backends []*graph.Backend, h2c bool) (string, int) {
 	switch len(backends) {
 	case 0:
 		return "", 500
 	case 1:
-		be := backends[0]
-		switch {
-		case !be.Valid:
+		if !backends[0].Valid {
 			return "", 500
-		case len(be.Endpoints) == 0:
-			return "", 503
 		}
-		return b.upstream(be), 0
+		return b.upstream(backends[0]), 0
 	}
 	return b.split(backends, h2c), 0
 }
@@ -282,17 +282,12 @@ func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
 	return ds
 }
 
-// maxConnectTimeoutMS is the longest connect timeout NGINX honours (the
-// system's TCP connect timeout usually ends it at 75 s); longer route
-// timeouts leave NGINX's default connect timeout.
-const maxConnectTimeoutMS = 75000
-
 // mirror registers the internal location a mirror sends copies to. A
 // mirror of a share of requests passes through a split whose other share
 // goes to a sink that answers 204 at once, so those requests are not copied.
 func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 	be := m.Backend
-	if !be.Valid || len(be.Endpoints) == 0 || m.Basis <= 0 {
+	if !be.Valid || m.Basis <= 0 {
 		return ""
 	}
 	up := b.upstream(be)

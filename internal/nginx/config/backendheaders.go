@@ -152,15 +152,7 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 	var parts []string
 	given := 0
 	for i, be := range backends {
-		up := ""
-		switch {
-		case !be.Valid:
-			up = b.sinkFor(500, h2c)
-		case len(be.Endpoints) == 0:
-			up = b.sinkFor(503, h2c)
-		default:
-			up = b.upstream(be)
-		}
+		up := b.backendUpstream(be, h2c)
 		basis := int(int64(be.Weight) * 10000 / total)
 		if i == len(backends)-1 {
 			basis = 10000 - given

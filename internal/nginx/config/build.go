@@ -8,11 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Defaults of main-context settings when the NginxProxy leaves them unset.
@@ -68,6 +71,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		b.cfg.Upstreams = append(b.cfg.Upstreams, u)
 	}
 	sort.Slice(b.cfg.Upstreams, func(i, j int) bool { return b.cfg.Upstreams[i].Name < b.cfg.Upstreams[j].Name })
+	assignIDs(b.cfg.Upstreams, UpstreamID)
 	for code := range b.sinks {
 		b.cfg.Sinks = append(b.cfg.Sinks, code)
 	}
@@ -77,10 +81,25 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 }
 
 func mainSettings(np *v1alpha2.NginxProxySpec) Main {
-	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true}
+	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
+		Upstreams: UpstreamDefaults{
+			ConnectTimeout: duration(nil, v1alpha2.DefaultConnectTimeout),
+			MaxTries:       v1alpha2.DefaultMaxTries,
+			FailTimeout:    duration(nil, v1alpha2.DefaultFailTimeout),
+		},
+		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
+	}
 	if np == nil {
 		return m
 	}
+	if u := np.Upstreams; u != nil {
+		m.Upstreams.ConnectTimeout = duration(u.ConnectTimeout, v1alpha2.DefaultConnectTimeout)
+		m.Upstreams.FailTimeout = duration(u.FailTimeout, v1alpha2.DefaultFailTimeout)
+		if u.MaxTries != nil {
+			m.Upstreams.MaxTries = *u.MaxTries
+		}
+	}
+	m.WorkerShutdownTimeout = duration(np.WorkerShutdownTimeout, v1alpha2.DefaultWorkerShutdownTimeout)
 	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
 		m.WorkerConnections = *np.WorkerConnections
@@ -97,6 +116,20 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		}
 	}
 	return m
+}
+
+// duration reads an NginxProxy duration the graph validated, or def when
+// it is unset.
+func duration(d *gatewayv1.Duration, def string) time.Duration {
+	s := def
+	if d != nil {
+		s = string(*d)
+	}
+	parsed, err := validation.GatewayDuration(s)
+	if err != nil {
+		parsed, _ = validation.GatewayDuration(def)
+	}
+	return parsed
 }
 
 // addMap registers a map, keyed by its variable, and returns the variable.

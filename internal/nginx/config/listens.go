@@ -127,9 +127,13 @@ func (c *Config) ListeningSockets() []string {
 	if c.Main.StubStatus {
 		add([]listen{{addr: StatusSocket}})
 	}
+	add([]listen{endpointsListen()})
 	add(c.readinessListens())
 	return out
 }
+
+// endpointsListen is the listen of the server taking endpoint updates.
+func endpointsListen() listen { return listen{addr: EndpointsSocket} }
 
 // readinessListens are the listens of the readiness server (none without
 // a readiness port).

@@ -40,25 +40,28 @@ func TestListeningSocketsAreNginxs(t *testing.T) {
 		family v1alpha2.IPFamily
 		// noMetrics turns the data plane's metrics off; they are on by
 		// default, and their status server is one unix socket more. Every
-		// case has the readiness server too: one socket per IP family.
+		// case has the readiness server too (one socket per IP family),
+		// and the endpoints server (one unix socket); a case with a
+		// backend has the 503 sink its upstream falls back to (two unix
+		// sockets).
 		noMetrics bool
 		want      int
 	}{
-		{"HTTP on IPv4 and IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, "", false, 5},
-		{"HTTP on IPv4", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, false, 3},
-		{"HTTP on IPv4, no metrics", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, true, 2},
-		{"HTTP on IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv6, false, 3},
-		{"HTTP and HTTPS", func(t *testing.T) *graph.Input { return hostsInput(t, "a.example.com") }, "", true, 6},
+		{"HTTP on IPv4 and IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, "", false, 8},
+		{"HTTP on IPv4", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, false, 6},
+		{"HTTP on IPv4, no metrics", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv4, true, 5},
+		{"HTTP on IPv6", func(*testing.T) *graph.Input { return httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})) }, v1alpha2.IPFamilyIPv6, false, 6},
+		{"HTTP and HTTPS", func(t *testing.T) *graph.Input { return hostsInput(t, "a.example.com") }, "", true, 7},
 		// The stream server on both families, and two unix sockets.
-		{"HTTP and gRPC on one port", func(*testing.T) *graph.Input { return httpInput(grpc) }, "", true, 6},
-		{"HTTP and gRPC on one port, IPv4", func(*testing.T) *graph.Input { return httpInput(grpc) }, v1alpha2.IPFamilyIPv4, true, 4},
+		{"HTTP and gRPC on one port", func(*testing.T) *graph.Input { return httpInput(grpc) }, "", true, 9},
+		{"HTTP and gRPC on one port, IPv4", func(*testing.T) *graph.Input { return httpInput(grpc) }, v1alpha2.IPFamilyIPv4, true, 7},
 		// The 500 sink answering the share of a missing backend: two unix sockets.
-		{"a split with a missing backend", func(*testing.T) *graph.Input { return httpInput(split) }, "", true, 6},
+		{"a split with a missing backend", func(*testing.T) *graph.Input { return httpInput(split) }, "", true, 9},
 		// HTTP on both families (2); on 443, the stream server on both
 		// families (2), the HTTPS servers' socket, the closing server's and
 		// the two passing servers' (one to app, one sharing with a missing
 		// Service).
-		{"TLS passthrough and HTTPS on one port", passthroughTwoRoutes, "", true, 10},
+		{"TLS passthrough and HTTPS on one port", passthroughTwoRoutes, "", true, 13},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

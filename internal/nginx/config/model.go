@@ -1,6 +1,9 @@
 package config
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // File is one file of a data plane's configuration.
 type File struct {
@@ -82,8 +85,21 @@ type Main struct {
 	StubStatus bool
 	// ReadinessPort, when not 0, is where NGINX answers the pod's
 	// readiness probe (ReadinessPath): only a configuration Gatewall
-	// pushed listens there (graph.Gateway.ReadinessPort).
+	// pushed listens there (graph.Gateway.ReadinessPort), and only once
+	// its endpoints arrived.
 	ReadinessPort int32
+	// Upstreams are the Gateway's settings of connections to endpoints.
+	Upstreams UpstreamDefaults
+	// WorkerShutdownTimeout bounds how long the workers of a replaced
+	// configuration keep their connections (worker_shutdown_timeout).
+	WorkerShutdownTimeout time.Duration
+}
+
+// UpstreamDefaults are the NginxProxy's upstreams settings, defaults filled in.
+type UpstreamDefaults struct {
+	ConnectTimeout time.Duration
+	MaxTries       int32
+	FailTimeout    time.Duration
 }
 
 // Server is one server block.
@@ -128,10 +144,21 @@ type Directive struct {
 
 func d(name string, args ...string) Directive { return Directive{Name: name, Args: args} }
 
-// Upstream is one upstream block: the ready endpoints of a Service port.
+// Upstream is one upstream block: the endpoints of a Service port.
 type Upstream struct {
-	Name    string
+	Name string
+	// ID identifies a dynamic upstream to the Lua balancer and in the
+	// endpoints sent to the data plane (UpstreamID); "" for a static one.
+	ID string
+	// Servers are a static upstream's servers (the stream context's).
 	Servers []string
+	// Endpoints are a dynamic upstream's endpoints (host:port), which do not
+	// appear in the configuration: they reach the data plane apart from it
+	// (Config.Endpoints).
+	Endpoints []string
+	// Fallback is the one server a dynamic upstream declares, which NGINX
+	// uses when the upstream has no endpoint: a sink answering 503.
+	Fallback string
 	// Settings are what policies set on the Service's upstreams (nil: none).
 	Settings *UpstreamSettings
 }

@@ -1,5 +1,7 @@
 package config
 
+import "strconv"
+
 // The stream context: the sniffers of cleartext ports (sniff.go) and the
 // TLS ports (tlspassthrough.go), in one file included from nginx.conf.
 
@@ -15,6 +17,10 @@ func (c *Config) streamConf() []byte {
 		w.line("js_var", "$gw_proto", "h1")
 	}
 	w.line("proxy_protocol", "on")
+	// As for http (writeUpstreamDefaults): a connection that cannot be
+	// established soon goes on to another endpoint.
+	w.line("proxy_connect_timeout", nginxTime(c.Main.Upstreams.ConnectTimeout))
+	w.line("proxy_next_upstream_tries", strconv.Itoa(int(c.Main.Upstreams.MaxTries)))
 	if len(c.TLSPorts) > 0 {
 		for _, dir := range c.streamHashSizeDirectives() {
 			writeDirective(w, dir)

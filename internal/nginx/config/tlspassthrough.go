@@ -228,8 +228,10 @@ func (c *Config) writeTLSPassthrough(w *writer) {
 		w.blank()
 		w.open("upstream", u.Name)
 		for _, s := range u.Servers {
-			// Kubernetes readiness decides which endpoints serve (as for http).
-			w.line("server", s, "max_fails=0")
+			// The stream module tries the next endpoint only when a
+			// connection fails, and then avoids the endpoint a while:
+			// its endpoints change with a reload only (no Lua in stream).
+			w.line("server", s, "fail_timeout="+nginxSeconds(c.Main.Upstreams.FailTimeout))
 		}
 		w.close()
 	}

@@ -29,18 +29,47 @@ func (b *builder) sinkFor(code int, h2c bool) string {
 	return sinkUpstream(code)
 }
 
-// upstream registers a backend's upstream (one per Service port) and returns its name.
+// upstream registers a backend's upstream (one per Service port and
+// protocol) and returns its name. It is dynamic (lua.go): its endpoints
+// travel apart from the configuration, so that the configuration does not
+// depend on them, not even on whether there are any (none: the upstream's
+// declared server, a sink, answers 503).
 func (b *builder) upstream(be *graph.Backend) string {
 	name := be.UpstreamName()
+	h2c := be.Protocol == graph.ProtocolH2C
+	if h2c {
+		// Connections spoken to with HTTP/2 keep a pool of their own: an
+		// idle HTTP/1.1 connection must never carry a gRPC request.
+		name += "_h2c"
+	}
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
-	u := &Upstream{Name: name, Servers: endpointAddresses(be), Settings: b.upstreamSettings[be.Service]}
+	u := &Upstream{Name: name, Settings: b.upstreamSettings[be.Service], Endpoints: endpointAddresses(be),
+		Fallback: sinkSocket(503)}
+	if h2c {
+		u.Fallback = sinkSocketH2(503)
+	}
+	b.sinks[503] = true
 	if u.Settings != nil && u.Settings.UseClusterIP && be.ClusterIP != "" {
-		u.Servers = []string{hostPort(be.ClusterIP, be.Port)}
+		// kube-proxy balances; the cluster IP is the one endpoint while
+		// the Service has ready ones.
+		u.Endpoints = nil
+		if len(be.Endpoints) > 0 {
+			u.Endpoints = []string{hostPort(be.ClusterIP, be.Port)}
+		}
 	}
 	b.upstreams[name] = u
 	return name
+}
+
+// backendUpstream is where a share of requests for a backend goes: its
+// upstream, or the sink answering 500 when the backend is invalid.
+func (b *builder) backendUpstream(be *graph.Backend, h2c bool) string {
+	if !be.Valid {
+		return b.sinkFor(500, h2c)
+	}
+	return b.upstream(be)
 }
 
 // endpointAddresses are a backend's endpoints as NGINX server addresses.
@@ -95,15 +124,7 @@ func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 	var parts []string
 	for _, sh := range shares(backends) {
 		be := sh.backend
-		up := ""
-		switch {
-		case !be.Valid:
-			up = b.sinkFor(500, h2c)
-		case len(be.Endpoints) == 0:
-			up = b.sinkFor(503, h2c)
-		default:
-			up = b.upstream(be)
-		}
+		up := b.backendUpstream(be, h2c)
 		s.Buckets = append(s.Buckets, SplitBucket{Basis: sh.basis, Upstream: up})
 		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}

@@ -38,6 +38,13 @@ func (w *writer) close() {
 	w.b.WriteString("}\n")
 }
 
+// luaBlock writes a *_by_lua_block directive holding code on one line.
+// code is Gatewall's own (lua.go): never user data.
+func (w *writer) luaBlock(directive, code string) {
+	w.indent()
+	w.b.WriteString(directive + " { " + code + " }\n")
+}
+
 // comment writes a comment line (no user data: comments end at newlines only).
 func (w *writer) comment(text string) {
 	w.indent()

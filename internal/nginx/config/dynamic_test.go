@@ -1,0 +1,214 @@
+package config_test
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+)
+
+// withEndpoints replaces the Service app's endpoints with eps (none: an
+// EndpointSlice without endpoints).
+func withEndpoints(in *graph.Input, eps ...discoveryv1.Endpoint) *graph.Input {
+	for k, s := range in.EndpointSlices {
+		if s.Labels[discoveryv1.LabelServiceName] == "app" {
+			delete(in.EndpointSlices, k)
+		}
+	}
+	in.Add(&discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
+		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
+		Endpoints:  eps,
+	})
+	return in
+}
+
+func endpoint(addr string, ready bool) discoveryv1.Endpoint {
+	return discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{
+		Ready: ptr.To(ready), Serving: ptr.To(true), Terminating: ptr.To(!ready)}}
+}
+
+// TestConfigurationDoesNotFollowEndpoints: what only moves a Service's
+// endpoints (a rollout, scaling to zero and back, a pod draining) changes
+// the endpoints the data plane receives and not one byte of its files, so
+// NGINX is not reloaded; a weighted split and a mirror to the Service
+// included.
+func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
+	mirror := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{
+		BackendRef: appRef[0].BackendObjectReference}}
+	missing := gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+		Name: "missing", Port: ptr.To[gatewayv1.PortNumber](80)}}}
+	routes := []any{
+		httpRoute("one", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/one")},
+			Filters: []gatewayv1.HTTPRouteFilter{mirror}}),
+		httpRoute("split", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/split")},
+			BackendRefs: append([]gatewayv1.HTTPBackendRef{missing}, appRef...)}),
+	}
+	states := []struct {
+		name string
+		eps  []discoveryv1.Endpoint
+		want []string
+	}{
+		{"two ready", []discoveryv1.Endpoint{endpoint("10.0.0.1", true), endpoint("10.0.0.2", true)}, []string{"10.0.0.1:8080", "10.0.0.2:8080"}},
+		{"rolled", []discoveryv1.Endpoint{endpoint("10.0.0.1", false), endpoint("10.0.0.3", true)}, []string{"10.0.0.3:8080"}},
+		{"draining only", []discoveryv1.Endpoint{endpoint("10.0.0.3", false)}, []string{"10.0.0.3:8080"}},
+		{"scaled to zero", nil, []string{}},
+		{"IPv6", []discoveryv1.Endpoint{endpoint("fd00::5", true)}, []string{"[fd00::5]:8080"}},
+	}
+	var first []config.File
+	for _, st := range states {
+		cfg := build(t, withEndpoints(httpInput(routes...), st.eps...))
+		files := cfg.Files()
+		if first == nil {
+			first = files
+			nginxAccepts(t, cfg)
+		} else if config.Version(files) != config.Version(first) {
+			t.Errorf("%s: the files changed with the endpoints", st.name)
+		}
+		for _, f := range files {
+			if bytes.Contains(f.Data, []byte("10.0.0.")) || bytes.Contains(f.Data, []byte("fd00::")) {
+				t.Errorf("%s: %s names an endpoint", st.name, f.Path)
+			}
+		}
+		set := cfg.Endpoints()
+		app := set[config.UpstreamID("ns_app_80")]
+		if app.Name != "ns_app_80" || !slices.Equal(app.Endpoints, st.want) || app.Endpoints == nil {
+			t.Errorf("%s: endpoints %+v, want %v (a list, also when empty)", st.name, app, st.want)
+		}
+		if err := endpoints.Snapshot(set, 1).Validate(); err != nil {
+			t.Errorf("%s: the data plane would refuse the endpoints: %v", st.name, err)
+		}
+	}
+}
+
+// TestDynamicUpstreams: each upstream declares only its fallback (the 503
+// sink, over HTTP/2 for gRPC), asks the balancer for endpoints with its ID
+// and method, and keeps its keep-alive pool; gRPC and HTTP/1.1 to the same
+// Service port have pools of their own.
+func TestDynamicUpstreams(t *testing.T) {
+	grpcRoute := &gatewayv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"},
+		Spec: gatewayv1.GRPCRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Hostnames:       []gatewayv1.Hostname{"grpc.example.com"},
+			Rules:           []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: appRef[0].BackendRef}}}},
+		},
+	}
+	cfg := build(t, httpInput(httpRoute("r", []gatewayv1.Hostname{"http.example.com"}, gatewayv1.HTTPRouteRule{}), grpcRoute))
+	nginxAccepts(t, cfg)
+	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
+	for name, fallback := range map[string]string{"ns_app_80": "sink-503.sock", "ns_app_80_h2c": "sink-503-h2.sock"} {
+		block := regexp.MustCompile(`(?s)upstream ` + name + ` \{\n(.*?)\n\}`).FindStringSubmatch(ups)
+		if block == nil {
+			t.Fatalf("no upstream %s in\n%s", name, ups)
+		}
+		want := "    server unix:/var/run/nginx/" + fallback + " max_fails=0;\n" +
+			`    balancer_by_lua_block { require("gatewall.balancer").balance("` + config.UpstreamID(name) + `", "round_robin") }` + "\n" +
+			"    keepalive 16;"
+		if block[1] != want {
+			t.Errorf("upstream %s:\n%s\nwant\n%s", name, block[1], want)
+		}
+	}
+	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.UpstreamID("ns_app_80_h2c")].Endpoints, []string{"10.0.0.1:8080"}) {
+		t.Errorf("endpoints %+v, want both upstreams with app's endpoint", set)
+	}
+}
+
+// TestUseClusterIPIsDynamicToo: with useClusterIP, the upstream's one
+// endpoint is the Service's cluster IP while the Service has endpoints,
+// none otherwise (503): the files stay the same either way.
+func TestUseClusterIPIsDynamicToo(t *testing.T) {
+	in := func(eps ...discoveryv1.Endpoint) *graph.Input {
+		i := withEndpoints(httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})), eps...)
+		i.Services[types.NamespacedName{Namespace: "ns", Name: "app"}].Spec.ClusterIP = "10.96.0.10"
+		return i
+	}
+	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{{Namespace: "ns", Name: "app"}: {UseClusterIP: true}}}
+	render := func(i *graph.Input) *config.Config {
+		return config.Build(graph.Build(i, testGateway), settings)
+	}
+	up, down := render(in(endpoint("10.0.0.1", true))), render(in())
+	id := config.UpstreamID("ns_app_80")
+	if got := up.Endpoints()[id].Endpoints; !slices.Equal(got, []string{"10.96.0.10:80"}) {
+		t.Errorf("with endpoints: %v, want the cluster IP", got)
+	}
+	if got := down.Endpoints()[id].Endpoints; len(got) != 0 {
+		t.Errorf("without endpoints: %v, want none", got)
+	}
+	if config.Version(up.Files()) != config.Version(down.Files()) {
+		t.Error("the files follow the endpoints")
+	}
+}
+
+// TestLuaGetsNoUserText: the configuration's Lua is Gatewall's constant
+// text with hex IDs and method words; a hash method's key, which a user
+// writes, reaches the balancer through a variable.
+func TestLuaGetsNoUserText(t *testing.T) {
+	key := "$arg_user"
+	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{
+		{Namespace: "ns", Name: "app"}: {Method: []string{"hash", key, "consistent"}}}}
+	cfg := config.Build(graph.Build(httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})), testGateway), settings)
+	nginxAccepts(t, cfg)
+	lua := regexp.MustCompile(`_by_lua_block \{ (.*) \}`)
+	allowed := regexp.MustCompile(`^[a-z_.()"/, 0-9-]*$`)
+	for _, f := range cfg.Files() {
+		for _, m := range lua.FindAllStringSubmatch(string(f.Data), -1) {
+			if strings.Contains(m[1], key) || !allowed.MatchString(m[1]) {
+				t.Errorf("%s: Lua %q holds more than Gatewall's words", f.Path, m[1])
+			}
+		}
+	}
+	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
+	id := config.UpstreamID("ns_app_80")
+	if !strings.Contains(ups, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
+		!strings.Contains(ups, `balance("`+id+`", "hash_consistent")`) {
+		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s", id, ups)
+	}
+}
+
+// TestGatewaySettingsReachNginx: the NginxProxy's connect timeout, tries,
+// failure avoidance and worker shutdown timeout are rendered; a route's
+// shorter timeout shortens the connect timeout, a longer one does not
+// lengthen it.
+func TestGatewaySettingsReachNginx(t *testing.T) {
+	short, long := gatewayv1.Duration("100ms"), gatewayv1.Duration("30s")
+	in := httpInput(
+		httpRoute("short", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/short")},
+			Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: &short}}),
+		httpRoute("long", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/long")},
+			Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: &long}}))
+	g := graph.Build(in, testGateway)
+	connect, fail, shutdown := gatewayv1.Duration("400ms"), gatewayv1.Duration("30s"), gatewayv1.Duration("2m")
+	g.NginxProxy.Upstreams = &v1alpha2.Upstreams{ConnectTimeout: &connect, MaxTries: ptr.To[int32](5), FailTimeout: &fail}
+	g.NginxProxy.WorkerShutdownTimeout = &shutdown
+	cfg := config.Build(g, config.Includes{})
+	nginxAccepts(t, cfg)
+	all := ""
+	for _, f := range cfg.Files() {
+		all += string(f.Data)
+	}
+	for _, want := range []string{
+		"worker_shutdown_timeout 120s;", "proxy_connect_timeout 400ms;", "grpc_connect_timeout 400ms;",
+		"proxy_next_upstream_tries 5;", `require("gatewall.balancer").configure(5, 30000)`,
+		"proxy_connect_timeout 100ms;",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q", want)
+		}
+	}
+	if strings.Contains(all, "proxy_connect_timeout 30000ms") {
+		t.Error("a route's longer timeout lengthened the connect timeout")
+	}
+}

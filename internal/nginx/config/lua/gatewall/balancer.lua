@@ -1,0 +1,295 @@
+-- Gatewall's load balancer: picks, for each try of a request, one endpoint
+-- of an upstream from the endpoints gatewall.endpoints keeps, by the
+-- upstream's method, skipping endpoints that failed a connection recently
+-- (passive health) and the ones this request tried already.
+--
+-- The configuration calls balance(id, method) in each upstream's
+-- balancer_by_lua_block with an id of 16 hex digits and a method from the
+-- fixed list below; the hash methods read their key from the variable
+-- $gw_hash_<id>, which NGINX computes from the upstream's key. Nothing else
+-- of the configuration reaches this code.
+--
+-- When an upstream has no endpoint, balance sets no peer and NGINX uses the
+-- upstream's one declared server, a local one answering 503.
+
+local ngx_balancer = require "ngx.balancer"
+local endpoints = require "gatewall.endpoints"
+
+local crc32 = ngx.crc32_long
+local random = math.random
+
+local M = {}
+
+local state = ngx.shared.gatewall_balancer
+
+-- Settings of the Gateway (configure, from init_by_lua).
+local max_tries = 3
+local fail_timeout = 10
+
+-- configure sets the Gateway's settings: the most tries per request and
+-- how long (ms) an endpoint whose connection failed is avoided.
+function M.configure(tries, fail_ms)
+    max_tries = tries
+    fail_timeout = fail_ms / 1000
+end
+
+-- Parsed endpoint lists, per worker; dropped when the dict's serial moves.
+local cache, cache_serial = {}, -1
+
+local function parse(list)
+    local peers = {}
+    for ep in list:gmatch("%S+") do
+        local host, port = ep:match("^(.*):(%d+)$")
+        peers[#peers + 1] = {host = host, port = tonumber(port), key = ep}
+    end
+    return peers
+end
+
+local function upstream(id)
+    local serial = endpoints.serial()
+    if serial ~= cache_serial then
+        cache, cache_serial = {}, serial
+    end
+    local u = cache[id]
+    if u == nil then
+        local list = endpoints.list(id)
+        u = {peers = list and parse(list) or {}, rr = random(0, 65535)}
+        cache[id] = u
+    end
+    return u
+end
+
+local function failed(peer)
+    return state:get("f:" .. peer.key) ~= nil
+end
+
+local function mark_failed(peer)
+    state:set("f:" .. peer.key, true, fail_timeout)
+end
+
+-- usable says whether a peer may be tried: not tried by this request, and
+-- not failed unless the request ignores failures (every untried peer failed).
+local function usable(peer, try)
+    return not try.tried[peer.key] and (try.ignore_failures or not failed(peer))
+end
+
+local function conns_key(id, peer)
+    return "c:" .. id .. "|" .. peer.key
+end
+
+local function conns(id, peer)
+    return state:get(conns_key(id, peer)) or 0
+end
+
+local function round_robin(u, try)
+    local n = #u.peers
+    for _ = 1, n do
+        u.rr = u.rr + 1
+        local peer = u.peers[u.rr % n + 1]
+        if usable(peer, try) then
+            return peer
+        end
+    end
+end
+
+local function least_conn(u, try, id)
+    local n, best, best_conns = #u.peers, nil, nil
+    u.rr = u.rr + 1
+    for i = 1, n do
+        local peer = u.peers[(u.rr + i) % n + 1]
+        if usable(peer, try) then
+            local c = conns(id, peer)
+            if best == nil or c < best_conns then
+                best, best_conns = peer, c
+            end
+        end
+    end
+    return best
+end
+
+local function random_pick(u, try)
+    local candidates = {}
+    for _, peer in ipairs(u.peers) do
+        if usable(peer, try) then
+            candidates[#candidates + 1] = peer
+        end
+    end
+    if #candidates == 0 then
+        return nil
+    end
+    return candidates[random(#candidates)], candidates
+end
+
+local function random_two(u, try, id)
+    local first, candidates = random_pick(u, try)
+    if first == nil or #candidates == 1 then
+        return first
+    end
+    local second = first
+    while second == first do
+        second = candidates[random(#candidates)]
+    end
+    if conns(id, second) < conns(id, first) then
+        return second
+    end
+    return first
+end
+
+-- hashed walks from the key's hash the way NGINX's hash method does: on an
+-- unusable peer it hashes again, up to 20 times, then goes round robin.
+local function hashed(u, try, key)
+    local n, h = #u.peers, crc32(key)
+    for _ = 1, 20 do
+        local peer = u.peers[h % n + 1]
+        if usable(peer, try) then
+            return peer
+        end
+        h = crc32(h .. key)
+    end
+    return round_robin(u, try)
+end
+
+-- ring builds the consistent-hash ring of an endpoint list: 160 points per
+-- endpoint, as NGINX's hash ... consistent, so that a change of endpoints
+-- moves only the keys of the endpoints that came or went.
+local function ring(u)
+    if u.ring then
+        return u.ring
+    end
+    local points = {}
+    for _, peer in ipairs(u.peers) do
+        for i = 0, 159 do
+            points[#points + 1] = {crc32(peer.key .. "#" .. i), peer}
+        end
+    end
+    table.sort(points, function(a, b)
+        if a[1] ~= b[1] then
+            return a[1] < b[1]
+        end
+        return a[2].key < b[2].key
+    end)
+    u.ring = points
+    return points
+end
+
+local function consistent(u, try, key)
+    local points, h = ring(u), crc32(key)
+    local lo, hi = 1, #points
+    while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if points[mid][1] < h then
+            lo = mid + 1
+        else
+            hi = mid
+        end
+    end
+    if points[lo][1] < h then
+        lo = 1
+    end
+    for i = 0, #points - 1 do
+        local peer = points[(lo - 1 + i) % #points + 1][2]
+        if usable(peer, try) then
+            return peer
+        end
+    end
+end
+
+-- ip_key is the client's address as NGINX's ip_hash hashes it: the first
+-- three octets of an IPv4 address, the whole of an IPv6 one.
+local function ip_key()
+    local addr = ngx.var.remote_addr or ""
+    local v4 = addr:match("^(%d+%.%d+%.%d+)%.%d+$")
+    return v4 or addr
+end
+
+local function hash_key(id)
+    return ngx.var["gw_hash_" .. id] or ""
+end
+
+local pickers = {
+    round_robin = function(u, try) return round_robin(u, try) end,
+    least_conn = least_conn,
+    random = function(u, try) return (random_pick(u, try)) end,
+    random_two = random_two,
+    ip_hash = function(u, try) return hashed(u, try, ip_key()) end,
+    hash = function(u, try, id) return hashed(u, try, hash_key(id)) end,
+    hash_consistent = function(u, try, id) return consistent(u, try, hash_key(id)) end,
+}
+
+-- counts says whether a method counts each endpoint's requests in flight.
+local counts = {least_conn = true, random_two = true}
+
+-- previous_sent is how many bytes the request's previous try sent its
+-- endpoint: 0 when the connection failed before the request could be sent
+-- (refused, reset, timed out connecting). $upstream_bytes_sent lists the
+-- tries, the one being set up last and empty ("0, 65 : ").
+local function previous_sent()
+    local tries = (ngx.var.upstream_bytes_sent or ""):gsub(" : $", "")
+    return tonumber(tries:match("([^ ,:]*)$"))
+end
+
+-- balance picks the endpoint of this try of the request.
+function M.balance(id, method)
+    local ctx = ngx.ctx
+    local try = ctx.gatewall_try
+    local u = upstream(id)
+    if try == nil then
+        if #u.peers == 0 then
+            return -- the upstream's declared server answers 503
+        end
+        try = {tried = {}, n = 0, id = id, counted = counts[method]}
+        ctx.gatewall_try = try
+        local tries = math.min(#u.peers, max_tries)
+        if tries > 1 then
+            ngx_balancer.set_more_tries(tries - 1)
+        end
+    elseif try.last then
+        -- NGINX calls again after a failed try. Only a failed connection
+        -- counts against the endpoint: a slow or failed answer says more
+        -- about one route than about the endpoint, and would have every
+        -- route avoid it.
+        local why = ngx_balancer.get_last_failure()
+        if why == "failed" and previous_sent() == 0 then
+            mark_failed(try.last)
+        end
+    end
+    local pick = pickers[method] or pickers.round_robin
+    local peer = pick(u, try, id)
+    if peer == nil and not try.ignore_failures then
+        -- Every endpoint this request has not tried failed recently: try
+        -- them anyway rather than answer an error at once.
+        try.ignore_failures = true
+        peer = pick(u, try, id)
+    end
+    if peer == nil then
+        return -- tried every endpoint: NGINX answers with the last failure
+    end
+    local ok, err = ngx_balancer.set_current_peer(peer.host, peer.port)
+    if not ok then
+        ngx.log(ngx.ERR, "gatewall: endpoint ", peer.key, " of upstream ", id, ": ", err)
+        return
+    end
+    try.tried[peer.key] = true
+    try.n = try.n + 1
+    try.last = peer
+    if try.counted then
+        state:incr(conns_key(id, peer), 1, 0)
+        try[#try + 1] = peer
+    end
+end
+
+-- log ends a request's counts of requests in flight (log_by_lua, at http level).
+function M.log()
+    local try = ngx.ctx.gatewall_try
+    if try == nil or not try.counted then
+        return
+    end
+    for _, peer in ipairs(try) do
+        local left = state:incr(conns_key(try.id, peer), -1, 0)
+        if left ~= nil and left <= 0 then
+            state:delete(conns_key(try.id, peer))
+        end
+    end
+end
+
+return M
