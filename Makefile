@@ -112,7 +112,7 @@ images: tools image-binaries ## Build every image (manager, data plane, the loca
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG and the data-plane image DATAPLANE_IMG with a Docker engine.
 	@hack/nginx-agent.sh
-	@hack/image-binaries.sh gatewall nginx-agent
+	@hack/image-binaries.sh gatewall gatewall-endpoints nginx-agent
 	$(CONTAINER_TOOL) build -f build/manager/Dockerfile -t $(IMG) .
 	$(CONTAINER_TOOL) build -f build/dataplane/Dockerfile -t $(DATAPLANE_IMG) .
 

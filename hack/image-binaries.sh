@@ -2,14 +2,15 @@
 # Puts the binaries the Dockerfiles copy into bin/<os>/<arch>/ (real files:
 # a build context cannot follow bin/'s links into the tool cache):
 #   hack/image-binaries.sh [NAME...]   (default: every one)
-# gatewall (the manager) and testbackend are built from this repository,
+# gatewall (the manager), gatewall-endpoints (the data plane's endpoints
+# client) and testbackend are built from this repository,
 # static; the others are the tools hack/ built, copied.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GOOS="${GOOS:-linux}" GOARCH="${GOARCH:-amd64}"
 out="${GATEWALL_BIN}/${GOOS}/${GOARCH}"
 names=("$@")
-[ "${#names[@]}" -gt 0 ] || names=(gatewall testbackend nginx-agent echo-basic coredns pause ngx_http_app_protect_module.so)
+[ "${#names[@]}" -gt 0 ] || names=(gatewall gatewall-endpoints testbackend nginx-agent echo-basic coredns pause ngx_http_app_protect_module.so)
 mkdir -p "${out}"
 
 gobuild() {
@@ -21,6 +22,7 @@ gobuild() {
 for name in "${names[@]}"; do
   case "${name}" in
     gatewall) gobuild gatewall ./cmd ;;
+    gatewall-endpoints) gobuild gatewall-endpoints ./cmd/gatewall-endpoints ;;
     testbackend) gobuild testbackend ./test/e2e/testbackend ;;
     *)
       [ -e "${GATEWALL_BIN}/${name}" ] || { log "bin/${name} is missing: run make tools"; exit 1; }

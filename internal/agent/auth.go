@@ -51,7 +51,9 @@ const (
 
 type identityKey struct{}
 
-func identityFrom(ctx context.Context) (Identity, bool) {
+// IdentityFrom returns who the peer of an authenticated request is; the
+// services registered with Options.Services use it too.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(identityKey{}).(Identity)
 	return id, ok
 }

@@ -20,7 +20,7 @@ type commandService struct {
 // serves. The response carries no agent configuration: the agent keeps the
 // one the provisioner gave it.
 func (c *commandService) CreateConnection(ctx context.Context, req *mpi.CreateConnectionRequest) (*mpi.CreateConnectionResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	if err := c.s.checkIdentity(id, req.GetResource()); err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (c *commandService) CreateConnection(ctx context.Context, req *mpi.CreateCo
 // UpdateDataPlaneStatus records the agent's instances (NGINX found,
 // restarted or gone).
 func (c *commandService) UpdateDataPlaneStatus(ctx context.Context, req *mpi.UpdateDataPlaneStatusRequest) (*mpi.UpdateDataPlaneStatusResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	if err := c.s.checkIdentity(id, req.GetResource()); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (c *commandService) UpdateDataPlaneStatus(ctx context.Context, req *mpi.Upd
 // UpdateDataPlaneHealth is acknowledged; Gatewall reads health from the
 // pods' readiness, not from the agent.
 func (c *commandService) UpdateDataPlaneHealth(ctx context.Context, req *mpi.UpdateDataPlaneHealthRequest) (*mpi.UpdateDataPlaneHealthResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	for _, h := range req.GetInstanceHealths() {
 		if h.GetInstanceHealthStatus() != mpi.InstanceHealth_INSTANCE_HEALTH_STATUS_HEALTHY {
 			c.s.log.V(1).Info("Instance not healthy", "pod", id.Pod, "instance", h.GetInstanceId(),

@@ -27,7 +27,7 @@ type fileService struct {
 
 // GetOverview returns the overview of a retained version.
 func (f *fileService) GetOverview(ctx context.Context, req *mpi.GetOverviewRequest) (*mpi.GetOverviewResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	v := f.s.retainedVersion(id.Gateway, req.GetConfigVersion().GetVersion())
 	if v == nil {
 		return nil, status.Errorf(codes.NotFound, "version %q of Gateway %s is not known", req.GetConfigVersion().GetVersion(), id.Gateway)
@@ -38,7 +38,7 @@ func (f *fileService) GetOverview(ctx context.Context, req *mpi.GetOverviewReque
 // UpdateOverview takes note that the agent reported its files. The empty
 // answer asks for no upload: the control plane is the source of truth.
 func (f *fileService) UpdateOverview(ctx context.Context, req *mpi.UpdateOverviewRequest) (*mpi.UpdateOverviewResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	f.s.log.V(1).Info("Agent reported its files", "pod", id.Pod, "files", len(req.GetOverview().GetFiles()),
 		"version", req.GetOverview().GetConfigVersion().GetVersion())
 	f.s.overviewReported(id, req.GetOverview().GetFiles())
@@ -47,7 +47,7 @@ func (f *fileService) UpdateOverview(ctx context.Context, req *mpi.UpdateOvervie
 
 // GetFile returns one file of a retained version.
 func (f *fileService) GetFile(ctx context.Context, req *mpi.GetFileRequest) (*mpi.GetFileResponse, error) {
-	id, _ := identityFrom(ctx)
+	id, _ := IdentityFrom(ctx)
 	data, err := f.s.serveFile(id, req.GetFileMeta())
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func (f *fileService) GetFile(ctx context.Context, req *mpi.GetFileRequest) (*mp
 
 // GetFileStream returns one file of a retained version in chunks.
 func (f *fileService) GetFileStream(req *mpi.GetFileRequest, srv grpc.ServerStreamingServer[mpi.FileDataChunk]) error {
-	who, _ := identityFrom(srv.Context())
+	who, _ := IdentityFrom(srv.Context())
 	data, err := f.s.serveFile(who, req.GetFileMeta())
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	)
 	mpi.RegisterCommandServiceServer(gs, &commandService{s: s, serving: serving})
 	mpi.RegisterFileServiceServer(gs, &fileService{s: s})
+	if s.services != nil {
+		s.services(gs)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(l) }()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -47,12 +48,17 @@ type Options struct {
 	// waits for the agent's report of its files (DefaultOverviewGrace when
 	// zero).
 	OverviewGrace time.Duration
+	// Services, if set, registers more services on the server's gRPC
+	// server (the endpoint feed): they are reached on the same port and
+	// authenticated as the agents are (IdentityFrom).
+	Services func(grpc.ServiceRegistrar)
 }
 
 // Server is the control plane's endpoint for nginx-agent v3: it serves
 // mpi.v1 CommandService and FileService and pushes configurations.
 type Server struct {
 	auth     Authenticator
+	services func(grpc.ServiceRegistrar)
 	tls      *tls.Config
 	log      logr.Logger
 	observe  func(Event)
@@ -81,6 +87,7 @@ func NewServer(opts Options) (*Server, error) {
 	tlsConfig.MinVersion = tls.VersionTLS13
 	s := &Server{
 		auth:          opts.Authenticator,
+		services:      opts.Services,
 		tls:           tlsConfig,
 		log:           opts.Log,
 		observe:       opts.Observe,

@@ -26,7 +26,7 @@ func newStream(p *pod) *stream {
 // newer stream of the same pod ends it. serving is done when Serve stops.
 func (s *Server) subscribe(serving context.Context, srv grpc.BidiStreamingServer[mpi.DataPlaneResponse, mpi.ManagementPlaneRequest]) error {
 	ctx := srv.Context()
-	id, ok := identityFrom(ctx)
+	id, ok := IdentityFrom(ctx)
 	if !ok {
 		return status.Error(codes.Unauthenticated, "no identity") // the interceptor always sets one
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/endpointfeed"
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/status"
 )
@@ -25,6 +27,8 @@ import (
 // agents answered.
 type AgentDataPlane struct {
 	server *agent.Server
+	// feed streams the endpoints; nil: none are sent.
+	feed *endpointfeed.Server
 	// started is when this manager started; until a pod reports or
 	// reconnectGrace passes, a Gateway without pods is Unknown, not Pending.
 	started time.Time
@@ -40,9 +44,18 @@ type publishedVersion struct{ config, agent string }
 // not reconnected yet keeps its previous Programmed status.
 const reconnectGrace = time.Minute
 
-// NewAgentDataPlane adapts an agent server.
-func NewAgentDataPlane(s *agent.Server) *AgentDataPlane {
-	return &AgentDataPlane{server: s, started: time.Now(), published: map[types.NamespacedName]publishedVersion{}}
+// NewAgentDataPlane adapts an agent server and the endpoint feed registered
+// on it (nil: endpoints are not sent).
+func NewAgentDataPlane(s *agent.Server, feed *endpointfeed.Server) *AgentDataPlane {
+	return &AgentDataPlane{server: s, feed: feed, started: time.Now(), published: map[types.NamespacedName]publishedVersion{}}
+}
+
+// PublishEndpoints hands the endpoints to the feed, which sends each
+// connected pod of the Gateway what changed (nothing when unchanged).
+func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set) {
+	if d.feed != nil {
+		d.feed.Set(gw, set)
+	}
 }
 
 // Publish hands the files to the agent server, which pushes them to every
@@ -63,6 +76,9 @@ func (d *AgentDataPlane) Publish(gw types.NamespacedName, files []config.File) s
 // Forget drops the Gateway's configuration.
 func (d *AgentDataPlane) Forget(gw types.NamespacedName) {
 	d.server.DeleteConfig(gw)
+	if d.feed != nil {
+		d.feed.Forget(gw)
+	}
 	d.mu.Lock()
 	delete(d.published, gw)
 	d.mu.Unlock()
@@ -111,7 +127,7 @@ func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.D
 	case connected == 0:
 		return status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway is connected to Gatewall"}
 	case applied == connected:
-		return status.DataPlane{State: status.Applied}
+		return d.endpointsState(gw, st.Pods)
 	}
 	return status.DataPlane{State: status.Pending, Message: fmt.Sprintf("%d of %d data plane pods applied the configuration", applied, connected)}
 }
@@ -126,4 +142,42 @@ func failureMessage(p agent.PodStatus) string {
 		return fmt.Sprintf("pod %s could not apply it and will try again; NGINX keeps its last good configuration: %s", p.Pod.Name, p.Message)
 	}
 	return fmt.Sprintf("pod %s rejected it and keeps its last good configuration: %s", p.Pod.Name, p.Message)
+}
+
+// endpointsState is the state of a Gateway whose pods applied its
+// configuration, with what is not so of their endpoints: a pod whose
+// endpoints client is not connected serves the endpoints it had (Applied,
+// said in the message); a pod that refused its endpoints is not programmed
+// with them (Pending).
+func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.PodStatus) status.DataPlane {
+	if d.feed == nil {
+		return status.DataPlane{State: status.Applied}
+	}
+	byPod := map[types.NamespacedName]endpointfeed.PodStatus{}
+	for _, p := range d.feed.Status(gw).Pods {
+		byPod[p.Pod] = p
+	}
+	var refused, unfed []string
+	for _, p := range pods {
+		if !p.Connected {
+			continue
+		}
+		ep, ok := byPod[p.Pod]
+		switch {
+		case !ok:
+			unfed = append(unfed, p.Pod.Name)
+		case ep.Error != "":
+			refused = append(refused, ep.String())
+		}
+	}
+	sort.Strings(refused)
+	sort.Strings(unfed)
+	switch {
+	case len(refused) > 0:
+		return status.DataPlane{State: status.Pending, Message: strings.Join(refused, "; ")}
+	case len(unfed) > 0:
+		return status.DataPlane{State: status.Applied, Message: fmt.Sprintf(
+			"the endpoints client of pod %s is not connected to Gatewall: it serves the endpoints it had", strings.Join(unfed, ", "))}
+	}
+	return status.DataPlane{State: status.Applied}
 }

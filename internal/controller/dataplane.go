@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/status"
 )
@@ -16,6 +17,11 @@ type DataPlane interface {
 	// Publish hands a Gateway's files to its data plane and returns the
 	// configuration's version; identical files give the same version.
 	Publish(gw types.NamespacedName, files []config.File) (version string)
+	// PublishEndpoints hands a Gateway's endpoints to its data plane,
+	// which takes them without a reload. A reconcile hands them before the
+	// files, so that a new upstream's endpoints are there when NGINX first
+	// uses it.
+	PublishEndpoints(gw types.NamespacedName, set endpoints.Set)
 	// Forget drops the configuration of a Gateway that is gone.
 	Forget(gw types.NamespacedName)
 	// State reports what the data plane did with a version.
@@ -26,13 +32,14 @@ type DataPlane interface {
 // agent server): it holds each Gateway's files, ready to push, and reports
 // every configuration as not yet applied.
 type HeldFiles struct {
-	mu    sync.Mutex
-	files map[types.NamespacedName][]config.File
+	mu        sync.Mutex
+	files     map[types.NamespacedName][]config.File
+	endpoints map[types.NamespacedName]endpoints.Set
 }
 
 // NewHeldFiles returns an empty HeldFiles.
 func NewHeldFiles() *HeldFiles {
-	return &HeldFiles{files: map[types.NamespacedName][]config.File{}}
+	return &HeldFiles{files: map[types.NamespacedName][]config.File{}, endpoints: map[types.NamespacedName]endpoints.Set{}}
 }
 
 // Publish keeps the files.
@@ -43,16 +50,31 @@ func (h *HeldFiles) Publish(gw types.NamespacedName, files []config.File) string
 	return config.Version(files)
 }
 
-// Forget drops the files.
+// PublishEndpoints keeps the endpoints.
+func (h *HeldFiles) PublishEndpoints(gw types.NamespacedName, set endpoints.Set) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.endpoints[gw] = set
+}
+
+// Forget drops the files and endpoints.
 func (h *HeldFiles) Forget(gw types.NamespacedName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.files, gw)
+	delete(h.endpoints, gw)
 }
 
 // State is always pending: nothing applies these files.
 func (h *HeldFiles) State(types.NamespacedName, string) status.DataPlane {
 	return status.DataPlane{State: status.Pending, Message: "no data plane is connected to Gatewall"}
+}
+
+// Endpoints returns the endpoints held for a Gateway.
+func (h *HeldFiles) Endpoints(gw types.NamespacedName) endpoints.Set {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.endpoints[gw]
 }
 
 // Files returns the files held for a Gateway.

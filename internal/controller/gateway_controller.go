@@ -112,6 +112,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	version, published := "", t.Files != nil
 	if published {
+		r.DataPlane.PublishEndpoints(req.NamespacedName, t.Endpoints)
 		version = r.DataPlane.Publish(req.NamespacedName, t.Files)
 		recordConfiguration(req.NamespacedName, t.Files)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -97,6 +99,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	}
 	objs := provisioner.Objects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
+		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
 		Owner: r.owner(),
 	})
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {

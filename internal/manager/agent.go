@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
@@ -98,6 +99,19 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		return nil, nil, err
 	}
 	log := ctrl.Log.WithName("agent")
+	feed, err := endpointfeed.NewServer(endpointfeed.Options{
+		Identify: func(ctx context.Context) (types.NamespacedName, types.NamespacedName, bool) {
+			id, ok := agent.IdentityFrom(ctx)
+			return id.Pod, id.Gateway, ok
+		},
+		OnChange: notifier.NotifyGateway,
+		Observe:  observeEndpointAck,
+		Log:      ctrl.Log.WithName("endpoints"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	metrics.SetEndpointsSource(func() map[types.NamespacedName]metrics.EndpointVersions { return endpointVersions(feed.Statuses()) })
 	server, err := agent.NewServer(agent.Options{
 		// Pods are read uncached: a cache would watch every pod in the cluster.
 		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience,
@@ -106,6 +120,8 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		OnChange: notifier.NotifyGateway,
 		Observe:  logEvents(log.V(AgentEventsVerbosity), newAgentMetrics().then(a.Observe)),
 		Log:      log,
+		// Each pod's endpoints client, on the agents' port and credentials.
+		Services: feed.Register,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -128,7 +144,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	if err := mgr.Add(serve); err != nil {
 		return nil, nil, err
 	}
-	return controller.NewAgentDataPlane(server), &controller.Provisioning{
+	return controller.NewAgentDataPlane(server, feed), &controller.Provisioning{
 		AgentHost: host, AgentPort: port, ServerName: serverName,
 		CA: certs.CA, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
 		Images: provisioner.Images{

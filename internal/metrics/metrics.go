@@ -127,6 +127,7 @@ func ForgetGateway(gw types.NamespacedName) {
 	l := Gateway(gw)
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		TranslationSeconds, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
+		EndpointUpdates, EndpointPropagationSeconds,
 	} {
 		v.DeletePartialMatch(l)
 	}

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,7 +78,11 @@ type Params struct {
 	AgentConfig []byte
 	// AgentCA is the PEM CA bundle the agent verifies Gatewall's server with.
 	AgentCA []byte
-	Images  Images
+	// AgentServer (host:port) and AgentServerName are Gatewall's agent
+	// server and the name in its certificate, which the endpoints client
+	// connects to as the agent does (the agent reads them from AgentConfig).
+	AgentServer, AgentServerName string
+	Images                       Images
 	// Owner is the installation that makes the objects (ControllerAnnotation).
 	Owner Owner
 }
@@ -176,7 +181,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 			ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: TokenAudience, ExpirationSeconds: ptr.To(int64(3600)), Path: AgentTokenFile},
 		}}}}},
 	}
-	containers := []corev1.Container{nginx}
+	containers := []corev1.Container{nginx, endpointsClient(p, main)}
 	if waf {
 		// The WAF containers of NGINX App Protect v5 share these volumes with NGINX.
 		shared := []corev1.VolumeMount{
@@ -252,6 +257,37 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 					Volumes:                       volumes,
 				},
 			},
+		},
+	}
+}
+
+// EndpointsContainer names the container of the endpoints client.
+const EndpointsContainer = "endpoints"
+
+// endpointsClient is the container that receives the Gateway's endpoints
+// from Gatewall and hands them to NGINX without a reload (package
+// endpointfeed): the data-plane image's gatewall-endpoints, with the
+// agent's token and CA, and NGINX's run directory, where NGINX's control
+// socket and the endpoints state file are. It restarts on its own,
+// without NGINX.
+func endpointsClient(p Params, main *v1alpha2.ContainerSpec) corev1.Container {
+	return corev1.Container{
+		Name:            EndpointsContainer,
+		Image:           image(main, p.Images.NGINX),
+		ImagePullPolicy: pullPolicy(main),
+		Command:         []string{"/usr/bin/gatewall-endpoints"},
+		Args: []string{
+			"--server=" + p.AgentServer, "--server-name=" + p.AgentServerName,
+			"--ca-file=" + AgentCADir + "/" + AgentCAFile, "--token-file=" + AgentTokenDir + "/" + AgentTokenFile,
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+		},
+		SecurityContext: containerSecurity(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "nginx-run", MountPath: "/var/run/nginx"},
+			{Name: "agent-token", MountPath: AgentTokenDir, ReadOnly: true},
+			{Name: "agent-ca", MountPath: AgentCADir, ReadOnly: true},
 		},
 	}
 }

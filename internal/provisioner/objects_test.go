@@ -2,6 +2,7 @@ package provisioner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,8 +26,9 @@ func params(np *v1alpha2.NginxProxySpec) Params {
 		Ports:       []int32{443, 80, 80},
 		AgentConfig: []byte("command: {}\n"),
 		AgentCA:     []byte("CA"),
-		Images:      DefaultImages,
-		Owner:       testOwner,
+		AgentServer: "gatewall-agent.gatewall-system.svc:8443", AgentServerName: "gatewall-agent.gatewall-system.svc",
+		Images: DefaultImages,
+		Owner:  testOwner,
 	}
 }
 
@@ -59,8 +61,8 @@ func TestObjectsDefaults(t *testing.T) {
 		t.Errorf("deployment %s with %d replicas", dep.Name, *dep.Spec.Replicas)
 	}
 	pod := dep.Spec.Template.Spec
-	if len(pod.Containers) != 1 || pod.Containers[0].Image != DefaultImages.NGINX {
-		t.Fatalf("containers: %+v", pod.Containers)
+	if len(pod.Containers) != 2 || pod.Containers[0].Image != DefaultImages.NGINX || pod.Containers[1].Name != EndpointsContainer {
+		t.Fatalf("containers: %+v; want NGINX's and the endpoints client's", pod.Containers)
 	}
 	c := pod.Containers[0]
 	sc := c.SecurityContext
@@ -224,5 +226,43 @@ func TestInfrastructureMetadata(t *testing.T) {
 	check("pod template", tpl.Labels, tpl.Annotations)
 	if tpl.Annotations[agentConfigHashAnnotation] == "" {
 		t.Error("the agent configuration hash is gone from the pod template")
+	}
+}
+
+// TestEndpointsClientContainer: every data-plane pod runs the endpoints
+// client beside NGINX, from NGINX's image (an NginxProxy's too), locked
+// down, with the agent's server, token and CA and NGINX's run directory
+// (its control socket and the state file), and nothing else.
+func TestEndpointsClientContainer(t *testing.T) {
+	repo := "registry.example.com/dataplane"
+	p := params(&v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{
+		Container: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Repository: &repo}}}}})
+	pod := find[*appsv1.Deployment](t, p).Spec.Template.Spec
+	var c *corev1.Container
+	for i := range pod.Containers {
+		if pod.Containers[i].Name == EndpointsContainer {
+			c = &pod.Containers[i]
+		}
+	}
+	if c == nil {
+		t.Fatalf("no %s container among %+v", EndpointsContainer, pod.Containers)
+	}
+	if c.Image != pod.Containers[0].Image || c.Image != repo+":edge" {
+		t.Errorf("image %q, want NGINX's %q", c.Image, pod.Containers[0].Image)
+	}
+	wantArgs := []string{"--server=gatewall-agent.gatewall-system.svc:8443", "--server-name=gatewall-agent.gatewall-system.svc",
+		"--ca-file=" + AgentCADir + "/" + AgentCAFile, "--token-file=" + AgentTokenDir + "/" + AgentTokenFile}
+	if !slices.Equal(c.Command, []string{"/usr/bin/gatewall-endpoints"}) || !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("command %v %v, want gatewall-endpoints %v", c.Command, c.Args, wantArgs)
+	}
+	var mounts []string
+	for _, m := range c.VolumeMounts {
+		mounts = append(mounts, m.Name+":"+m.MountPath)
+	}
+	if want := []string{"nginx-run:/var/run/nginx", "agent-token:" + AgentTokenDir, "agent-ca:" + AgentCADir}; !slices.Equal(mounts, want) {
+		t.Errorf("mounts %v, want %v", mounts, want)
+	}
+	if sc := c.SecurityContext; !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || len(c.Ports) != 0 {
+		t.Errorf("not locked down or has ports: %+v %+v", sc, c.Ports)
 	}
 }

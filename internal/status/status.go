@@ -22,7 +22,9 @@ type DataPlaneState int
 const (
 	// Pending: the configuration has not been applied yet (no pod, or in flight).
 	Pending DataPlaneState = iota
-	// Applied: every connected pod runs the current configuration.
+	// Applied: every connected pod runs the current configuration (the
+	// message, if any, says what else is not so, such as a pod that no
+	// longer receives endpoints).
 	Applied
 	// Failed: a pod did not apply the configuration (its message says
 	// whether NGINX kept its last good one).
@@ -62,6 +64,8 @@ func programmed(valid bool, dp DataPlane, invalidMsg string) metav1.Condition {
 	switch {
 	case !valid:
 		return conditions.False(t, string(gatewayv1.GatewayReasonInvalid), invalidMsg)
+	case dp.State == Applied && dp.Message != "":
+		return conditions.True(t, string(gatewayv1.GatewayReasonProgrammed), "the data plane applied the configuration; "+dp.Message)
 	case dp.State == Applied:
 		return conditions.True(t, string(gatewayv1.GatewayReasonProgrammed), "the data plane applied the configuration")
 	case dp.State == Failed:

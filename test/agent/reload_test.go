@@ -123,7 +123,7 @@ func startReloadScene(t *testing.T) reloadScene {
 	s.port = freePort(t, s.dp.ip)
 	s.held = holdPort(t, s.dp.ip)
 	s.dp.start()
-	s.plane = controller.NewAgentDataPlane(cp.srv)
+	s.plane = controller.NewAgentDataPlane(cp.srv, nil)
 	return s
 }
 

@@ -1,0 +1,357 @@
+// Package balancer tests Gatewall's Lua balancer of dynamic endpoints in a
+// real NGINX: the configuration rendered for a Gateway by the manager's own
+// pipeline, the endpoints handed to it by the data plane's own endpoints
+// client code (endpointfeed.NGINX), backends that answer, refuse, drop
+// packets or answer slowly, and requests that must all succeed. Each
+// NGINX runs in private mount and network namespaces (nothing touches the
+// host's ports); the backends listen on loopback addresses inside them.
+package balancer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gatewall/gatewall/internal/endpointfeed"
+	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/local/netns"
+	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/render"
+	"github.com/gatewall/gatewall/test/nginxtest"
+)
+
+// manifests is a Gateway with one route per load-balancing method, each
+// to a Service of its own (the Services' endpoints come from the tests,
+// through the endpoints client).
+var manifests = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+` + routes
+
+// methods are the Services and their UpstreamSettingsPolicy's method.
+var methods = map[string]string{
+	"rr": "", "lc": "least_conn", "ih": "ip_hash", "hk": "hash", "hc": "hash consistent", "rn": "random", "r2": "random two least_conn",
+}
+
+var routes = func() string {
+	var b strings.Builder
+	for svc, method := range methods {
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: ns}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %[1]s, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /%[1]s}}]
+    backendRefs: [{name: %[1]s, port: 80}]
+    timeouts: {request: 2s}
+`, svc)
+		if method != "" {
+			key := ""
+			if strings.HasPrefix(method, "hash") {
+				key = "hashMethodKey: $request_uri"
+			}
+			fmt.Fprintf(&b, `---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: UpstreamSettingsPolicy
+metadata: {name: %[1]s, namespace: ns}
+spec:
+  targetRefs: [{group: "", kind: Service, name: %[1]s}]
+  loadBalancingMethod: %[2]s
+  %[3]s
+`, svc, method, key)
+		}
+	}
+	return b.String()
+}()
+
+// upstreamID is the ID of a Service's upstream.
+func upstreamID(svc string) string { return config.UpstreamID("ns_" + svc + "_80") }
+
+// dataPlane is one NGINX running the Gateway's configuration.
+type dataPlane struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	client *http.Client
+	feed   *endpointfeed.NGINX
+	// version numbers the updates handed to NGINX.
+	version uint64
+	set     endpoints.Set
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func requireTools(t *testing.T) {
+	t.Helper()
+	if err := nginxtest.Available(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"unshare", "nsenter", "ip", "iptables"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is missing: the balancer tests isolate NGINX in namespaces (util-linux, iproute2) and drop packets with iptables (make local-tools installs them)", tool)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the balancer tests run NGINX in private namespaces and need root")
+	}
+}
+
+// renderFiles renders the Gateway with the manager's pipeline.
+func renderFiles(t *testing.T, extra string) []config.File {
+	t.Helper()
+	objs, err := manifest.Decode([]byte(manifests + extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings bytes.Buffer
+	in, err := render.Decode(objs, manager.DefaultControllerName, "", &warnings)
+	if err != nil || warnings.Len() > 0 {
+		t.Fatalf("decoding the manifests: %v %s", err, warnings.String())
+	}
+	res := render.Render(in, metav1.Now())
+	for _, files := range res.Files {
+		return files
+	}
+	t.Fatal("the Gateway was not rendered")
+	return nil
+}
+
+// startDataPlane starts NGINX on files in its own namespaces and waits
+// until it listens.
+func startDataPlane(t *testing.T, files []config.File) *dataPlane {
+	t.Helper()
+	return startDataPlaneWithState(t, files, nil)
+}
+
+// startDataPlaneWithState starts NGINX as a pod's container restarted:
+// the endpoints client's state file (state, unless nil) is in its run
+// directory already.
+func startDataPlaneWithState(t *testing.T, files []config.File, state []byte) *dataPlane {
+	t.Helper()
+	requireTools(t)
+	root := t.TempDir()
+	if err := nginxtest.WriteRoot(root, files); err != nil {
+		t.Fatal(err)
+	}
+	script := nginxtest.Isolate(root) + "ip link set lo up\n"
+	if state != nil {
+		if err := os.WriteFile(filepath.Join(root, ".state"), state, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script += "cp " + filepath.Join(root, ".state") + " " + endpoints.StateFile + "\n"
+	}
+	script += "exec " + nginxtest.Binary + " -e stderr -g 'daemon off;'\n"
+	d := &dataPlane{t: t, out: &syncBuffer{}}
+	d.cmd = exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", script)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	// Its own process group: NGINX's workers are killed with it.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		_ = d.cmd.Wait()
+		if t.Failed() {
+			t.Logf("NGINX's output:\n%s", d.out.String())
+		}
+	})
+	d.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var c net.Conn
+			err := netns.Do(d.ns(), func() (err error) {
+				c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+				return err
+			})
+			return c, err
+		},
+		MaxIdleConnsPerHost: 16,
+	}}
+	// The endpoints client's own code, through the namespace's root.
+	d.feed = &endpointfeed.NGINX{
+		Socket:    d.path(endpoints.Socket),
+		Path:      endpoints.ControlPath,
+		StateFile: d.path(endpoints.StateFile),
+	}
+	d.eventually("NGINX listening", func() bool {
+		_, err := d.get("/readyz", 8081)
+		return err == nil
+	})
+	return d
+}
+
+// ns is the data plane's network namespace.
+func (d *dataPlane) ns() string { return fmt.Sprintf("/proc/%d/ns/net", d.cmd.Process.Pid) }
+
+// path is a path of NGINX's mount namespace, seen from the test's. /var/run
+// is a link to /run, which the kernel would follow in the test's own root.
+func (d *dataPlane) path(p string) string {
+	p = strings.Replace(p, "/var/run/", "/run/", 1)
+	return filepath.Join(fmt.Sprintf("/proc/%d/root", d.cmd.Process.Pid), p)
+}
+
+// get sends a GET to NGINX's port and returns the status and body.
+func (d *dataPlane) get(path string, port int) (string, error) {
+	resp, err := d.client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body))), nil
+}
+
+// route sends a request on the listener and returns "status body".
+func (d *dataPlane) route(path string) string {
+	d.t.Helper()
+	got, err := d.get(path, 80)
+	if err != nil {
+		d.t.Fatalf("GET %s: %v", path, err)
+	}
+	return got
+}
+
+// setEndpoints hands the Gateway's endpoints to NGINX as the endpoints
+// client does: the whole set first, then what changed.
+func (d *dataPlane) setEndpoints(set endpoints.Set) {
+	d.t.Helper()
+	d.version++
+	u := endpoints.Snapshot(set, d.version)
+	if d.set != nil {
+		u = endpoints.Diff(d.set, set, d.version)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.feed.Apply(ctx, u, set); err != nil {
+		d.t.Fatalf("applying endpoints: %v", err)
+	}
+	d.set = set
+}
+
+// workers are the PIDs of NGINX's worker processes: a reload replaces them.
+func (d *dataPlane) workers() string {
+	out, _ := exec.Command("pgrep", "-P", fmt.Sprint(d.cmd.Process.Pid)).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// count counts the lines of NGINX's output holding s.
+func (d *dataPlane) count(s string) int { return strings.Count(d.out.String(), s) }
+
+func (d *dataPlane) eventually(what string, cond func() bool) {
+	d.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// backend is an HTTP server inside the data plane's namespace, answering
+// its name; delay, when set, makes it answer late.
+type backend struct {
+	name, addr string
+	srv        *http.Server
+	mu         sync.Mutex
+	delay      time.Duration
+	requests   int
+	conns      map[string]bool
+	inFlight   int
+}
+
+func (d *dataPlane) backend(name, ip string) *backend {
+	d.t.Helper()
+	var l net.Listener
+	if err := netns.Do(d.ns(), func() (err error) { l, err = net.Listen("tcp", ip+":8080"); return err }); err != nil {
+		d.t.Fatal(err)
+	}
+	b := &backend{name: name, addr: l.Addr().String(), conns: map[string]bool{}}
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.requests++
+		b.inFlight++
+		b.conns[r.RemoteAddr] = true
+		delay := b.delay
+		b.mu.Unlock()
+		time.Sleep(delay)
+		b.mu.Lock()
+		b.inFlight--
+		b.mu.Unlock()
+		fmt.Fprintln(w, name)
+	})}
+	go func() { _ = b.srv.Serve(l) }()
+	d.t.Cleanup(func() { _ = b.srv.Close() })
+	return b
+}
+
+func (b *backend) stats() (requests, conns int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests, len(b.conns)
+}
+
+// dropPackets makes ip drop every packet sent to it, as the address of a
+// pod that is gone does.
+func (d *dataPlane) dropPackets(ip string) {
+	d.t.Helper()
+	out, err := exec.Command("nsenter", "--net="+d.ns(), "iptables", "-w", "-A", "OUTPUT", "-d", ip, "-j", "DROP").CombinedOutput()
+	if err != nil {
+		d.t.Fatalf("iptables: %v: %s", err, out)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
