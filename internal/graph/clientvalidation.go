@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,13 +10,15 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/pki"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // ClientValidation is how an HTTPS listener validates client certificates
 // (the Gateway's tls.frontend for the listener's port).
 type ClientValidation struct {
-	// CAPEM are the CA certificates client certificates must chain to.
+	// CAPEM are the CA certificates client certificates must chain to,
+	// checked and re-encoded (pki.ParseCABundle).
 	CAPEM []byte
 	// InsecureFallback accepts clients without a valid certificate
 	// (AllowInsecureFallback); otherwise they are refused.
@@ -85,7 +85,7 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 			continue
 		}
 		valid++
-		cv.CAPEM = append(append(cv.CAPEM, pem...), '\n')
+		cv.CAPEM = append(cv.CAPEM, pem...)
 	}
 	if len(errs) > 0 {
 		return nil, valid, reason, errors.New("tls.frontend validation: " + strings.Join(errs, "; "))
@@ -115,35 +115,9 @@ func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.Object
 	if cm == nil {
 		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, errors.New(in.missing("ConfigMap", k))
 	}
-	data := []byte(cm.Data[caCertKey])
-	if err := checkCABundle(data); err != nil {
+	data, err := pki.ParseCABundle([]byte(cm.Data[caCertKey]))
+	if err != nil {
 		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("ConfigMap %s key %s: %w", k, caCertKey, err)
 	}
 	return data, "", nil
-}
-
-// checkCABundle accepts PEM data made only of certificates, at least one.
-func checkCABundle(data []byte) error {
-	n := 0
-	for rest := data; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			if len(strings.TrimSpace(string(rest))) > 0 {
-				return errors.New("holds data that is not PEM")
-			}
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			return fmt.Errorf("holds a PEM %s block; only CERTIFICATE blocks are allowed", block.Type)
-		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return fmt.Errorf("holds a certificate that does not parse: %w", err)
-		}
-		n++
-	}
-	if n == 0 {
-		return errors.New("holds no PEM certificate")
-	}
-	return nil
 }

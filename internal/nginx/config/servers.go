@@ -213,10 +213,7 @@ func mostSpecificListener(ls []*graph.Listener, h string) *graph.Listener {
 // cert registers a listener's certificate file and returns its path.
 func (b *builder) cert(c *graph.Certificate) string {
 	path := fmt.Sprintf("%s%s_%s.pem", SecretsDir, c.Secret.Namespace, c.Secret.Name)
-	if _, ok := b.cfg.Certs[path]; !ok {
-		data := append(append([]byte{}, c.CertPEM...), '\n')
-		b.cfg.Certs[path] = append(data, c.KeyPEM...)
-	}
+	b.cfg.Certs[path] = c.PEM
 	return path
 }
 
