@@ -26,6 +26,8 @@ type BackendTLS struct {
 	// data plane's system trust store instead.
 	CAPEM     []byte
 	SystemCAs bool
+	// ConfigMaps are where CAPEM comes from.
+	ConfigMaps []types.NamespacedName
 }
 
 // Same says whether two backends are spoken to with the same TLS settings.
@@ -235,6 +237,7 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s key %s: %w", k, caCertKey, err)
 		}
 		tls.CAPEM = append(tls.CAPEM, data...)
+		tls.ConfigMaps = append(tls.ConfigMaps, k)
 	}
 	return tls, "", nil
 }

@@ -21,6 +21,9 @@ type Translation struct {
 	Policies map[string]policy.Attachment
 	// Files are the data-plane files; nil when the Gateway is not valid.
 	Files []config.File
+	// FileOrigins are, by path, the objects some of Files are written
+	// from (see NameFiles).
+	FileOrigins map[string][]string
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -44,7 +47,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		// its last good configuration.
 		return evaluate(in, graph.BuildRejectingParameters(in, key, err.Error()))
 	}
-	t.Files = cfg.Files()
+	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
 	return t
 }
 
