@@ -24,7 +24,7 @@ import (
 type failingDataPlane struct{ message string }
 
 func (f failingDataPlane) Publish(types.NamespacedName, []config.File) string { return "v" }
-func (f failingDataPlane) Forget(types.NamespacedName)                       {}
+func (f failingDataPlane) Forget(types.NamespacedName)                        {}
 func (f failingDataPlane) State(types.NamespacedName, string) status.DataPlane {
 	return status.DataPlane{State: status.Failed, Message: f.message}
 }

@@ -177,37 +177,19 @@ func refusedWhereBrought(g *graph.Gateway, pairOK, caOK bool) string {
 // parsed certificates: tls.crt, a newline and tls.key as one file; ca.crt
 // as it was. A nil piece is left out.
 func rawConfig(cert, key, ca []byte) []config.File {
-	var server, files strings.Builder
-	var out []config.File
-	if cert != nil {
-		server.WriteString("ssl_certificate /etc/nginx/secrets/pair.pem;\n        ssl_certificate_key /etc/nginx/secrets/pair.pem;\n")
-		out = append(out, config.File{Path: "/etc/nginx/secrets/pair.pem", Mode: 0o600, Data: bytes.Join([][]byte{cert, key}, []byte("\n"))})
-	} else {
+	server := "listen 443 ssl;\nssl_certificate /etc/nginx/secrets/pair.pem;\nssl_certificate_key /etc/nginx/secrets/pair.pem;\n"
+	pair := config.File{Path: "/etc/nginx/secrets/pair.pem", Mode: 0o600, Data: bytes.Join([][]byte{cert, key}, []byte("\n"))}
+	if cert == nil {
 		// A certificate NGINX loads, so that only the CA is tested.
-		server.WriteString("ssl_certificate /etc/nginx/secrets/good.pem;\n        ssl_certificate_key /etc/nginx/secrets/good.pem;\n")
-		out = append(out, config.File{Path: "/etc/nginx/secrets/good.pem", Mode: 0o600, Data: goodPair()})
+		pair.Data = goodPair()
 	}
+	out := []config.File{pair}
 	if ca != nil {
-		server.WriteString("ssl_client_certificate /etc/nginx/secrets/ca.pem;\n        ssl_verify_client on;\n" +
-			"        location / { proxy_ssl_trusted_certificate /etc/nginx/secrets/ca.pem; proxy_ssl_verify on; proxy_pass https://10.244.0.10; }\n")
+		server += "ssl_client_certificate /etc/nginx/secrets/ca.pem;\nssl_verify_client on;\n" +
+			"location / { proxy_ssl_trusted_certificate /etc/nginx/secrets/ca.pem; proxy_ssl_verify on; proxy_pass https://10.244.0.10; }\n"
 		out = append(out, config.File{Path: "/etc/nginx/secrets/ca.pem", Mode: 0o600, Data: ca})
 	}
-	fmt.Fprintf(&files, `pid /var/run/nginx/nginx.pid;
-error_log stderr;
-events {}
-http {
-    access_log off;
-    client_body_temp_path /var/cache/nginx/client_body_temp;
-    proxy_temp_path /var/cache/nginx/proxy_temp;
-    fastcgi_temp_path /var/cache/nginx/fastcgi_temp;
-    uwsgi_temp_path /var/cache/nginx/uwsgi_temp;
-    scgi_temp_path /var/cache/nginx/scgi_temp;
-    server {
-        listen 443 ssl;
-        %s    }
-}
-`, server.String())
-	return append(out, config.File{Path: config.MainConfPath, Mode: 0o644, Data: []byte(files.String())})
+	return append(out, nginxtest.ServerConf(server))
 }
 
 // goodPair is a certificate and key NGINX loads.
