@@ -32,7 +32,8 @@ func (f failingDataPlane) State(types.NamespacedName, string) status.DataPlane {
 // TestFailedApplyNamesTheObject: when NGINX on the data plane fails on a
 // file of a pushed configuration, the Gateway's Programmed condition and
 // its ApplyFailed event name the object the file was written from, not
-// only the file.
+// only the file, also when NGINX's messages (one per pod) are longer than
+// an event's note.
 func TestFailedApplyNamesTheObject(t *testing.T) {
 	c, err := certgen.Issue(certgen.Spec{Name: "leaf", Key: certgen.Key(certgen.P256, 0), Digest: certgen.SHA256})
 	if err != nil {
@@ -60,14 +61,14 @@ func TestFailedApplyNamesTheObject(t *testing.T) {
 	rec := events.NewFakeRecorder(10)
 	r := &GatewayReconciler{
 		Client:    fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(gw).WithStatusSubresource(gw).Build(),
-		DataPlane: failingDataPlane{message: `pod gw-1 rejected it and keeps its last good configuration: nginx: [emerg] cannot load certificate "` + certPath + `": PEM lib`},
+		DataPlane: failingDataPlane{message: `pod gw-1 rejected it and keeps its last good configuration: nginx: [emerg] cannot load certificate "` + certPath + `": PEM lib; ` + strings.Repeat("pod gw-2 rejected it too: [emerg] ... ", 40)},
 		Recorder:  rec,
 	}
 	job := statusJob{gw: gw, in: in, t: tr, version: "v", published: true, statusesHanded: true}
 	if err := r.writeStatuses(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
-	want := certPath + " is written from Secret team/cert"
+	want := "NGINX failed on a file written from Secret team/cert (" + certPath + ")"
 	got := &gatewayv1.Gateway{}
 	if err := r.Get(context.Background(), key, got); err != nil {
 		t.Fatal(err)

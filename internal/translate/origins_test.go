@@ -17,7 +17,7 @@ import (
 
 // TestNameFilesNamesTheObjects: when a data plane's NGINX fails on a file
 // of a pushed configuration, it names the file; the message Gatewall
-// reports adds the objects the file was written from: the Secret of a
+// reports names, first, the objects the file was written from: the Secret of a
 // listener's certificate, the ConfigMap of a client validation CA, the
 // BackendTLSPolicy and ConfigMap of a backend CA.
 func TestNameFilesNamesTheObjects(t *testing.T) {
@@ -53,9 +53,9 @@ func TestNameFilesNamesTheObjects(t *testing.T) {
 	cases := []struct {
 		name, msg, want string
 	}{
-		{"a listener's certificate", failed(cert), failed(cert) + " (" + cert + " is written from Secret team/cert)"},
-		{"a client validation CA", failed(clientCA), failed(clientCA) + " (" + clientCA + " is written from ConfigMap team/ca)"},
-		{"a backend CA", failed(backendCA), failed(backendCA) + " (" + backendCA + " is written from BackendTLSPolicy team/tls, ConfigMap team/ca)"},
+		{"a listener's certificate", failed(cert), "NGINX failed on a file written from Secret team/cert (" + cert + "): " + failed(cert)},
+		{"a client validation CA", failed(clientCA), "NGINX failed on a file written from ConfigMap team/ca (" + clientCA + "): " + failed(clientCA)},
+		{"a backend CA", failed(backendCA), "NGINX failed on a file written from BackendTLSPolicy team/tls, ConfigMap team/ca (" + backendCA + "): " + failed(backendCA)},
 		{"no file of the configuration", "pod gw-1: nginx: [emerg] bind() to 0.0.0.0:443 failed", "pod gw-1: nginx: [emerg] bind() to 0.0.0.0:443 failed"},
 	}
 	for _, tc := range cases {
@@ -67,7 +67,7 @@ func TestNameFilesNamesTheObjects(t *testing.T) {
 	}
 	t.Run("two pods, two files", func(t *testing.T) {
 		got := tr.NameFiles(failed(cert) + "; " + failed(clientCA))
-		for _, want := range []string{cert + " is written from Secret team/cert", clientCA + " is written from ConfigMap team/ca"} {
+		for _, want := range []string{"Secret team/cert (" + cert + ")", "ConfigMap team/ca (" + clientCA + ")"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("NameFiles: %s\nwant it to say %s", got, want)
 			}
