@@ -158,6 +158,11 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	if j.published {
 		dp = r.DataPlane.State(key, j.version)
 	}
+	if dp.State == status.Failed {
+		// NGINX names the file that failed; the Gateway's status and its
+		// ApplyFailed event name the object it came from too.
+		dp.Message = t.NameFiles(dp.Message)
+	}
 	now := metav1.Now()
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/pki"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -21,9 +22,12 @@ type BackendTLS struct {
 	// Hostname is sent as SNI and must be in the backend's certificate.
 	Hostname string
 	// CAPEM are the CA certificates the backend's certificate must chain
-	// to; SystemCAs uses the data plane's system trust store instead.
+	// to, checked and re-encoded (pki.ParseCABundle); SystemCAs uses the
+	// data plane's system trust store instead.
 	CAPEM     []byte
 	SystemCAs bool
+	// ConfigMaps are where CAPEM comes from.
+	ConfigMaps []types.NamespacedName
 }
 
 // Same says whether two backends are spoken to with the same TLS settings.
@@ -228,11 +232,12 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 		if cm == nil {
 			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %s", in.missing("ConfigMap", k))
 		}
-		data := []byte(cm.Data[caCertKey])
-		if err := checkCABundle(data); err != nil {
+		data, err := pki.ParseCABundle([]byte(cm.Data[caCertKey]))
+		if err != nil {
 			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s key %s: %w", k, caCertKey, err)
 		}
-		tls.CAPEM = append(append(tls.CAPEM, data...), '\n')
+		tls.CAPEM = append(tls.CAPEM, data...)
+		tls.ConfigMaps = append(tls.ConfigMaps, k)
 	}
 	return tls, "", nil
 }

@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,14 +10,18 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/pki"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // ClientValidation is how an HTTPS listener validates client certificates
 // (the Gateway's tls.frontend for the listener's port).
 type ClientValidation struct {
-	// CAPEM are the CA certificates client certificates must chain to.
+	// CAPEM are the CA certificates client certificates must chain to,
+	// checked and re-encoded (pki.ParseCABundle).
 	CAPEM []byte
+	// ConfigMaps are where CAPEM comes from.
+	ConfigMaps []types.NamespacedName
 	// InsecureFallback accepts clients without a valid certificate
 	// (AllowInsecureFallback); otherwise they are refused.
 	InsecureFallback bool
@@ -76,7 +78,7 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 	cv = &ClientValidation{InsecureFallback: v.Mode == gatewayv1.AllowInsecureFallback}
 	var errs []string
 	for _, ref := range v.CACertificateRefs {
-		pem, why, e := resolveCACertificate(in, gw, ref)
+		pem, from, why, e := resolveCACertificate(in, gw, ref)
 		if e != nil {
 			if reason == "" {
 				reason = why
@@ -85,7 +87,8 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 			continue
 		}
 		valid++
-		cv.CAPEM = append(append(cv.CAPEM, pem...), '\n')
+		cv.CAPEM = append(cv.CAPEM, pem...)
+		cv.ConfigMaps = append(cv.ConfigMaps, from)
 	}
 	if len(errs) > 0 {
 		return nil, valid, reason, errors.New("tls.frontend validation: " + strings.Join(errs, "; "))
@@ -93,10 +96,11 @@ func resolveClientValidation(in *Input, gw *gatewayv1.Gateway, v *gatewayv1.Fron
 	return cv, valid, "", nil
 }
 
-// resolveCACertificate resolves one caCertificateRef to its PEM bundle.
-func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.ObjectReference) ([]byte, gatewayv1.ListenerConditionReason, error) {
+// resolveCACertificate resolves one caCertificateRef to its PEM bundle and
+// the ConfigMap holding it.
+func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.ObjectReference) ([]byte, types.NamespacedName, gatewayv1.ListenerConditionReason, error) {
 	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+		return nil, types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCACertificateKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
 			describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
 	}
 	ns := gw.Namespace
@@ -104,46 +108,20 @@ func resolveCACertificate(in *Input, gw *gatewayv1.Gateway, ref gatewayv1.Object
 		ns = string(*ref.Namespace)
 	}
 	if err := validation.ObjectReference(ns, string(ref.Name)); err != nil {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
+		return nil, types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %w", err)
 	}
 	k := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
 	if !referenceAllowed(in, refGrantFrom{gatewayGroup, "Gateway", gw.Namespace}, refGrantTo{coreGroup, "ConfigMap", ns, string(ref.Name)}) {
-		return nil, gatewayv1.ListenerReasonRefNotPermitted,
+		return nil, types.NamespacedName{}, gatewayv1.ListenerReasonRefNotPermitted,
 			fmt.Errorf("caCertificateRef to ConfigMap %s is not permitted: no ReferenceGrant in %s allows Gateways from %s%s", k, ns, gw.Namespace, in.UnreadableGrants(ns))
 	}
 	cm := in.ConfigMaps[k]
 	if cm == nil {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, errors.New(in.missing("ConfigMap", k))
+		return nil, types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCACertificateRef, errors.New(in.missing("ConfigMap", k))
 	}
-	data := []byte(cm.Data[caCertKey])
-	if err := checkCABundle(data); err != nil {
-		return nil, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("ConfigMap %s key %s: %w", k, caCertKey, err)
+	data, err := pki.ParseCABundle([]byte(cm.Data[caCertKey]))
+	if err != nil {
+		return nil, k, gatewayv1.ListenerReasonInvalidCACertificateRef, fmt.Errorf("ConfigMap %s key %s: %w", k, caCertKey, err)
 	}
-	return data, "", nil
-}
-
-// checkCABundle accepts PEM data made only of certificates, at least one.
-func checkCABundle(data []byte) error {
-	n := 0
-	for rest := data; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			if len(strings.TrimSpace(string(rest))) > 0 {
-				return errors.New("holds data that is not PEM")
-			}
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			return fmt.Errorf("holds a PEM %s block; only CERTIFICATE blocks are allowed", block.Type)
-		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return fmt.Errorf("holds a certificate that does not parse: %w", err)
-		}
-		n++
-	}
-	if n == 0 {
-		return errors.New("holds no PEM certificate")
-	}
-	return nil
+	return data, k, "", nil
 }

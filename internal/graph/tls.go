@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"crypto/rsa"
-	"crypto/tls"
 	"errors"
 	"fmt"
 
@@ -12,17 +10,16 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/pki"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// minRSABits is the smallest RSA key NGINX's OpenSSL accepts (security level 2).
-const minRSABits = 2048
-
 // Certificate is a TLS certificate chain and key from a Secret.
 type Certificate struct {
-	Secret  types.NamespacedName
-	CertPEM []byte
-	KeyPEM  []byte
+	Secret types.NamespacedName
+	// PEM is the chain and the key, checked and re-encoded (pki.KeyPair):
+	// the one file NGINX loads.
+	PEM []byte
 }
 
 // resolveCertificate resolves the first certificateRef of a listener that
@@ -78,17 +75,13 @@ func resolveSecretCertificate(in *Input, owner listenerOwner, ref gatewayv1.Secr
 	if s == nil {
 		return nil, false, errors.New(in.missing("Secret", secretKey))
 	}
-	certPEM, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	// What NGINX's OpenSSL would refuse would make NGINX reject the whole
+	// configuration: it is refused here, on the reference alone.
+	pair, err := pki.ParseKeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
 	if err != nil {
-		return nil, false, fmt.Errorf("Secret %s does not hold a valid TLS certificate and key (tls.crt, tls.key): %w", secretKey, err)
+		return nil, false, fmt.Errorf("Secret %s does not hold a TLS certificate and key NGINX can load: %w", secretKey, err)
 	}
-	// NGINX's OpenSSL (security level 2) refuses RSA keys under 2048 bits:
-	// such a certificate would make NGINX reject the whole configuration.
-	if k, ok := pair.PrivateKey.(*rsa.PrivateKey); ok && k.N.BitLen() < minRSABits {
-		return nil, false, fmt.Errorf("Secret %s holds a %d-bit RSA key; NGINX's OpenSSL refuses RSA keys under %d bits", secretKey, k.N.BitLen(), minRSABits)
-	}
-	return &Certificate{Secret: secretKey, CertPEM: certPEM, KeyPEM: keyPEM}, false, nil
+	return &Certificate{Secret: secretKey, PEM: pair.PEM}, false, nil
 }
 
 // backendClientCertificate resolves the certificate a Gateway presents to

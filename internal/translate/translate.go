@@ -25,6 +25,9 @@ type Translation struct {
 	// Endpoints are the endpoints of the files' dynamic upstreams, which
 	// reach the data plane apart from the files; nil with them.
 	Endpoints endpoints.Set
+	// FileOrigins are, by path, the objects some of Files are written
+	// from (see NameFiles).
+	FileOrigins map[string][]string
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -48,7 +51,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		// its last good configuration.
 		return evaluate(in, graph.BuildRejectingParameters(in, key, err.Error()))
 	}
-	t.Files = cfg.Files()
+	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
 	t.Endpoints = cfg.Endpoints()
 	return t
 }

@@ -118,6 +118,7 @@ var parityCases = []parityCase{
 	{name: "backend-tls"},
 	{name: "backend-tls-invalid-refs", refused: []string{"BackendTLSPolicy default/bad-kind"}},
 	{name: "backendrefs"},
+	{name: "certificates"},
 	{name: "client-validation"},
 	{name: "endpoints", refused: []string{"EndpointSlice default/mixed-1", "EndpointSlice default/mixed-2"}},
 	{name: "filters"},

@@ -25,7 +25,9 @@ type Result struct {
 // namespace (as Test), in which each configuration's /etc/nginx and
 // /etc/app_protect are bind-mounted in turn, and a private network
 // namespace, so the ports `nginx -t` binds are never the host's. A
-// failure is isolated to its configuration. It returns one Result per
+// failure is isolated to its configuration; NGINX's standard input is
+// empty, so one that reads it (OpenSSL asking for a key's passphrase) does
+// not eat the list of configurations. It returns one Result per
 // configuration, in order; an error means the batch itself could not run.
 func TestBatch(configs [][]config.File) ([]Result, error) {
 	if err := Available(); err != nil {
@@ -57,7 +59,7 @@ func TestBatch(configs [][]config.File) ([]Result, error) {
 while read -r dir; do
   mount --bind "$dir/etc/nginx" /etc/nginx
   mount --bind "$dir/etc/app_protect" /etc/app_protect
-  if %s -t >"$dir.out" 2>&1; then echo 0 >"$dir.rc"; else echo 1 >"$dir.rc"; fi
+  if %s -t </dev/null >"$dir.out" 2>&1; then echo 0 >"$dir.rc"; else echo 1 >"$dir.rc"; fi
   umount /etc/app_protect
   umount /etc/nginx
 done <%s

@@ -11,22 +11,7 @@ import (
 // conf is a minimal configuration listening on port 80, with one more
 // directive in its server.
 func conf(directive string) []config.File {
-	return []config.File{{Path: config.MainConfPath, Mode: 0o644, Data: []byte(`pid /var/run/nginx/nginx.pid;
-error_log stderr;
-events {}
-http {
-    access_log off;
-    client_body_temp_path /var/cache/nginx/client_body_temp;
-    proxy_temp_path /var/cache/nginx/proxy_temp;
-    fastcgi_temp_path /var/cache/nginx/fastcgi_temp;
-    uwsgi_temp_path /var/cache/nginx/uwsgi_temp;
-    scgi_temp_path /var/cache/nginx/scgi_temp;
-    server {
-        listen 80;
-        ` + directive + `
-    }
-}
-`)}}
+	return []config.File{nginxtest.ServerConf("listen 80;\n" + directive)}
 }
 
 // TestBatchIsolatesFailures: each configuration of a batch is tested on

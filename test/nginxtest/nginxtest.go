@@ -44,6 +44,27 @@ func WriteRoot(root string, files []config.File) error {
 	return nil
 }
 
+// ServerConf is a minimal nginx.conf (at its data-plane path) with one
+// HTTP server holding directives: for tests of what NGINX makes of a few
+// directives and the files they name, outside Gatewall's rendering.
+func ServerConf(directives string) config.File {
+	return config.File{Path: config.MainConfPath, Mode: 0o644, Data: []byte(`pid /var/run/nginx/nginx.pid;
+error_log stderr;
+events {}
+http {
+    access_log off;
+    client_body_temp_path /var/cache/nginx/client_body_temp;
+    proxy_temp_path /var/cache/nginx/proxy_temp;
+    fastcgi_temp_path /var/cache/nginx/fastcgi_temp;
+    uwsgi_temp_path /var/cache/nginx/uwsgi_temp;
+    scgi_temp_path /var/cache/nginx/scgi_temp;
+    server {
+` + directives + `
+    }
+}
+`)}
+}
+
 // Test runs `nginx -t` on the files. It returns NGINX's output and an error
 // when the configuration is rejected. `nginx -t` binds the ports it
 // listens on, so it runs in a network namespace of its own: the host's

@@ -18,7 +18,7 @@ func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
 	ca := graph.SystemCAsFile
 	if !t.SystemCAs {
 		ca = fmt.Sprintf("%sbackend_ca_%s.pem", SecretsDir, id(string(t.CAPEM)))
-		b.cfg.Certs[ca] = t.CAPEM
+		b.addCert(ca, t.CAPEM, append(objectNames("ConfigMap", t.ConfigMaps), "BackendTLSPolicy "+t.Policy.String())...)
 	}
 	ds := []Directive{
 		d(prefix+"_ssl_server_name", "on"),

@@ -46,7 +46,7 @@ type builder struct {
 // include files. The graph must be of a valid Gateway.
 func Build(g *graph.Gateway, inc Includes) *Config {
 	b := &builder{
-		cfg:       &Config{Certs: map[string][]byte{}},
+		cfg:       &Config{Certs: map[string][]byte{}, CertOrigins: map[string][]string{}},
 		maps:      map[string]*Map{},
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},

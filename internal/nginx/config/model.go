@@ -54,6 +54,10 @@ type Config struct {
 	Sinks []int
 	// Certs are the TLS files, keyed by path.
 	Certs map[string][]byte
+	// CertOrigins are, by path, the objects each of Certs is written from
+	// ("Secret ns/name"), sorted: NGINX's errors name files, users need
+	// the objects.
+	CertOrigins map[string][]string
 	// Includes are policy files at http, server or location level.
 	Includes []File
 	// HTTPIncludes are include paths at http level.

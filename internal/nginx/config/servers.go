@@ -141,7 +141,7 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 			return true, true, ""
 		}
 		path := fmt.Sprintf("%sclient_ca_%s.pem", SecretsDir, id(string(cv.CAPEM)))
-		b.cfg.Certs[path] = cv.CAPEM
+		b.addCert(path, cv.CAPEM, objectNames("ConfigMap", cv.ConfigMaps)...)
 		return true, false, path
 	}
 	return false, false, ""
@@ -213,10 +213,7 @@ func mostSpecificListener(ls []*graph.Listener, h string) *graph.Listener {
 // cert registers a listener's certificate file and returns its path.
 func (b *builder) cert(c *graph.Certificate) string {
 	path := fmt.Sprintf("%s%s_%s.pem", SecretsDir, c.Secret.Namespace, c.Secret.Name)
-	if _, ok := b.cfg.Certs[path]; !ok {
-		data := append(append([]byte{}, c.CertPEM...), '\n')
-		b.cfg.Certs[path] = append(data, c.KeyPEM...)
-	}
+	b.addCert(path, c.PEM, "Secret "+c.Secret.String())
 	return path
 }
 
