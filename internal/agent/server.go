@@ -52,7 +52,7 @@ type Options struct {
 // Server is the control plane's endpoint for nginx-agent v3: it serves
 // mpi.v1 CommandService and FileService and pushes configurations.
 type Server struct {
-	auth     Authenticator
+	gate     *gate
 	tls      *tls.Config
 	log      logr.Logger
 	observe  func(Event)
@@ -80,7 +80,6 @@ func NewServer(opts Options) (*Server, error) {
 	tlsConfig := opts.TLS.Clone()
 	tlsConfig.MinVersion = tls.VersionTLS13
 	s := &Server{
-		auth:          opts.Authenticator,
 		tls:           tlsConfig,
 		log:           opts.Log,
 		observe:       opts.Observe,
@@ -96,6 +95,8 @@ func NewServer(opts Options) (*Server, error) {
 	if s.observe == nil {
 		s.observe = func(Event) {}
 	}
+	// The gate reads the clock through s.now, which tests move.
+	s.gate = newGate(opts.Authenticator, s.log, s.observe, func() time.Time { return s.now() })
 	return s, nil
 }
 

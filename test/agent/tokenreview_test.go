@@ -67,12 +67,24 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 		if id != want {
 			t.Fatalf("identity %+v, want %+v", id, want)
 		}
+	})
+	// The screen refuses, without a review, what the API server would not
+	// authenticate: it must read real tokens as the API server does.
+	t.Run("screens out tokens of another audience, and only those", func(t *testing.T) {
+		screen, ok := auth.(agent.TokenScreener)
+		if !ok {
+			t.Fatal("the TokenReview authenticator does not screen tokens")
+		}
+		if err := screen.ScreenToken(token); err != nil {
+			t.Fatalf("a bound token of the audience was screened out: %v", err)
+		}
 		before := reviews.Load()
-		if _, err := auth.Authenticate(ctx, token); err != nil {
-			t.Fatal(err)
+		err := screen.ScreenToken(requestToken(t, c, running, "someone-else"))
+		if err == nil || !strings.Contains(err.Error(), `issued for the audiences ["someone-else"], not "`+audience+`"`) {
+			t.Fatalf("a token of another audience: %v", err)
 		}
 		if reviews.Load() != before {
-			t.Fatal("a token authenticated a moment ago was reviewed again; successes are cached")
+			t.Fatal("screening reviewed a token")
 		}
 	})
 
