@@ -201,17 +201,12 @@ func (g *gate) review(ctx context.Context, p *pendingReview) (Identity, error) {
 // refuse observes and logs (sampled) a refused RPC and returns its status.
 func (g *gate) refuse(ctx context.Context, method string, code codes.Code, err error) error {
 	g.observe(Event{Type: EventRefused, Message: err.Error()})
-	if ok, dropped := g.refusals.take(); ok {
-		resource := ""
-		if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
-			resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
-		}
-		kv := []any{"method", method, "peer", peerAddr(ctx), "resource", resource, "reason", err.Error(), "code", code.String()}
-		if dropped > 0 {
-			kv = append(kv, "refusalsNotLogged", dropped)
-		}
-		g.log.Info("Refused an agent", kv...)
+	resource := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
+		resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
 	}
+	g.refusals.info(g.log, "Refused an agent", "method", method, "peer", peerAddr(ctx), "resource", resource,
+		"reason", err.Error(), "code", code.String())
 	return status.Error(code, err.Error())
 }
 

@@ -128,13 +128,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		host := hostOf(c.RemoteAddr())
 		if reason := l.admit(host); reason != "" {
 			c.Close()
-			if ok, dropped := l.sampler.take(); ok {
-				kv := []any{"peer", c.RemoteAddr().String(), "reason", reason}
-				if dropped > 0 {
-					kv = append(kv, "refusalsNotLogged", dropped)
-				}
-				l.log.Info("Refused a connection", kv...)
-			}
+			l.sampler.info(l.log, "Refused a connection", "peer", c.RemoteAddr().String(), "reason", reason)
 			continue
 		}
 		var once sync.Once

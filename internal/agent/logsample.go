@@ -3,6 +3,8 @@ package agent
 import (
 	"sync"
 	"time"
+
+	"github.com/go-logr/logr"
 )
 
 // Refusals are logged at most logSampleBurst times per logSampleInterval
@@ -43,4 +45,17 @@ func (l *logSampler) take() (log bool, dropped int) {
 	l.logged++
 	dropped, l.dropped = l.dropped, 0
 	return true, dropped
+}
+
+// info logs msg with keysAndValues on log if this event is sampled, adding
+// how many were dropped before it (refusalsNotLogged) when some were.
+func (l *logSampler) info(log logr.Logger, msg string, keysAndValues ...any) {
+	ok, dropped := l.take()
+	if !ok {
+		return
+	}
+	if dropped > 0 {
+		keysAndValues = append(keysAndValues, "refusalsNotLogged", dropped)
+	}
+	log.Info(msg, keysAndValues...)
 }

@@ -70,13 +70,7 @@ type loggingCreds struct {
 func (c *loggingCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	out, info, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
-		if ok, dropped := c.sampler.take(); ok {
-			kv := []any{"peer", conn.RemoteAddr().String(), "reason", err.Error()}
-			if dropped > 0 {
-				kv = append(kv, "refusalsNotLogged", dropped)
-			}
-			c.log.Info("Refused a connection: TLS handshake failed", kv...)
-		}
+		c.sampler.info(c.log, "Refused a connection: TLS handshake failed", "peer", conn.RemoteAddr().String(), "reason", err.Error())
 	}
 	return out, info, err
 }
