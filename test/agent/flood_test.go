@@ -1,27 +1,21 @@
 package agente2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // The flood's size and what it may cost the server.
@@ -48,45 +42,25 @@ const (
 // asks the API server for and the refusals it logs stay bounded.
 func TestFlood(t *testing.T) {
 	requireTools(t)
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("%v (the API server comes from `make envtest-tools`)", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the API server: %v", err)
-		}
-	})
-	c := env.Client
-	var reviews atomic.Int64
-	counting, err := client.NewWithWatch(env.Config, client.Options{Scheme: c.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := interceptor.NewClient(counting, interceptor.Funcs{
-		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*authnv1.TokenReview); ok {
-				reviews.Add(1)
-			}
-			return cl.Create(ctx, obj, opts...)
-		},
-	})
+	c, counted, reviews := startAPIServer(t)
 	ns := "team-flood"
 	mustCreate(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	mustCreate(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw-nginx"}})
 	cp := startControlPlane(t, controlPlaneOptions{auth: agent.NewTokenReviewAuthenticator(counted, audience)})
-	podOf := func(name string, gw agent.Key) (types.NamespacedName, string) {
+	// served starts the pod name of Gateway gw, its token bound to it, and
+	// waits until NGINX there serves body.
+	served := func(name string, gw agent.Key, body string) (types.NamespacedName, *dataPlane, int) {
 		p := newPod(t, c, ns, name, map[string]string{agent.PodLabelGatewayName: gw.Name}, corev1.PodRunning)
-		return types.NamespacedName{Namespace: ns, Name: name}, requestToken(t, c, p, audience)
+		pod := types.NamespacedName{Namespace: ns, Name: name}
+		dp := newDataPlane(t, cp, dataPlaneOptions{pod: pod, gateway: gw, token: requestToken(t, c, p, audience), logLevel: "info"})
+		port := freePort(t, dp.ip)
+		dp.start()
+		configure(t, cp, gw, pod, dp, port, body)
+		return pod, dp, port
 	}
 
 	key := agent.Key{Namespace: ns, Name: "gw"}
-	pod, token := podOf("gw-nginx-0", key)
-	dp := newDataPlane(t, cp, dataPlaneOptions{pod: pod, gateway: key, token: token, logLevel: "info"})
-	port := freePort(t, dp.ip)
-	dp.start()
-	cp.srv.SetConfig(key, mainConf(site(dp.ip, port, "before")))
-	cp.waitPod(key, pod, agent.Applied, applyTimeout)
+	pod, dp, port := served("gw-nginx-0", key, "before")
 	baseline := liveHeap()
 	reviewsBefore := reviews.Load()
 
@@ -101,21 +75,9 @@ func TestFlood(t *testing.T) {
 	// and a new pod's agent (of another Gateway: the pods share the host's
 	// network) connects, its token reviewed.
 	for i := range 2 {
-		body := fmt.Sprint("during-", i)
-		v := cp.srv.SetConfig(key, mainConf(site(dp.ip, port, body)))
-		if st := cp.waitPod(key, pod, agent.Applied, applyTimeout); st.AppliedVersion != v {
-			t.Fatalf("applied %s, want %s", st.AppliedVersion, v)
-		}
-		waitBody(t, nil, url(dp.ip, port, "http"), body, 5*time.Second)
+		configure(t, cp, key, pod, dp, port, fmt.Sprint("during-", i))
 	}
-	key1 := agent.Key{Namespace: ns, Name: "gw1"}
-	pod1, token1 := podOf("gw1-nginx-0", key1)
-	dp1 := newDataPlane(t, cp, dataPlaneOptions{pod: pod1, gateway: key1, token: token1, logLevel: "info"})
-	port1 := freePort(t, dp1.ip)
-	dp1.start()
-	cp.srv.SetConfig(key1, mainConf(site(dp1.ip, port1, "new pod")))
-	cp.waitPod(key1, pod1, agent.Applied, applyTimeout)
-	waitBody(t, nil, url(dp1.ip, port1, "http"), "new pod", 5*time.Second)
+	served("gw1-nginx-0", agent.Key{Namespace: ns, Name: "gw1"}, "new pod")
 	select {
 	case <-flood.done:
 		t.Fatal("the flood ended before the agents were served: make it longer")
@@ -148,6 +110,17 @@ func TestFlood(t *testing.T) {
 	if lines > maxLines {
 		t.Errorf("%d refusal lines logged, more than %d", lines, maxLines)
 	}
+}
+
+// configure makes body what NGINX of gw's pod serves on port, and waits
+// until it does.
+func configure(t *testing.T, cp *controlPlane, gw agent.Key, pod types.NamespacedName, dp *dataPlane, port int, body string) {
+	t.Helper()
+	v := cp.srv.SetConfig(gw, mainConf(site(dp.ip, port, body)))
+	if st := cp.waitPod(gw, pod, agent.Applied, applyTimeout); st.AppliedVersion != v {
+		t.Fatalf("applied %s, want %s", st.AppliedVersion, v)
+	}
+	waitBody(t, nil, url(dp.ip, port, "http"), body, 5*time.Second)
 }
 
 // liveHeap is the test process's heap after a garbage collection.
@@ -183,7 +156,6 @@ type runningFlood struct {
 	out  *syncBuffer
 	errs *syncBuffer
 	done chan struct{}
-	once sync.Once
 }
 
 // startFlood runs the flooder (this test binary, see TestMain).

@@ -26,30 +26,8 @@ const audience = "gatewall-agents"
 // then a real agent authenticates with such a token end to end.
 func TestTokenReviewAuthenticator(t *testing.T) {
 	t.Parallel()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("%v (the API server comes from `make envtest-tools`)", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the API server: %v", err)
-		}
-	})
 	ctx := context.Background()
-	c := env.Client
-	var reviews atomic.Int64
-	counting, err := client.NewWithWatch(env.Config, client.Options{Scheme: c.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := interceptor.NewClient(counting, interceptor.Funcs{
-		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*authnv1.TokenReview); ok {
-				reviews.Add(1)
-			}
-			return cl.Create(ctx, obj, opts...)
-		},
-	})
+	c, counted, reviews := startAPIServer(t)
 	auth := agent.NewTokenReviewAuthenticator(counted, audience)
 
 	ns := "team-a"
@@ -152,6 +130,35 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 		}
 		waitBody(t, nil, url(dp.ip, port, "http"), "reviewed", 5*time.Second)
 	})
+}
+
+// startAPIServer starts a real API server (envtest) for the test and returns
+// a client of it, and one that also counts the TokenReviews it creates.
+func startAPIServer(t *testing.T) (c, counted client.Client, reviews *atomic.Int64) {
+	t.Helper()
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatalf("%v (the API server comes from `make envtest-tools`)", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the API server: %v", err)
+		}
+	})
+	counting, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviews = new(atomic.Int64)
+	counted = interceptor.NewClient(counting, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*authnv1.TokenReview); ok {
+				reviews.Add(1)
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+	})
+	return env.Client, counted, reviews
 }
 
 func mustCreate(t *testing.T, c client.Client, obj client.Object) {
