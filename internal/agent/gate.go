@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Any pod of the cluster can reach the agent port, so what an
@@ -31,6 +32,7 @@ import (
 //     peer address has review budget left (reviewBurstPerPeer, then
 //     reviewsPerSecondPerPeer). Until the review ends, the stream's request
 //     waits unread in its flow-control window (streamWindow).
+//   - An authenticated pod has at most maxRPCsPerPod RPCs in flight.
 //   - The review runs before the request is read: in the stream interceptor
 //     for streaming RPCs, and for unary RPCs — whose interceptors run after
 //     the request is decoded — in each method's handler, wrapped when it is
@@ -44,6 +46,11 @@ const (
 	reviewTimeout = 10 * time.Second
 	// maxPeersTracked bounds the review budgets kept by peer address.
 	maxPeersTracked = 4096
+	// maxRPCsPerPod bounds the RPCs an authenticated pod has in flight: its
+	// agent holds its Subscribe stream, at most 5 file downloads and a
+	// report. Whoever controls a data plane's image holds its token; without
+	// this bound its pod could hold 16 connections of 32 streams of 4 MiB.
+	maxRPCsPerPod = 16
 )
 
 // gate admits and authenticates every RPC of the agent server.
@@ -57,14 +64,16 @@ type gate struct {
 	now      func() time.Time
 	limits   limits
 
-	mu      sync.Mutex
-	pending int
-	budgets map[string]*rate.Limiter // review budget by peer address
+	mu       sync.Mutex
+	pending  int
+	budgets  map[string]*rate.Limiter // review budget by peer address
+	inflight map[types.NamespacedName]int
 }
 
 func newGate(auth Authenticator, log logr.Logger, observe func(Event), now func() time.Time) *gate {
 	g := &gate{auth: auth, verdicts: newVerdicts(now), log: log, observe: observe,
-		refusals: newLogSampler(now), now: now, limits: defaultLimits(), budgets: make(map[string]*rate.Limiter)}
+		refusals: newLogSampler(now), now: now, limits: defaultLimits(),
+		budgets: make(map[string]*rate.Limiter), inflight: make(map[types.NamespacedName]int)}
 	if s, ok := auth.(TokenScreener); ok {
 		g.screen = s.ScreenToken
 	}
@@ -210,19 +219,56 @@ func (g *gate) refuse(ctx context.Context, method string, code codes.Code, err e
 	return status.Error(code, err.Error())
 }
 
+type admittedKey struct{}
+
+// admit authenticates the caller of an RPC and takes one of its pod's
+// places (maxRPCsPerPod) until release is called, when the RPC ends. An RPC
+// admitted already (by a unary method's wrapper, before the interceptor)
+// takes no other place.
+func (g *gate) admit(ctx context.Context, method string) (_ context.Context, release func(), _ error) {
+	if ctx.Value(admittedKey{}) != nil {
+		return ctx, func() {}, nil
+	}
+	ctx, err := g.authenticate(ctx, method)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, _ := identityFrom(ctx)
+	g.mu.Lock()
+	n := g.inflight[id.Pod]
+	if n >= g.limits.rpcsPerPod {
+		g.mu.Unlock()
+		return nil, nil, g.refuse(ctx, method, codes.ResourceExhausted, fmt.Errorf("pod %s has %d RPCs in flight already; retry", id.Pod, n))
+	}
+	g.inflight[id.Pod] = n + 1
+	g.mu.Unlock()
+	var once sync.Once
+	return context.WithValue(ctx, admittedKey{}, true), func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.inflight[id.Pod]--; g.inflight[id.Pod] <= 0 {
+				delete(g.inflight, id.Pod)
+			}
+		})
+	}, nil
+}
+
 func (g *gate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := g.authenticate(ctx, info.FullMethod)
+	ctx, release, err := g.admit(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return handler(ctx, req)
 }
 
 func (g *gate) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := g.authenticate(ss.Context(), info.FullMethod)
+	ctx, release, err := g.admit(ss.Context(), info.FullMethod)
 	if err != nil {
 		return err
 	}
+	defer release()
 	return handler(srv, &identifiedStream{ServerStream: ss, ctx: ctx})
 }
 
@@ -249,10 +295,11 @@ func (r authenticatingRegistrar) RegisterService(desc *grpc.ServiceDesc, impl an
 	for i, m := range desc.Methods {
 		handler, method := m.Handler, "/"+desc.ServiceName+"/"+m.MethodName
 		m.Handler = func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-			ctx, err := r.gate.authenticate(ctx, method)
+			ctx, release, err := r.gate.admit(ctx, method)
 			if err != nil {
 				return nil, err
 			}
+			defer release()
 			return handler(srv, ctx, dec, ic)
 		}
 		d.Methods[i] = m

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
+	"github.com/nginx/agent/v3/pkg/files"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -436,3 +437,36 @@ func TestAuthenticatingRegistrar(t *testing.T) {
 type registrarFunc func(*grpc.ServiceDesc, any)
 
 func (f registrarFunc) RegisterService(d *grpc.ServiceDesc, impl any) { f(d, impl) }
+
+// TestRPCsPerPod: an authenticated pod has at most rpcsPerPod RPCs in
+// flight; an RPC that ends gives its place back.
+func TestRPCsPerPod(t *testing.T) {
+	lim := generousLimits()
+	lim.rpcsPerPod = 2
+	h := startGate(t, newCountingAuth("good", "other"), lim)
+	gw := Key{Namespace: "ns", Name: "gw"}
+	big := bytes.Repeat([]byte("x"), 8<<20)
+	h.srv.SetConfig(gw, []File{{Path: "/etc/nginx/big.conf", Data: big}})
+	conn := h.dial("")
+	// Downloads whose chunks the client does not read stay in flight: the
+	// server waits for the client's flow-control window.
+	var cancels []context.CancelFunc
+	for range 2 {
+		ctx, cancel := context.WithCancel(withToken(t, "good"))
+		cancels = append(cancels, cancel)
+		st, err := mpi.NewFileServiceClient(conn).GetFileStream(ctx, &mpi.GetFileRequest{FileMeta: &mpi.FileMeta{
+			Name: "/etc/nginx/big.conf", Hash: files.GenerateHash(big)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Recv(); err != nil { // the header: the download runs
+			t.Fatal(err)
+		}
+	}
+	wantStatus(t, "a third RPC", health(t, conn, "good"), codes.ResourceExhausted, "pod ns/good has 2 RPCs in flight already")
+	if err := health(t, conn, "other"); err != nil {
+		t.Fatalf("another pod's RPC: %v", err)
+	}
+	cancels[0]()
+	waitUntil(t, func() bool { return health(t, conn, "good") == nil })
+}

@@ -60,6 +60,7 @@ type limits struct {
 	pendingReviews                  int
 	reviewsPerSecondPerPeer         rate.Limit
 	reviewBurstPerPeer              int
+	rpcsPerPod                      int
 }
 
 func defaultLimits() limits {
@@ -71,6 +72,7 @@ func defaultLimits() limits {
 		pendingReviews:          maxPendingReviews,
 		reviewsPerSecondPerPeer: reviewsPerSecondPerPeer,
 		reviewBurstPerPeer:      reviewBurstPerPeer,
+		rpcsPerPod:              maxRPCsPerPod,
 	}
 }
 
