@@ -30,7 +30,7 @@
 //     one refused a few seconds ago) is refused before the stream exists;
 //     reviews are bounded at once and per peer address; connections are
 //     bounded in all and per peer address, and closed when they do not
-//     complete their handshakes; refusals are logged sampled (gate.go,
-//     limits.go). Every service registered on the server, through its
+//     complete their handshakes; an authenticated pod has a bounded number
+//     of RPCs in flight; refusals are logged sampled (gate.go, limits.go). Every service registered on the server, through its
 //     authenticatingRegistrar, gets the same protections.
 package agent
