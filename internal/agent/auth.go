@@ -5,14 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -36,11 +34,22 @@ type RetryLater struct{ Err error }
 func (e *RetryLater) Error() string { return e.Err.Error() }
 func (e *RetryLater) Unwrap() error { return e.Err }
 
-// Authenticator checks an agent's bearer token.
+// Authenticator checks an agent's bearer token. The Server caches its
+// verdicts: an acceptance for 30 s, a refusal (other than RetryLater) for
+// 5 s.
 type Authenticator interface {
 	// Authenticate returns who presents token, or an error saying why the
 	// token is refused.
 	Authenticate(ctx context.Context, token string) (Identity, error)
+}
+
+// TokenScreener is an Authenticator that can also refuse, from the token
+// alone, tokens it would never accept: the Server asks it before a stream
+// is created, so ScreenToken must be quick and do no I/O.
+type TokenScreener interface {
+	// ScreenToken returns why token cannot pass Authenticate, or nil when
+	// only Authenticate can tell.
+	ScreenToken(token string) error
 }
 
 // The gRPC metadata keys nginx-agent sends with every RPC.
@@ -48,6 +57,10 @@ const (
 	mdAuthorization = "authorization"
 	mdUUID          = "uuid"
 )
+
+// maxTokenBytes bounds the token the Server takes from an RPC's metadata: a
+// bound ServiceAccount token is about 1 KiB (a JWT with the pod's names).
+const maxTokenBytes = 8 << 10
 
 type identityKey struct{}
 
@@ -58,38 +71,17 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 	return id, ok
 }
 
-// authenticate checks the transport and the token of one RPC.
-func (s *Server) authenticate(ctx context.Context, method string) (context.Context, error) {
-	id, err := s.identify(ctx)
-	if err != nil {
-		addr, resource := "", ""
-		if p, ok := peer.FromContext(ctx); ok {
-			addr = p.Addr.String()
-		}
-		if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
-			resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
-		}
-		code := codes.Unauthenticated
-		if later := (*RetryLater)(nil); errors.As(err, &later) {
-			code = codes.Unavailable
-		}
-		s.log.Info("Refused an agent", "method", method, "peer", addr, "resource", resource, "reason", err.Error(), "code", code.String())
-		s.observe(Event{Type: EventRefused, Message: err.Error()})
-		return nil, status.Error(code, err.Error())
-	}
-	return context.WithValue(ctx, identityKey{}, id), nil
-}
-
-func (s *Server) identify(ctx context.Context) (Identity, error) {
+// presentedToken checks the transport of an RPC and returns the token it
+// presents, or why it presents none the Server would review.
+func presentedToken(ctx context.Context, md metadata.MD) (string, error) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return Identity{}, errors.New("no peer information")
+		return "", errors.New("no peer information")
 	}
 	info, ok := p.AuthInfo.(credentials.TLSInfo)
 	if !ok || info.State.Version < tls.VersionTLS13 {
-		return Identity{}, errors.New("TLS 1.3 is required")
+		return "", errors.New("TLS 1.3 is required")
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	token := ""
 	if vals := md.Get(mdAuthorization); len(vals) > 0 {
 		token = strings.TrimSpace(vals[0])
@@ -98,36 +90,40 @@ func (s *Server) identify(ctx context.Context) (Identity, error) {
 			token = strings.TrimSpace(token[7:])
 		}
 	}
-	if token == "" {
-		return Identity{}, errors.New("no token: the agent must send its ServiceAccount token (command.auth.tokenpath)")
+	switch {
+	case token == "":
+		return "", errors.New("no token: the agent must send its ServiceAccount token (command.auth.tokenpath)")
+	case len(token) > maxTokenBytes:
+		return "", fmt.Errorf("token refused: %d bytes, longer than any ServiceAccount token (%d)", len(token), maxTokenBytes)
+	case strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r > '~' }):
+		return "", errors.New("token refused: it holds spaces, control or non-ASCII characters")
 	}
-	id, err := s.auth.Authenticate(ctx, token)
-	if err != nil {
-		return Identity{}, fmt.Errorf("token refused: %w", err)
-	}
-	return id, nil
+	return token, nil
 }
 
-func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := s.authenticate(ctx, info.FullMethod)
-	if err != nil {
-		return nil, err
+// peerAddr is the address of the RPC's peer, "" if unknown.
+func peerAddr(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
 	}
-	return handler(ctx, req)
+	return ""
 }
 
-func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := s.authenticate(ss.Context(), info.FullMethod)
-	if err != nil {
-		return err
+// peerHost is the host (IP address) of the RPC's peer, "" if unknown.
+func peerHost(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return hostOf(p.Addr)
 	}
-	return handler(srv, &identifiedStream{ServerStream: ss, ctx: ctx})
+	return ""
 }
 
-// identifiedStream carries the identity in its context.
-type identifiedStream struct {
-	grpc.ServerStream
-	ctx context.Context
+// hostOf is the host part of addr: the IP address of a TCP peer.
+func hostOf(addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	if host, _, err := net.SplitHostPort(addr.String()); err == nil {
+		return host
+	}
+	return addr.String()
 }
-
-func (s *identifiedStream) Context() context.Context { return s.ctx }

@@ -24,4 +24,13 @@
 //     in production) that yields the pod and the Gateway it serves. An agent
 //     whose configured labels name another Gateway is refused, and an agent can
 //     only fetch files of its own Gateway.
+//   - Any pod can reach the agent port, so an unauthenticated peer holds
+//     little: no request is read before its token is authenticated; what
+//     needs no review to refuse (no token, a malformed or screened-out one,
+//     one refused a few seconds ago) is refused before the stream exists;
+//     reviews are bounded at once and per peer address; connections are
+//     bounded in all and per peer address, and closed when they do not
+//     complete their handshakes; an authenticated pod has a bounded number
+//     of RPCs in flight; refusals are logged sampled (gate.go, limits.go). Every service registered on the server, through its
+//     authenticatingRegistrar, gets the same protections.
 package agent

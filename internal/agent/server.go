@@ -57,7 +57,7 @@ type Options struct {
 // Server is the control plane's endpoint for nginx-agent v3: it serves
 // mpi.v1 CommandService and FileService and pushes configurations.
 type Server struct {
-	auth     Authenticator
+	gate     *gate
 	services func(grpc.ServiceRegistrar)
 	tls      *tls.Config
 	log      logr.Logger
@@ -86,7 +86,6 @@ func NewServer(opts Options) (*Server, error) {
 	tlsConfig := opts.TLS.Clone()
 	tlsConfig.MinVersion = tls.VersionTLS13
 	s := &Server{
-		auth:          opts.Authenticator,
 		services:      opts.Services,
 		tls:           tlsConfig,
 		log:           opts.Log,
@@ -103,6 +102,8 @@ func NewServer(opts Options) (*Server, error) {
 	if s.observe == nil {
 		s.observe = func(Event) {}
 	}
+	// The gate reads the clock through s.now, which tests move.
+	s.gate = newGate(opts.Authenticator, s.log, s.observe, func() time.Time { return s.now() })
 	return s, nil
 }
 

@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -23,14 +21,6 @@ const (
 	extraPodUID  = "authentication.kubernetes.io/pod-uid"
 )
 
-const (
-	// tokenCacheTTL is how long a successful review is reused. A deleted or
-	// stopped pod's agent is refused at the latest this long after.
-	tokenCacheTTL = 30 * time.Second
-	// tokenCacheMax bounds the cache; expired entries go first.
-	tokenCacheMax = 4096
-)
-
 // NewTokenReviewAuthenticator authenticates agents by their projected
 // ServiceAccount token, which must be bound to their pod and issued for
 // audience: a TokenReview must find it authenticated for audience, the pod it
@@ -38,14 +28,15 @@ const (
 // Running and not terminating, and carry the Gateway's name in its label
 // gateway.networking.k8s.io/gateway-name; the Gateway is in the pod's
 // namespace. With RequireServiceAccount, the ServiceAccount must also be the
-// one the Gateway's data plane runs as. Successful results are cached for
-// 30 s, keyed by the token's hash.
+// one the Gateway's data plane runs as. The Server caches the verdicts; a
+// token that is no JWT issued for audience and still valid is refused
+// before any review (ScreenToken).
 //
 // c needs permission to create TokenReviews and get Pods; it should read
 // Pods from the API server (a manager's APIReader-backed client), not from
 // a cache watching every Pod of the cluster.
 func NewTokenReviewAuthenticator(c client.Client, audience string, opts ...TokenReviewOption) Authenticator {
-	a := &tokenReviewAuthenticator{c: c, audience: audience, now: time.Now, cache: make(map[[32]byte]cachedIdentity)}
+	a := &tokenReviewAuthenticator{c: c, audience: audience, now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
@@ -73,30 +64,9 @@ type tokenReviewAuthenticator struct {
 	audience       string
 	serviceAccount ServiceAccountFunc
 	now            func() time.Time
-
-	mu    sync.Mutex
-	cache map[[32]byte]cachedIdentity
-}
-
-type cachedIdentity struct {
-	id      Identity
-	expires time.Time
 }
 
 func (a *tokenReviewAuthenticator) Authenticate(ctx context.Context, token string) (Identity, error) {
-	sum := sha256.Sum256([]byte(token))
-	if id, ok := a.cached(sum); ok {
-		return id, nil
-	}
-	id, err := a.review(ctx, token)
-	if err != nil {
-		return Identity{}, err
-	}
-	a.remember(sum, id)
-	return id, nil
-}
-
-func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (Identity, error) {
 	tr := &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience}}}
 	if err := a.c.Create(ctx, tr); err != nil {
 		return Identity{}, &RetryLater{fmt.Errorf("reviewing the token: %w", err)}
@@ -167,33 +137,6 @@ func one(vals authnv1.ExtraValue) string {
 		return ""
 	}
 	return vals[0]
-}
-
-func (a *tokenReviewAuthenticator) cached(sum [32]byte) (Identity, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.cache[sum]
-	if !ok || !a.now().Before(e.expires) {
-		return Identity{}, false
-	}
-	return e.id, true
-}
-
-func (a *tokenReviewAuthenticator) remember(sum [32]byte, id Identity) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	if len(a.cache) >= tokenCacheMax {
-		for k, e := range a.cache {
-			if !now.Before(e.expires) {
-				delete(a.cache, k)
-			}
-		}
-		if len(a.cache) >= tokenCacheMax {
-			clear(a.cache) // all fresh: many agents at once; they are re-reviewed
-		}
-	}
-	a.cache[sum] = cachedIdentity{id: id, expires: now.Add(tokenCacheTTL)}
 }
 
 // retryUnlessNotFound makes err a RetryLater unless it says the object does

@@ -187,10 +187,11 @@ func dataPlaneServiceAccount(c client.Client, controller string) agent.ServiceAc
 const AgentEventsVerbosity = 2
 
 // logEvents logs each agent event on log (when it is enabled) and passes it
-// on to next, if any.
+// on to next, if any. Refusals are left to the agent server, which logs
+// them sampled: any pod can send them in a flood.
 func logEvents(log logr.Logger, next func(agent.Event)) func(agent.Event) {
 	return func(ev agent.Event) {
-		if log.Enabled() {
+		if log.Enabled() && ev.Type != agent.EventRefused {
 			log.Info("agent event", "type", string(ev.Type), "gateway", ev.Key.String(), "pod", ev.Pod.String(),
 				"version", ev.Version, "path", ev.Path, "message", ev.Message)
 		}

@@ -1,12 +1,14 @@
 // Package agente2e tests internal/agent end to end with the real nginx-agent
 // and the real NGINX (see dataplane_test.go for how they are isolated), and
 // the TokenReview authenticator against a real API server (envtest).
+// TestFlood floods the agent port from a second process (flooder_test.go)
+// while real agents are served.
 //
 // Needs: root (private mount namespaces), bin/nginx-agent (hack/nginx-agent.sh),
 // Debian's NGINX (make nginx), kube-apiserver and etcd in bin/ (make
 // envtest-tools). Run:
 //
-//	go test ./test/agent/...                          # about 45 s
+//	go test ./test/agent/...                          # about 2 min
 //	go test -run '^$' -bench Push ./test/agent/...    # push latency
 //
 // AGENT_E2E_LOGS=1 prints the server's and the data planes' logs of passing
@@ -97,16 +99,25 @@ func (a *staticAuth) Authenticate(_ context.Context, token string) (agent.Identi
 }
 
 // recorder keeps the server's events; hook, when set, sees each one first.
+// Of refusals it keeps the first maxRefusalsKept: a flood sends many.
 type recorder struct {
-	mu     sync.Mutex
-	events []agent.Event
-	hook   func(agent.Event)
+	mu      sync.Mutex
+	events  []agent.Event
+	refused int
+	hook    func(agent.Event)
 }
+
+const maxRefusalsKept = 100
 
 func (r *recorder) observe(e agent.Event) {
 	r.mu.Lock()
 	hook := r.hook
-	r.events = append(r.events, e)
+	if e.Type == agent.EventRefused {
+		r.refused++
+	}
+	if e.Type != agent.EventRefused || r.refused <= maxRefusalsKept {
+		r.events = append(r.events, e)
+	}
 	r.mu.Unlock()
 	if hook != nil {
 		hook(e)

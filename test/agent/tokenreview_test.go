@@ -26,30 +26,8 @@ const audience = "gatewall-agents"
 // then a real agent authenticates with such a token end to end.
 func TestTokenReviewAuthenticator(t *testing.T) {
 	t.Parallel()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("%v (the API server comes from `make envtest-tools`)", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the API server: %v", err)
-		}
-	})
 	ctx := context.Background()
-	c := env.Client
-	var reviews atomic.Int64
-	counting, err := client.NewWithWatch(env.Config, client.Options{Scheme: c.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := interceptor.NewClient(counting, interceptor.Funcs{
-		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*authnv1.TokenReview); ok {
-				reviews.Add(1)
-			}
-			return cl.Create(ctx, obj, opts...)
-		},
-	})
+	c, counted, reviews := startAPIServer(t)
 	auth := agent.NewTokenReviewAuthenticator(counted, audience)
 
 	ns := "team-a"
@@ -67,12 +45,24 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 		if id != want {
 			t.Fatalf("identity %+v, want %+v", id, want)
 		}
+	})
+	// The screen refuses, without a review, what the API server would not
+	// authenticate: it must read real tokens as the API server does.
+	t.Run("screens out tokens of another audience, and only those", func(t *testing.T) {
+		screen, ok := auth.(agent.TokenScreener)
+		if !ok {
+			t.Fatal("the TokenReview authenticator does not screen tokens")
+		}
+		if err := screen.ScreenToken(token); err != nil {
+			t.Fatalf("a bound token of the audience was screened out: %v", err)
+		}
 		before := reviews.Load()
-		if _, err := auth.Authenticate(ctx, token); err != nil {
-			t.Fatal(err)
+		err := screen.ScreenToken(requestToken(t, c, running, "someone-else"))
+		if err == nil || !strings.Contains(err.Error(), `issued for the audiences ["someone-else"], not "`+audience+`"`) {
+			t.Fatalf("a token of another audience: %v", err)
 		}
 		if reviews.Load() != before {
-			t.Fatal("a token authenticated a moment ago was reviewed again; successes are cached")
+			t.Fatal("screening reviewed a token")
 		}
 	})
 
@@ -140,6 +130,35 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 		}
 		waitBody(t, nil, url(dp.ip, port, "http"), "reviewed", 5*time.Second)
 	})
+}
+
+// startAPIServer starts a real API server (envtest) for the test and returns
+// a client of it, and one that also counts the TokenReviews it creates.
+func startAPIServer(t *testing.T) (c, counted client.Client, reviews *atomic.Int64) {
+	t.Helper()
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatalf("%v (the API server comes from `make envtest-tools`)", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the API server: %v", err)
+		}
+	})
+	counting, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviews = new(atomic.Int64)
+	counted = interceptor.NewClient(counting, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*authnv1.TokenReview); ok {
+				reviews.Add(1)
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+	})
+	return env.Client, counted, reviews
 }
 
 func mustCreate(t *testing.T, c client.Client, obj client.Object) {

@@ -1,0 +1,308 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Any pod of the cluster can reach the agent port, so what an
+// unauthenticated peer can make the server hold is bounded:
+//
+//   - The tap (grpc.InTapHandle) runs in the connection's reader before a
+//     stream exists, so before any of its request is read. It refuses at
+//     once what needs no I/O to refuse: no TLS 1.3, no token, a token no
+//     Authenticator could accept (TokenScreener), a token refused a moment
+//     ago. A token accepted a moment ago passes with its identity.
+//   - Any other token needs the Authenticator (a TokenReview), which the
+//     tap must not wait for (it holds the connection's lock). It passes
+//     only while fewer than maxPendingReviews streams await a review and its
+//     peer address has review budget left (reviewBurstPerPeer, then
+//     reviewsPerSecondPerPeer). Until the review ends, the stream's request
+//     waits unread in its flow-control window (streamWindow).
+//   - An authenticated pod has at most maxRPCsPerPod RPCs in flight.
+//   - The review runs before the request is read: in the stream interceptor
+//     for streaming RPCs, and for unary RPCs — whose interceptors run after
+//     the request is decoded — in each method's handler, wrapped when it is
+//     registered (authenticatingRegistrar). The unary interceptor is the
+//     backstop of a service registered around the registrar.
+const (
+	maxPendingReviews       = 32
+	reviewsPerSecondPerPeer = 2
+	reviewBurstPerPeer      = 10
+	// reviewTimeout bounds one review (the API server may hang).
+	reviewTimeout = 10 * time.Second
+	// maxPeersTracked bounds the review budgets kept by peer address.
+	maxPeersTracked = 4096
+	// maxRPCsPerPod bounds the RPCs an authenticated pod has in flight: its
+	// agent holds its Subscribe stream, at most 5 file downloads and a
+	// report. Whoever controls a data plane's image holds its token; without
+	// this bound its pod could hold 16 connections of 32 streams of 4 MiB.
+	maxRPCsPerPod = 16
+)
+
+// gate admits and authenticates every RPC of the agent server.
+type gate struct {
+	auth     Authenticator
+	screen   func(token string) error // nil when auth is no TokenScreener
+	verdicts *verdicts
+	log      logr.Logger
+	observe  func(Event)
+	refusals *logSampler
+	now      func() time.Time
+	limits   limits
+
+	mu       sync.Mutex
+	pending  int
+	budgets  map[string]*rate.Limiter // review budget by peer address
+	inflight map[types.NamespacedName]int
+}
+
+func newGate(auth Authenticator, log logr.Logger, observe func(Event), now func() time.Time) *gate {
+	g := &gate{auth: auth, verdicts: newVerdicts(now), log: log, observe: observe,
+		refusals: newLogSampler(now), now: now, limits: defaultLimits(),
+		budgets: make(map[string]*rate.Limiter), inflight: make(map[types.NamespacedName]int)}
+	if s, ok := auth.(TokenScreener); ok {
+		g.screen = s.ScreenToken
+	}
+	return g
+}
+
+// pendingReview is a stream the tap let through for a review; the review
+// takes its place among maxPendingReviews until it ends or the stream does.
+type pendingReview struct {
+	token   string
+	sum     [32]byte
+	release func()
+}
+
+type pendingReviewKey struct{}
+
+// tap is the server's grpc.InTapHandle. It must not block: it runs in the
+// connection's reader, under the transport's lock.
+func (g *gate) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	token, err := presentedToken(ctx, info.Header)
+	if err == nil && g.screen != nil {
+		if err = g.screen(token); err != nil {
+			err = fmt.Errorf("token refused: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, g.refuse(ctx, info.FullMethodName, codes.Unauthenticated, err)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if id, refusal, ok := g.verdicts.get(sum); ok {
+		if refusal != nil {
+			return nil, g.refuse(ctx, info.FullMethodName, codes.Unauthenticated, refusal)
+		}
+		return context.WithValue(ctx, identityKey{}, id), nil
+	}
+	release, err := g.admitReview(peerHost(ctx))
+	if err != nil {
+		return nil, g.refuse(ctx, info.FullMethodName, codes.ResourceExhausted, err)
+	}
+	// The stream's context ends with the stream, also one that never
+	// reaches a handler.
+	context.AfterFunc(ctx, release)
+	return context.WithValue(ctx, pendingReviewKey{}, &pendingReview{token: token, sum: sum, release: release}), nil
+}
+
+// admitReview takes a place for one review from host, or says why there is
+// none. The returned release may be called any number of times.
+func (g *gate) admitReview(host string) (release func(), err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending >= g.limits.pendingReviews {
+		return nil, fmt.Errorf("%d agents are being authenticated already; retry", g.pending)
+	}
+	now := g.now()
+	budget := g.budgets[host]
+	if budget == nil {
+		g.makeRoomForBudget(now)
+		budget = rate.NewLimiter(g.limits.reviewsPerSecondPerPeer, g.limits.reviewBurstPerPeer)
+		g.budgets[host] = budget
+	}
+	if !budget.AllowN(now, 1) {
+		return nil, fmt.Errorf("too many new tokens from %s (at most %v a second); retry", host, float64(g.limits.reviewsPerSecondPerPeer))
+	}
+	g.pending++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.pending--
+			g.mu.Unlock()
+		})
+	}, nil
+}
+
+// makeRoomForBudget drops the budgets of peers that have not spent any
+// lately, and all when every peer has (g.mu held).
+func (g *gate) makeRoomForBudget(now time.Time) {
+	if len(g.budgets) < maxPeersTracked {
+		return
+	}
+	for host, b := range g.budgets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(g.budgets, host)
+		}
+	}
+	if len(g.budgets) >= maxPeersTracked {
+		clear(g.budgets)
+	}
+}
+
+// authenticate returns ctx with the caller's identity: the one the tap
+// found, or the one a review finds now. It runs before the request is read.
+func (g *gate) authenticate(ctx context.Context, method string) (context.Context, error) {
+	if _, ok := IdentityFrom(ctx); ok {
+		return ctx, nil
+	}
+	p, ok := ctx.Value(pendingReviewKey{}).(*pendingReview)
+	if !ok {
+		// The tap admits every stream with an identity or a pending review.
+		return nil, g.refuse(ctx, method, codes.Unauthenticated, errors.New("the stream was not admitted by the server's tap"))
+	}
+	id, err := g.review(ctx, p)
+	if err != nil {
+		code := codes.Unauthenticated
+		if later := (*RetryLater)(nil); errors.As(err, &later) {
+			code = codes.Unavailable
+		}
+		return nil, g.refuse(ctx, method, code, err)
+	}
+	return context.WithValue(ctx, identityKey{}, id), nil
+}
+
+// review asks the Authenticator about the token and caches its verdict.
+func (g *gate) review(ctx context.Context, p *pendingReview) (Identity, error) {
+	defer p.release()
+	// Another stream may have had the same token reviewed meanwhile.
+	if id, refusal, ok := g.verdicts.get(p.sum); ok {
+		return id, refusal
+	}
+	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	defer cancel()
+	id, err := g.auth.Authenticate(ctx, p.token)
+	if err != nil {
+		err = fmt.Errorf("token refused: %w", err)
+		if later := (*RetryLater)(nil); !errors.As(err, &later) {
+			g.verdicts.refuse(p.sum, err)
+		}
+		return Identity{}, err
+	}
+	g.verdicts.accept(p.sum, id)
+	return id, nil
+}
+
+// refuse observes and logs (sampled) a refused RPC and returns its status.
+func (g *gate) refuse(ctx context.Context, method string, code codes.Code, err error) error {
+	g.observe(Event{Type: EventRefused, Message: err.Error()})
+	resource := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
+		resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
+	}
+	g.refusals.info(g.log, "Refused an agent", "method", method, "peer", peerAddr(ctx), "resource", resource,
+		"reason", err.Error(), "code", code.String())
+	return status.Error(code, err.Error())
+}
+
+type admittedKey struct{}
+
+// admit authenticates the caller of an RPC and takes one of its pod's
+// places (maxRPCsPerPod) until release is called, when the RPC ends. An RPC
+// admitted already (by a unary method's wrapper, before the interceptor)
+// takes no other place.
+func (g *gate) admit(ctx context.Context, method string) (_ context.Context, release func(), _ error) {
+	if ctx.Value(admittedKey{}) != nil {
+		return ctx, func() {}, nil
+	}
+	ctx, err := g.authenticate(ctx, method)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, _ := IdentityFrom(ctx)
+	g.mu.Lock()
+	n := g.inflight[id.Pod]
+	if n >= g.limits.rpcsPerPod {
+		g.mu.Unlock()
+		return nil, nil, g.refuse(ctx, method, codes.ResourceExhausted, fmt.Errorf("pod %s has %d RPCs in flight already; retry", id.Pod, n))
+	}
+	g.inflight[id.Pod] = n + 1
+	g.mu.Unlock()
+	var once sync.Once
+	return context.WithValue(ctx, admittedKey{}, true), func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.inflight[id.Pod]--; g.inflight[id.Pod] <= 0 {
+				delete(g.inflight, id.Pod)
+			}
+		})
+	}, nil
+}
+
+func (g *gate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, release, err := g.admit(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return handler(ctx, req)
+}
+
+func (g *gate) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, release, err := g.admit(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return handler(srv, &identifiedStream{ServerStream: ss, ctx: ctx})
+}
+
+// identifiedStream carries the identity in its context.
+type identifiedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *identifiedStream) Context() context.Context { return s.ctx }
+
+// authenticatingRegistrar registers services on a grpc.Server so that each
+// unary method authenticates its caller before its request is read: grpc-go
+// decodes a unary request before any interceptor runs, but after the
+// method's handler is called. Register every service through it.
+type authenticatingRegistrar struct {
+	server grpc.ServiceRegistrar
+	gate   *gate
+}
+
+func (r authenticatingRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	d := *desc
+	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
+	for i, m := range desc.Methods {
+		handler, method := m.Handler, "/"+desc.ServiceName+"/"+m.MethodName
+		m.Handler = func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+			ctx, release, err := r.gate.admit(ctx, method)
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+			return handler(srv, ctx, dec, ic)
+		}
+		d.Methods[i] = m
+	}
+	r.server.RegisterService(&d, impl)
+}
