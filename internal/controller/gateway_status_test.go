@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -23,8 +24,9 @@ import (
 // with NGINX's message about a file.
 type failingDataPlane struct{ message string }
 
-func (f failingDataPlane) Publish(types.NamespacedName, []config.File) string { return "v" }
-func (f failingDataPlane) Forget(types.NamespacedName)                        {}
+func (f failingDataPlane) Publish(types.NamespacedName, []config.File) string   { return "v" }
+func (f failingDataPlane) PublishEndpoints(types.NamespacedName, endpoints.Set) {}
+func (f failingDataPlane) Forget(types.NamespacedName)                          {}
 func (f failingDataPlane) State(types.NamespacedName, string) status.DataPlane {
 	return status.DataPlane{State: status.Failed, Message: f.message}
 }
