@@ -49,11 +49,12 @@ func TestScale(t *testing.T) {
 	t.Run("propagation", b.propagation)
 	t.Run("churn", b.churn)
 	t.Run("memory after churn", func(t *testing.T) { b.memory(t, " after churn") })
+	t.Run("pod churn", b.podChurn)
 	t.Run("fan-out to pods", func(t *testing.T) { fanOutPods(t, ns, *fanoutFlag) })
 	t.Run("fan-out to Gateways", func(t *testing.T) { fanOutGateways(t, ns, *fanoutFlag) })
 
-	table := fmt.Sprintf("%d routes, %d certificates, churn %s on %d unchanged routes, fan-out %d\n\n%s",
-		routes, certs, *churnFlag, *unchangedFlag, *fanoutFlag, report.markdown())
+	table := fmt.Sprintf("%d routes, %d certificates, churn %s on %d unchanged routes, pod churn %s with %d pods, fan-out %d\n\n%s",
+		routes, certs, *churnFlag, *unchangedFlag, *podChurnFlag, *podsFlag, *fanoutFlag, report.markdown())
 	t.Log("summary:\n" + table)
 	if *reportFlag != "" {
 		if err := os.WriteFile(*reportFlag, []byte(table), 0o644); err != nil {

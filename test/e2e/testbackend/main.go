@@ -7,7 +7,8 @@
 // /conn says which of the server's TCP connections carried the request:
 // "conn=<id> requests=<n> pod=<pod>", where ids number the accepted
 // connections from 1 and n counts the connection's requests, this one
-// included.
+// included. churn.go adds what the churn harness needs: /ready and
+// /ready/fail, /ws, and a gRPC stream on -grpc-listen.
 package main
 
 import (
@@ -38,6 +39,7 @@ type connKey struct{}
 func main() {
 	addr := flag.String("listen", ":8080", "address to listen on")
 	pause := flag.Duration("pause", 3*time.Second, "pause between the two chunks of /stream")
+	grpcAddr := flag.String("grpc-listen", "", "address to serve the gRPC ticker on (cleartext HTTP/2); none when empty")
 	flag.Parse()
 	http.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "first")
@@ -106,6 +108,12 @@ func main() {
 		fmt.Fprintf(w, "conn=%d requests=%d pod=%s\n", c.id, c.requests.Add(1), pod)
 	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "testbackend") })
+	http.HandleFunc("/pod", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, pod) })
+	http.HandleFunc("/ws", echoWebSocket(pod))
+	(&readiness{}).handle(http.DefaultServeMux)
+	if *grpcAddr != "" {
+		go func() { log.Fatal(serveGRPC(context.Background(), *grpcAddr, pod)) }()
+	}
 	var accepted atomic.Int64
 	srv := &http.Server{Addr: *addr, ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, &conn{id: accepted.Add(1)})
