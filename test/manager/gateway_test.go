@@ -3,6 +3,7 @@ package manager_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,12 @@ func routeParentsFor(key types.NamespacedName, gwName string) ([]gatewayv1.Route
 	return out, nil
 }
 
+// heldEndpoints are the endpoints of the Gateway's upstream of Service
+// port svc (namespace_name_port), as its data plane would receive them.
+func heldEndpoints(gw types.NamespacedName, upstream string) []string {
+	return held.Endpoints(gw)[config.UpstreamID(upstream)].Endpoints
+}
+
 func heldFile(gw types.NamespacedName, path string) string {
 	for _, f := range held.Files(gw) {
 		if f.Path == path {
@@ -180,14 +187,15 @@ func TestGatewayStatuses(t *testing.T) {
 				condition(parents[0].Conditions, "ResolvedRefs") != "True/ResolvedRefs" {
 				return fmt.Errorf("route parents: %+v", parents)
 			}
-			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.3:8080 max_fails=0;") {
-				return fmt.Errorf("upstreams.conf does not have the endpoint:\n%s", up)
+			if eps := heldEndpoints(gw1, ns+"_app_80"); !slices.Equal(eps, []string{"10.1.2.3:8080"}) {
+				return fmt.Errorf("the upstream's endpoints are %v, want 10.1.2.3:8080", eps)
 			}
 			return nil
 		})
 	})
 
-	t.Run("endpoint changes reach the files", func(t *testing.T) {
+	t.Run("endpoint changes reach the data plane, not the files", func(t *testing.T) {
+		files := config.Version(held.Files(gw1))
 		slice := &discoveryv1.EndpointSlice{}
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "app-slice"}, slice); err != nil {
 			t.Fatal(err)
@@ -197,11 +205,14 @@ func TestGatewayStatuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 15*time.Second, func() error {
-			if up := heldFile(gw1, config.UpstreamsConfPath); !strings.Contains(up, "server 10.1.2.4:8080 max_fails=0;") {
-				return fmt.Errorf("upstreams.conf does not have the new endpoint:\n%s", up)
+			if eps := heldEndpoints(gw1, ns+"_app_80"); !slices.Equal(eps, []string{"10.1.2.3:8080", "10.1.2.4:8080"}) {
+				return fmt.Errorf("the upstream's endpoints are %v, want the new one too", eps)
 			}
 			return nil
 		})
+		if now := config.Version(held.Files(gw1)); now != files {
+			t.Errorf("an endpoint change changed the files (%s, then %s): NGINX would reload", files, now)
+		}
 	})
 
 	t.Run("route moves to another Gateway", func(t *testing.T) {

@@ -32,7 +32,9 @@ func upstreamBlock(gw types.NamespacedName, ns, svc string) string {
 	if start < 0 {
 		return ""
 	}
-	end := strings.Index(conf[start:], "}")
+	// The block ends at the first line that closes it (the balancer's Lua
+	// block closes on its own line).
+	end := strings.Index(conf[start:], "\n}")
 	return conf[start : start+end]
 }
 
@@ -84,7 +86,8 @@ func TestUpstreamSettingsPolicyStatuses(t *testing.T) {
 				return fmt.Errorf("newer policy: %s (%s)", got, msg)
 			}
 			up := upstreamBlock(gwKey, ns, "app")
-			for _, line := range []string{"zone " + ns + "_app_80 64k;", "least_conn;", "keepalive 32;", "keepalive_timeout 30s;"} {
+			balance := `balance("` + config.UpstreamID(ns+"_app_80") + `", "least_conn")`
+			for _, line := range []string{"zone " + ns + "_app_80 64k;", balance, "keepalive 32;", "keepalive_timeout 30s;"} {
 				if !strings.Contains(up, line) {
 					return fmt.Errorf("upstream lacks %q: %q", line, up)
 				}
@@ -118,7 +121,7 @@ func TestUpstreamSettingsPolicyStatuses(t *testing.T) {
 			if err != nil || got != "Gateway/gw=True/Accepted" {
 				return fmt.Errorf("ancestors %q, %v; want the Gateway, accepted, and no TargetNotFound", got, err)
 			}
-			if up := upstreamBlock(gwKey, ns, "spare"); !strings.Contains(up, "ip_hash;") {
+			if up := upstreamBlock(gwKey, ns, "spare"); !strings.Contains(up, `"ip_hash")`) {
 				return fmt.Errorf("spare's upstream is %q", up)
 			}
 			return nil

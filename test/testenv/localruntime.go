@@ -183,11 +183,16 @@ func (l *Local) keepForbidden(ctx context.Context) {
 	}
 }
 
-// PodLog reads a pod's log, the kubelet's way (through the API server).
+// PodLog reads the log of a pod's first container, the kubelet's way
+// (through the API server).
 func (l *Local) PodLog(ctx context.Context, p corev1.Pod) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	stream, err := l.Clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).Stream(ctx)
+	opts := &corev1.PodLogOptions{}
+	if len(p.Spec.Containers) > 0 {
+		opts.Container = p.Spec.Containers[0].Name
+	}
+	stream, err := l.Clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
