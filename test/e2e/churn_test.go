@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -70,6 +72,11 @@ func TestBackendChurn(t *testing.T) {
 	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{
 		Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "churn"}}
 	route := httpRoute(ns, "web", "gw", "churn.example.com", "/", "churn")
+	// A request already sent to a pod whose packets are dropped (on a
+	// connection kept alive) is bounded by the route's timeout only:
+	// nothing tells a dead endpoint from a slow answer. Then it goes on to
+	// another endpoint.
+	route.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("5s")), BackendRequest: ptr.To(gatewayv1.Duration("500ms"))}
 	grpcRoute := &gatewayv1.GRPCRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ticker"},
 		Spec: gatewayv1.GRPCRouteSpec{
@@ -100,7 +107,7 @@ func TestBackendChurn(t *testing.T) {
 	pods := rt.DataPlanePods(t, gwKey, 1)
 	dp := pods[0]
 
-	streams := openStreams(t, addr, "churn.example.com", "grpc.churn.example.com", "anchor-", 10)
+	streams := openStreams(t, net.JoinHostPort(addr, "80"), "churn.example.com", "grpc.churn.example.com", "anchor-", 10)
 	prop := rt.WatchPropagation(t, ns, "churn", "http", config.UpstreamID(ns+"_churn_8080"), pods)
 	load := testenv.StartClients(t, testenv.ClientsOptions{Addr: addr, Host: "churn.example.com", Path: "/pod",
 		KeepAlive: 2, NewConnection: 2, Pause: 5 * time.Millisecond, Timeout: 30 * time.Second})
@@ -202,12 +209,20 @@ type churner struct {
 	ns, name string
 }
 
-func (c churner) deployment() *appsv1.Deployment {
-	d := &appsv1.Deployment{}
-	if err := rt.Client.Get(context.Background(), types.NamespacedName{Namespace: c.ns, Name: c.name}, d); err != nil {
+// update changes the Deployment, read again on a conflict (its status
+// changes all the time).
+func (c churner) update(change func(*appsv1.Deployment)) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := rt.Client.Get(context.Background(), types.NamespacedName{Namespace: c.ns, Name: c.name}, d); err != nil {
+			return err
+		}
+		change(d)
+		return rt.Client.Update(context.Background(), d)
+	})
+	if err != nil {
 		c.t.Fatal(err)
 	}
-	return d
 }
 
 func (c churner) pods() []corev1.Pod {
@@ -226,29 +241,26 @@ func (c churner) pods() []corev1.Pod {
 
 // rollout restarts every pod, as `kubectl rollout restart` does.
 func (c churner) rollout() {
-	d := c.deployment()
-	if d.Spec.Template.Annotations == nil {
-		d.Spec.Template.Annotations = map[string]string{}
-	}
-	d.Spec.Template.Annotations["churn/restartedAt"] = time.Now().Format(time.RFC3339Nano)
-	if err := rt.Client.Update(context.Background(), d); err != nil {
-		c.t.Fatal(err)
-	}
+	c.t.Logf("%s rollout", time.Now().Format("15:04:05.000"))
+	c.update(func(d *appsv1.Deployment) {
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["churn/restartedAt"] = time.Now().Format(time.RFC3339Nano)
+	})
 	waitRollout(c.t, c.ns, c.name)
 }
 
 func (c churner) scale(n int32) {
-	d := c.deployment()
-	d.Spec.Replicas = ptr.To(n)
-	if err := rt.Client.Update(context.Background(), d); err != nil {
-		c.t.Fatal(err)
-	}
+	c.t.Logf("%s scale to %d", time.Now().Format("15:04:05.000"), n)
+	c.update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(n) })
 	waitRollout(c.t, c.ns, c.name)
 }
 
 // forceDelete deletes a pod at once, as `kubectl delete --force` does.
 func (c churner) forceDelete() {
 	p := c.pods()[0]
+	c.t.Logf("%s force delete %s", time.Now().Format("15:04:05.000"), p.Name)
 	if err := rt.Client.Delete(context.Background(), &p, client.GracePeriodSeconds(0)); err != nil {
 		c.t.Fatal(err)
 	}
@@ -258,6 +270,7 @@ func (c churner) forceDelete() {
 // flapReadiness makes a pod fail its readiness probe for 3 s.
 func (c churner) flapReadiness() {
 	p := c.pods()[0]
+	c.t.Logf("%s readiness of %s fails for 3 s", time.Now().Format("15:04:05.000"), p.Name)
 	if code, body, err := get(p.Status.PodIP+":8080", "x", "/ready/fail?for=3s"); err != nil || code != 200 {
 		c.t.Fatalf("making %s unready: %d %s %v", p.Name, code, body, err)
 	}
@@ -287,6 +300,7 @@ func (c churner) pod(name string) corev1.Pod {
 // network is gone), until its readiness probe fails and it is replaced.
 func (c churner) blackHole() {
 	p := c.pods()[0]
+	c.t.Logf("%s drop %s's packets (%s)", time.Now().Format("15:04:05.000"), p.Name, p.Status.PodIP)
 	pid := testenv.WaitProcess(c.t, p, "/testbackend")
 	out, err := exec.Command("nsenter", fmt.Sprintf("--net=/proc/%d/ns/net", pid),
 		"iptables", "-w", "-I", "INPUT", "-p", "tcp", "--dport", "8080", "-j", "DROP").CombinedOutput()

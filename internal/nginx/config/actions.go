@@ -53,20 +53,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 			ds = append(ds, d("mirror", Quote(path)))
 		}
 	}
-	if t := e.rule.Timeouts; t.BackendRequest != "" || t.Request != "" {
-		v := t.BackendRequest
-		if v == "" {
-			v = t.Request
-		}
-		// The next endpoint may be tried after an error, within the same time.
-		ds = append(ds, d(prefix+"_read_timeout", v), d(prefix+"_send_timeout", v), d(prefix+"_next_upstream_timeout", v))
-		// A connection attempt takes the Gateway's connect timeout, or
-		// the route's when that is shorter: a longer route timeout must
-		// not let a dead endpoint hold requests longer.
-		if ms, err := strconv.Atoi(strings.TrimSuffix(v, "ms")); err == nil && int64(ms) < b.cfg.Main.Upstreams.ConnectTimeout.Milliseconds() {
-			ds = append(ds, d(prefix+"_connect_timeout", v))
-		}
-	}
+	ds = append(ds, b.timeouts(prefix, e.rule.Timeouts)...)
 	target := perBackend
 	if target == "" {
 		var status int
@@ -91,6 +78,34 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		ds = append(ds, b.backendTLS(prefix, tls)...)
 	}
 	return append(ds, passDirective(grpc, e.rule.TLS != nil, target))
+}
+
+// timeouts renders a rule's timeouts. backendRequest bounds each try
+// (NGINX's send and read timeouts: the time between two writes or two
+// reads), so that a request whose endpoint stops answering (a pod whose
+// packets are dropped, on a connection kept alive) goes on to another
+// endpoint after it, when NGINX may send it again; request bounds the
+// tries together (the time in which NGINX may pass a request on to
+// another endpoint), and each try too when backendRequest is unset. A
+// connection attempt takes the Gateway's connect timeout, or the route's
+// when that is shorter: a longer one must not let a dead endpoint hold
+// requests longer.
+func (b *builder) timeouts(prefix string, t graph.Timeouts) []Directive {
+	try, all := t.BackendRequest, t.Request
+	if try == "" {
+		try = all
+	}
+	if try == "" {
+		return nil
+	}
+	ds := []Directive{d(prefix+"_read_timeout", try), d(prefix+"_send_timeout", try)}
+	if all != "" {
+		ds = append(ds, d(prefix+"_next_upstream_timeout", all))
+	}
+	if ms, err := strconv.Atoi(strings.TrimSuffix(try, "ms")); err == nil && int64(ms) < b.cfg.Main.Upstreams.ConnectTimeout.Milliseconds() {
+		ds = append(ds, d(prefix+"_connect_timeout", try))
+	}
+	return ds
 }
 
 // target returns the upstream (or split variable) to pass to, or a status

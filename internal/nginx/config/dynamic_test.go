@@ -212,3 +212,40 @@ func TestGatewaySettingsReachNginx(t *testing.T) {
 		t.Error("a route's longer timeout lengthened the connect timeout")
 	}
 }
+
+// TestRouteTimeouts: backendRequest bounds each try of a request (so that a
+// try whose endpoint stops answering ends, and an idempotent request goes on
+// to another endpoint), request bounds the tries together.
+func TestRouteTimeouts(t *testing.T) {
+	d := func(s string) *gatewayv1.Duration { return ptr.To(gatewayv1.Duration(s)) }
+	cases := []struct {
+		name     string
+		timeouts gatewayv1.HTTPRouteTimeouts
+		want     []string
+		not      []string
+	}{
+		{"both", gatewayv1.HTTPRouteTimeouts{Request: d("10s"), BackendRequest: d("500ms")},
+			[]string{"proxy_read_timeout 500ms;", "proxy_send_timeout 500ms;", "proxy_next_upstream_timeout 10000ms;"}, []string{"proxy_connect_timeout 500ms"}},
+		{"request only", gatewayv1.HTTPRouteTimeouts{Request: d("2s")},
+			[]string{"proxy_read_timeout 2000ms;", "proxy_next_upstream_timeout 2000ms;"}, nil},
+		{"backendRequest only", gatewayv1.HTTPRouteTimeouts{BackendRequest: d("100ms")},
+			[]string{"proxy_read_timeout 100ms;", "proxy_connect_timeout 100ms;"}, []string{"proxy_next_upstream_timeout"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			timeouts := c.timeouts
+			cfg := build(t, httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{Timeouts: &timeouts})))
+			servers := string(fileData(t, cfg, config.ServersConfPath))
+			for _, w := range c.want {
+				if !strings.Contains(servers, w) {
+					t.Errorf("no %q in\n%s", w, servers)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(servers, n) {
+					t.Errorf("%q in\n%s", n, servers)
+				}
+			}
+		})
+	}
+}
