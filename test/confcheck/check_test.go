@@ -42,7 +42,7 @@ map "$gw_c_0123456789ab" $gw_l_abc {
     default "/_gatewall|/abc/1";
 }
 `,
-		config.UpstreamsConfPath: `upstream default_app_80 {
+		config.UpstreamsConfPath: `upstream svc_default_app_80 {
     server 10.0.0.1:8080 max_fails=0;
     server [fd00::1]:8080 max_fails=0;
     keepalive 16;
@@ -54,7 +54,7 @@ map "$gw_c_0123456789ab" $gw_l_abc {
     server_name "";
     location = "/exact" {
         proxy_set_header X-A "a,b";
-        proxy_pass http://default_app_80;
+        proxy_pass http://svc_default_app_80;
     }
     location "/api/" {
         set $gw_orig_uri $uri;
@@ -63,7 +63,7 @@ map "$gw_c_0123456789ab" $gw_l_abc {
     location = "/_gatewall|/abc/0" {
         internal;
         include "/etc/nginx/includes/proxy-settings/httproute_default_r.conf";
-        proxy_pass http://default_app_80$request_uri;
+        proxy_pass http://svc_default_app_80$request_uri;
     }
     location = "/_gatewall|/abc/1" {
         internal;
@@ -103,7 +103,7 @@ func TestDefectsAreFound(t *testing.T) {
 		{"invalid header value", servers, `"a,b"`, `"a$"`, "starts no variable"},
 		{"header value with a quote", servers, `"a,b"`, `"a\"b"`, "header value"},
 		{"unknown variable", servers, `$gw_l_abc last`, `$gw_l_nope last`, "unknown variable $gw_l_nope"},
-		{"undefined upstream", servers, "http://default_app_80;", "http://default_other_80;", `upstream "default_other_80" is not defined`},
+		{"undefined upstream", servers, "http://svc_default_app_80;", "http://svc_default_other_80;", `upstream "svc_default_other_80" is not defined`},
 		{"undefined internal location", config.HTTPConfPath, `"/_gatewall|/abc/1";`, `"/_gatewall|/abc/2";`, `internal location "/_gatewall|/abc/2" is not defined`},
 		{"internal path that is not internal", servers, "internal;\n        return 404;", "return 404;", "not internal"},
 		{"invalid path", servers, `location = "/exact"`, `location = "/a//b"`, "location: path"},

@@ -460,7 +460,7 @@ func pass(schemes ...string) func(*checker, *Directive) {
 		target := d.Args[0].Value
 		if c.ctx == ctxStreamServer {
 			switch {
-			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tls_"):
+			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tlsport_"), strings.HasPrefix(target, "$gw_tls_split_"):
 				c.variablesIn(d, target)
 			case strings.HasPrefix(target, "tls_"):
 				c.use(d, "upstream", target)

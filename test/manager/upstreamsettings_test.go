@@ -28,7 +28,7 @@ func usp(ns, name string, services []string, spec v1alpha1.UpstreamSettingsPolic
 // configuration held for a Gateway, or "".
 func upstreamBlock(gw types.NamespacedName, ns, svc string) string {
 	conf := heldFile(gw, config.UpstreamsConfPath)
-	start := strings.Index(conf, "upstream "+ns+"_"+svc+"_80 {")
+	start := strings.Index(conf, "upstream "+config.UpstreamName(types.NamespacedName{Namespace: ns, Name: svc}, 80)+" {")
 	if start < 0 {
 		return ""
 	}

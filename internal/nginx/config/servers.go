@@ -1,8 +1,8 @@
 package config
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -140,7 +140,7 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 		if cv.InsecureFallback {
 			return true, true, ""
 		}
-		path := fmt.Sprintf("%sclient_ca_%s.pem", SecretsDir, id(string(cv.CAPEM)))
+		path := b.names.of(kindClientCAFile, string(cv.CAPEM))
 		b.cfg.Certs[path] = cv.CAPEM
 		return true, false, path
 	}
@@ -155,7 +155,7 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 // SNI picks its listener as the Host does: an exact hostname, else the
 // longest wildcard, else the listener without hostname.
 func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func(*graph.Listener) []Directive {
-	m := &Map{Source: "$ssl_server_name", Variable: fmt.Sprintf("$gw_sni_listener_%d", port), Hostnames: true, Default: `""`}
+	m := &Map{Source: "$ssl_server_name", Variable: b.names.of(kindSNIListenerVar, strconv.Itoa(int(port))), Hostnames: true, Default: `""`}
 	for _, l := range listeners {
 		if l.Hostname == "" {
 			m.Default = Quote(l.ID)
@@ -164,7 +164,7 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.ID)})
 	}
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Key < m.Entries[j].Key })
-	variable := b.addMap(m)
+	variable := b.putMap(m) // named by its port, which has one
 	return func(l *graph.Listener) []Directive {
 		want := `""`
 		if l != nil {
@@ -212,7 +212,7 @@ func mostSpecificListener(ls []*graph.Listener, h string) *graph.Listener {
 
 // cert registers a listener's certificate file and returns its path.
 func (b *builder) cert(c *graph.Certificate) string {
-	path := fmt.Sprintf("%s%s_%s.pem", SecretsDir, c.Secret.Namespace, c.Secret.Name)
+	path := b.names.of(kindCertFile, c.Secret.Namespace, c.Secret.Name)
 	if _, ok := b.cfg.Certs[path]; !ok {
 		data := append(append([]byte{}, c.CertPEM...), '\n')
 		b.cfg.Certs[path] = append(data, c.KeyPEM...)

@@ -31,7 +31,7 @@ func (b *builder) sinkFor(code int, h2c bool) string {
 
 // upstream registers a backend's upstream (one per Service port) and returns its name.
 func (b *builder) upstream(be *graph.Backend) string {
-	name := be.UpstreamName()
+	name := b.names.of(kindUpstream, servicePortParts(be)...)
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
@@ -41,6 +41,11 @@ func (b *builder) upstream(be *graph.Backend) string {
 	}
 	b.upstreams[name] = u
 	return name
+}
+
+// servicePortParts name a backend's Service port: its namespace, name and port.
+func servicePortParts(be *graph.Backend) []string {
+	return []string{be.Service.Namespace, be.Service.Name, strconv.Itoa(int(be.Port))}
 }
 
 // endpointAddresses are a backend's endpoints as NGINX server addresses.
@@ -92,7 +97,6 @@ func shares(backends []*graph.Backend) []share {
 // weight and returns its variable.
 func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 	s := &Split{}
-	var parts []string
 	for _, sh := range shares(backends) {
 		be := sh.backend
 		up := ""
@@ -105,8 +109,6 @@ func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 			up = b.upstream(be)
 		}
 		s.Buckets = append(s.Buckets, SplitBucket{Basis: sh.basis, Upstream: up})
-		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}
-	s.Variable = "$gw_split_" + id(parts...)
-	return b.addSplit(s)
+	return b.addSplit(kindSplitVar, s)
 }
