@@ -38,6 +38,8 @@ type Gateway struct {
 	// BackendClientCert is the certificate NGINX presents to backends it
 	// speaks TLS to (spec.tls.backend), if any.
 	BackendClientCert *Certificate
+
+	readinessPort int32
 }
 
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
@@ -67,7 +69,8 @@ func build(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
 	g := &Gateway{Source: gw, Key: gwKey, Class: class}
 	rejected := g.accept(in, problem)
 	g.Listeners = buildListeners(in, gw)
-	rejectReservedPorts(g.Listeners, g.NginxProxy)
+	rejectReservedPorts(g.Listeners, reservedPorts(g.NginxProxy))
+	g.readinessPort = readinessPort(g.NginxProxy, g.Listeners)
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
 		g.Conditions = append(g.Conditions, *c)

@@ -339,9 +339,9 @@ func reservedPorts(np *v1alpha2.NginxProxySpec) map[gatewayv1.PortNumber]string 
 	return out
 }
 
-// rejectReservedPorts refuses the listeners on a port the data plane uses.
-func rejectReservedPorts(ls []*Listener, np *v1alpha2.NginxProxySpec) {
-	reserved := reservedPorts(np)
+// rejectReservedPorts refuses the listeners on a port the data plane uses
+// (reserved: reservedPorts, and for a ListenerSet's the readiness port).
+func rejectReservedPorts(ls []*Listener, reserved map[gatewayv1.PortNumber]string) {
 	for _, l := range ls {
 		what, ok := reserved[l.Source.Port]
 		if !ok || !l.Attachable {

@@ -81,7 +81,7 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 				fmt.Sprintf("Gateway %s does not allow ListenerSets from namespace %s (spec.allowedListeners)", g.Key, s.Key.Namespace))
 		default:
 			s.Listeners = s.buildListeners(in, g.Source)
-			rejectReservedPorts(s.Listeners, g.NginxProxy)
+			rejectReservedPorts(s.Listeners, g.setPortsTaken())
 			added := markSetConflicts(taken, s.Listeners)
 			if s.accept() {
 				taken = append(taken, added...)
