@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -72,6 +73,11 @@ func Hostname(h string) error {
 	}
 	if !hostnameRE.MatchString(h) {
 		return fmt.Errorf("hostname %q must be a lower-case DNS name, optionally starting with a \"*.\" wildcard label", h)
+	}
+	// The Gateway API forbids IP addresses as hostnames (its pattern lets
+	// IPv4 ones through); a TLS client never sends one as its server name.
+	if _, err := netip.ParseAddr(strings.TrimPrefix(h, "*.")); err == nil {
+		return fmt.Errorf("hostname %q is an IP address; the Gateway API allows DNS names only", h)
 	}
 	return nil
 }
