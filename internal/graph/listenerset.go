@@ -83,8 +83,11 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 			s.Listeners = s.buildListeners(in, g.Source)
 			rejectReservedPorts(s.Listeners, g.setPortsTaken())
 			added := markSetConflicts(taken, s.Listeners)
+			if g.sockets != nil {
+				g.sockets.admitListeners(added)
+			}
 			if s.accept() {
-				taken = append(taken, added...)
+				taken = append(taken, filterListeners(added, func(l *Listener) bool { return l.Attachable })...)
 			}
 		}
 	}

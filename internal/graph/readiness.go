@@ -25,13 +25,13 @@ func (g *Gateway) ReadinessPort() int32 { return g.readinessPort }
 // template, so a move rolls every pod of the Gateway, which a tenant of a
 // shared Gateway must not be able to do; a ListenerSet listener on it is
 // refused instead (rejectDataPlanePorts).
-func readinessPort(np *v1alpha2.NginxProxySpec, own []*Listener) int32 {
+func readinessPort(np *v1alpha2.NginxProxySpec, own []gatewayv1.Listener) int32 {
 	taken := map[gatewayv1.PortNumber]bool{}
 	for p := range reservedPorts(np) {
 		taken[p] = true
 	}
 	for _, l := range own {
-		taken[l.Source.Port] = true
+		taken[l.Port] = true
 	}
 	for p := gatewayv1.PortNumber(firstReadinessPort); p <= 65535; p++ {
 		if !taken[p] {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -35,14 +36,15 @@ var (
 // rules are every directive Gatewall renders. Directives whose arguments
 // are all fixed words have their words listed.
 var rules = map[string]rule{
-	"load_module":        {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
-	"worker_processes":   {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
-	"pid":                {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
-	"error_log":          {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
-	"events":             {ctx: []string{ctxMain}, block: ctxEvents},
-	"worker_connections": {ctx: []string{ctxEvents}, min: 1, max: 1, check: number(1, 65535)},
-	"http":               {ctx: []string{ctxMain}, block: ctxHTTP},
-	"stream":             {ctx: []string{ctxMain}, block: ctxStream},
+	"load_module":          {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
+	"worker_processes":     {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
+	"pid":                  {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
+	"error_log":            {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
+	"events":               {ctx: []string{ctxMain}, block: ctxEvents},
+	"worker_connections":   {ctx: []string{ctxEvents}, min: 1, max: 1, check: workerConnections},
+	"worker_rlimit_nofile": {ctx: []string{ctxMain}, min: 1, max: 1, check: rlimitNofile},
+	"http":                 {ctx: []string{ctxMain}, block: ctxHTTP},
+	"stream":               {ctx: []string{ctxMain}, block: ctxStream},
 
 	"server_tokens":                  {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
 	"access_log":                     {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
@@ -238,6 +240,7 @@ var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol"}
 
 func listen(c *checker, d *Directive) {
 	addr := d.Args[0].Value
+	c.listening[addr] = true
 	if c.server != nil {
 		c.server.listens = append(c.server.listens, addr)
 	}
@@ -650,5 +653,30 @@ func upstreamRandom(c *checker, d *Directive) {
 	}
 	if w := strings.Join(args, " "); w != "" && w != "two" && w != "two least_conn" {
 		c.fail(d, "random %q: not two or two least_conn", w)
+	}
+}
+
+// workerConnections and rlimitNofile read the main context's budgets,
+// which budgets checks once everything is read.
+func workerConnections(c *checker, d *Directive) {
+	number(1, 65535)(c, d)
+	c.workerConnections, _ = strconv.Atoi(d.Args[0].Value)
+}
+
+func rlimitNofile(c *checker, d *Directive) {
+	number(1, 1<<20)(c, d)
+	c.rlimitNofile, _ = strconv.Atoi(d.Args[0].Value)
+}
+
+// budgets checks that the listening sockets leave each worker
+// graph.ClientConnections connections for clients (with one more NGINX
+// starts, and serves nothing), and that a worker may open a file for each
+// connection and one more for its temporary file.
+func (c *checker) budgets() {
+	if c.workerConnections < len(c.listening)+graph.ClientConnections {
+		c.fail(nil, "worker_connections %d: %d listening sockets leave fewer than %d connections for clients", c.workerConnections, len(c.listening), graph.ClientConnections)
+	}
+	if c.rlimitNofile < 2*c.workerConnections {
+		c.fail(nil, "worker_rlimit_nofile %d is under twice worker_connections %d", c.rlimitNofile, c.workerConnections)
 	}
 }
