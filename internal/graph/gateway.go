@@ -177,6 +177,9 @@ func nginxProxySources(class, gateway *v1alpha2.NginxProxy) string {
 // of tls.frontend.perPort (else which client certificate validation
 // applies would be a guess).
 func checkGatewaySpec(gw *gatewayv1.Gateway) string {
+	if err := overLimit(gatewayLimits(gw)); err != nil {
+		return err.Error()
+	}
 	names := make([]string, 0, len(gw.Spec.Listeners))
 	for _, l := range gw.Spec.Listeners {
 		names = append(names, string(l.Name))

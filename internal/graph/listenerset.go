@@ -66,6 +66,8 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 		switch err := validation.ObjectReference(s.Key.Namespace, s.Key.Name); {
 		case isUnreadable:
 			s.reject(gatewayv1.ListenerSetReasonInvalid, unreadable)
+		case len(s.Source.Spec.Listeners) > validation.MaxListeners:
+			s.reject(gatewayv1.ListenerSetReasonInvalid, validation.ListLength("spec.listeners", len(s.Source.Spec.Listeners), validation.MaxListeners).Error())
 		case s.repeatedListenerName() != "":
 			s.reject(gatewayv1.ListenerSetReasonInvalid, fmt.Sprintf(
 				"spec.listeners: the name %s is used more than once; listener names must be unique within the ListenerSet", conditions.Quote(s.repeatedListenerName())))

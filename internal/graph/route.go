@@ -178,9 +178,6 @@ func newRoute(in *Input, kind string, k types.NamespacedName, src client.Object,
 		r.invalid, r.unreadable = msg, msg
 		return r
 	}
-	if err := validation.ListLength("spec.hostnames", len(hostnames), validation.MaxHostnames); err != nil {
-		r.invalid = err.Error()
-	}
 	for _, h := range hostnames {
 		if err := validation.Hostname(string(h)); err != nil {
 			r.invalid = "spec.hostnames: " + err.Error()

@@ -98,6 +98,7 @@ func renderCase(t *testing.T, in string) []byte {
 		}
 	}
 	res := render.Render(input, goldenTime)
+	checkStatusBounds(t, res.Statuses)
 	g := golden{Files: map[string]map[string]string{}}
 	if warningsExpected(in) {
 		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")

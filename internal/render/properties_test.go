@@ -55,6 +55,7 @@ func checkProperties(t testing.TB, generate func() *snapgen.Snapshot) render.Res
 		t.Fatalf("the same snapshot rendered twice differs: %s", diff)
 	}
 	checkInputUnchanged(t, a, generate())
+	checkStatusBounds(t, ra.Statuses)
 	routes := routeStatuses(ra.Statuses)
 	inB := b.Input()
 	for _, o := range ra.Statuses {
