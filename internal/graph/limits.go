@@ -41,16 +41,26 @@ func routeLimits(hostnames, hostnameLimit, parentRefs, rules, ruleLimit int) []l
 	}
 }
 
+// ruleLimits are rule i's lists: its matches and filters, its backendRefs
+// (their filters' lengths), and each backendRef's filters.
+func ruleLimits(i, matches, filters int, backendFilters []int) []listLimit {
+	at := fmt.Sprintf("spec.rules[%d].", i)
+	ls := []listLimit{{at + "matches", matches, validation.MaxRuleMatches}, {at + "filters", filters, validation.MaxFilters},
+		{at + "backendRefs", len(backendFilters), validation.MaxBackendRefs}}
+	for j, n := range backendFilters {
+		ls = append(ls, listLimit{fmt.Sprintf("%sbackendRefs[%d].filters", at, j), n, validation.MaxFilters})
+	}
+	return ls
+}
+
 func httpRouteLimits(spec *gatewayv1.HTTPRouteSpec) []listLimit {
 	ls := routeLimits(len(spec.Hostnames), validation.MaxHostnames, len(spec.ParentRefs), len(spec.Rules), validation.MaxRules)
 	for i, r := range spec.Rules {
-		at := fmt.Sprintf("spec.rules[%d].", i)
-		ls = append(ls, listLimit{at + "matches", len(r.Matches), validation.MaxRuleMatches},
-			listLimit{at + "filters", len(r.Filters), validation.MaxFilters},
-			listLimit{at + "backendRefs", len(r.BackendRefs), validation.MaxBackendRefs})
+		backendFilters := make([]int, len(r.BackendRefs))
 		for j, b := range r.BackendRefs {
-			ls = append(ls, listLimit{fmt.Sprintf("%sbackendRefs[%d].filters", at, j), len(b.Filters), validation.MaxFilters})
+			backendFilters[j] = len(b.Filters)
 		}
+		ls = append(ls, ruleLimits(i, len(r.Matches), len(r.Filters), backendFilters)...)
 	}
 	return ls
 }
@@ -58,13 +68,11 @@ func httpRouteLimits(spec *gatewayv1.HTTPRouteSpec) []listLimit {
 func grpcRouteLimits(spec *gatewayv1.GRPCRouteSpec) []listLimit {
 	ls := routeLimits(len(spec.Hostnames), validation.MaxHostnames, len(spec.ParentRefs), len(spec.Rules), validation.MaxRules)
 	for i, r := range spec.Rules {
-		at := fmt.Sprintf("spec.rules[%d].", i)
-		ls = append(ls, listLimit{at + "matches", len(r.Matches), validation.MaxRuleMatches},
-			listLimit{at + "filters", len(r.Filters), validation.MaxFilters},
-			listLimit{at + "backendRefs", len(r.BackendRefs), validation.MaxBackendRefs})
+		backendFilters := make([]int, len(r.BackendRefs))
 		for j, b := range r.BackendRefs {
-			ls = append(ls, listLimit{fmt.Sprintf("%sbackendRefs[%d].filters", at, j), len(b.Filters), validation.MaxFilters})
+			backendFilters[j] = len(b.Filters)
 		}
+		ls = append(ls, ruleLimits(i, len(r.Matches), len(r.Filters), backendFilters)...)
 	}
 	return ls
 }

@@ -130,27 +130,24 @@ func hostnameTables(names []string) []syntax.HashTable {
 // nginxVariables stand in for the variables NGINX declares itself: as many
 // as Debian's NGINX 1.22 with its modules has, give or take, with names of
 // the same lengths and hash values spread as theirs are.
-var nginxVariables = func() syntax.HashTable {
-	r := rand.New(rand.NewPCG(1, 22))
-	t := make(syntax.HashTable, 192)
-	for i := range t {
-		t[i] = syntax.HashKey{Len: 6 + r.IntN(18), Hash: r.Uint64()}
-	}
-	return t
-}()
+var nginxVariables = standIns(192, 18)
 
 // nginxStreamVariables stand in for the variables the stream module and
 // the modules Gatewall loads declare in the stream context (about 55 in
 // Debian's NGINX 1.22: core, upstream, ssl, ssl_preread, realip), as
 // nginxVariables do for http.
-var nginxStreamVariables = func() syntax.HashTable {
+var nginxStreamVariables = standIns(64, 20)
+
+// standIns are n keys of 6 to 6+spread bytes with random hash values, the
+// same on every run.
+func standIns(n, spread int) syntax.HashTable {
 	r := rand.New(rand.NewPCG(1, 22))
-	t := make(syntax.HashTable, 64)
+	t := make(syntax.HashTable, n)
 	for i := range t {
-		t[i] = syntax.HashKey{Len: 6 + r.IntN(20), Hash: r.Uint64()}
+		t[i] = syntax.HashKey{Len: 6 + r.IntN(spread), Hash: r.Uint64()}
 	}
 	return t
-}()
+}
 
 // captureRE finds named captures, which NGINX declares as variables.
 var captureRE = regexp.MustCompile(`\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>`)
