@@ -84,7 +84,7 @@ func TestUpstreamSettingsPolicyStatuses(t *testing.T) {
 				return fmt.Errorf("newer policy: %s (%s)", got, msg)
 			}
 			up := upstreamBlock(gwKey, ns, "app")
-			for _, line := range []string{"zone " + ns + "_app_80 64k;", "least_conn;", "keepalive 32;", "keepalive_timeout 30s;"} {
+			for _, line := range []string{"zone " + config.UpstreamName(types.NamespacedName{Namespace: ns, Name: "app"}, 80) + " 64k;", "least_conn;", "keepalive 32;", "keepalive_timeout 30s;"} {
 				if !strings.Contains(up, line) {
 					return fmt.Errorf("upstream lacks %q: %q", line, up)
 				}
