@@ -55,7 +55,7 @@ const (
 const RouteReasonNoSocketLeft gatewayv1.RouteConditionReason = "NoSocketLeft"
 
 // socketBudget counts a Gateway's listening sockets as listeners and
-// TLSRoutes are admitted.
+// routes are admitted.
 type socketBudget struct {
 	workerConnections int
 	// limit is what the sockets may take: workerConnections less ClientConnections.

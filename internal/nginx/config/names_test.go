@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
@@ -211,5 +213,26 @@ func TestLocationsOfCollidingDigests(t *testing.T) {
 	}
 	if len(extra) != 3 { // each location's candidate, and one 404
 		t.Errorf("want 3 internal locations, got %d: %v", len(extra), extra)
+	}
+}
+
+// TestRouteIncludePathsFitFileNames: a route's include file is named by
+// its kind, namespace and name; the longest names the API server allows
+// (63 and 253 bytes) still make a file name the data plane can write
+// (255 bytes), and two routes never share one.
+func TestRouteIncludePathsFitFileNames(t *testing.T) {
+	ns, long := strings.Repeat("n", 63), strings.Repeat("a", 253)
+	paths := map[string]bool{}
+	for _, name := range []string{long, long[:252] + "b", "app", "app.v2"} {
+		for _, kind := range []string{graph.KindHTTPRoute, graph.KindGRPCRoute} {
+			p := RouteIncludePath("rate-limit", RouteKey{Kind: kind, Key: types.NamespacedName{Namespace: ns, Name: name}})
+			if file := p[strings.LastIndex(p, "/")+1:]; len(file) > maxFileName || !strings.HasPrefix(p, IncludesDir+"rate-limit/") {
+				t.Errorf("%s %s: %s (%d bytes)", kind, name[:min(len(name), 8)], p, len(file))
+			}
+			if paths[p] {
+				t.Errorf("%s is two routes' file", p)
+			}
+			paths[p] = true
+		}
 	}
 }
