@@ -56,10 +56,7 @@ func ruleLimits(i, matches, filters int, backendFilters []int) []listLimit {
 func httpRouteLimits(spec *gatewayv1.HTTPRouteSpec) []listLimit {
 	ls := routeLimits(len(spec.Hostnames), validation.MaxHostnames, len(spec.ParentRefs), len(spec.Rules), validation.MaxRules)
 	for i, r := range spec.Rules {
-		backendFilters := make([]int, len(r.BackendRefs))
-		for j, b := range r.BackendRefs {
-			backendFilters[j] = len(b.Filters)
-		}
+		backendFilters := filterCounts(r.BackendRefs, func(b gatewayv1.HTTPBackendRef) int { return len(b.Filters) })
 		ls = append(ls, ruleLimits(i, len(r.Matches), len(r.Filters), backendFilters)...)
 	}
 	return ls
@@ -68,13 +65,19 @@ func httpRouteLimits(spec *gatewayv1.HTTPRouteSpec) []listLimit {
 func grpcRouteLimits(spec *gatewayv1.GRPCRouteSpec) []listLimit {
 	ls := routeLimits(len(spec.Hostnames), validation.MaxHostnames, len(spec.ParentRefs), len(spec.Rules), validation.MaxRules)
 	for i, r := range spec.Rules {
-		backendFilters := make([]int, len(r.BackendRefs))
-		for j, b := range r.BackendRefs {
-			backendFilters[j] = len(b.Filters)
-		}
+		backendFilters := filterCounts(r.BackendRefs, func(b gatewayv1.GRPCBackendRef) int { return len(b.Filters) })
 		ls = append(ls, ruleLimits(i, len(r.Matches), len(r.Filters), backendFilters)...)
 	}
 	return ls
+}
+
+// filterCounts are how many filters each backendRef of a rule has.
+func filterCounts[B any](refs []B, filters func(B) int) []int {
+	out := make([]int, len(refs))
+	for i, b := range refs {
+		out[i] = filters(b)
+	}
+	return out
 }
 
 func tlsRouteLimits(spec *gatewayv1.TLSRouteSpec) []listLimit {
