@@ -100,7 +100,7 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 			}
 		}
 		if len(writes) > 0 {
-			status.OrderRouteParents(fresh, key.Namespace, want, writes[0].owner.controllerName)
+			want = status.OrderRouteParents(fresh, key.Namespace, want, writes[0].owner.controllerName)
 		}
 		if equality.Semantic.DeepEqual(old, want) || len(old) == 0 && len(want) == 0 {
 			return nil

@@ -55,12 +55,6 @@ type Endpoint struct {
 	Port    int32
 }
 
-// UpstreamName names the upstream of a Service port: one per Service port,
-// however many routes use it.
-func (b *Backend) UpstreamName() string {
-	return fmt.Sprintf("%s_%s_%d", b.Service.Namespace, b.Service.Name, b.Port)
-}
-
 // maxWeight is the Gateway API's largest backendRef weight.
 const maxWeight = 1000000
 

@@ -174,6 +174,10 @@ func CheckBackendTLSPolicy(p *gatewayv1.BackendTLSPolicy) error {
 // certificate references are left to the caller.
 func checkBackendTLS(p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.PolicyConditionReason, error) {
 	v := p.Spec.Validation
+	if err := overLimit([]listLimit{{"targetRefs", len(p.Spec.TargetRefs), validation.MaxPolicyTargets},
+		{"validation.caCertificateRefs", len(v.CACertificateRefs), validation.MaxBackendTLSCARefs}}); err != nil {
+		return nil, gatewayv1.PolicyReasonInvalid, err
+	}
 	if err := validation.Hostname(string(v.Hostname)); err != nil {
 		return nil, gatewayv1.PolicyReasonInvalid, fmt.Errorf("validation.hostname: %w", err)
 	}

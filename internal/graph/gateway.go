@@ -38,24 +38,17 @@ type Gateway struct {
 	// BackendClientCert is the certificate NGINX presents to backends it
 	// speaks TLS to (spec.tls.backend), if any.
 	BackendClientCert *Certificate
+
+	readinessPort int32
+	// parametersFrom names the NginxProxies the effective one comes from.
+	parametersFrom string
+	// sockets is the budget of listening sockets of an accepted Gateway.
+	sockets *socketBudget
 }
 
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
 // not exist or its class is not Gatewall's (then Gatewall reports nothing).
 func Build(in *Input, gwKey types.NamespacedName) *Gateway {
-	return build(in, gwKey, "")
-}
-
-// BuildRejectingParameters builds the graph of a Gateway whose effective
-// NginxProxy gives settings its configuration cannot use, problem saying
-// why (the configuration's needs are known only once it is built): the
-// Gateway is not accepted (InvalidParameters), as with an invalid
-// NginxProxy, and keeps its last good configuration.
-func BuildRejectingParameters(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
-	return build(in, gwKey, problem)
-}
-
-func build(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
 	gw := in.Gateways[gwKey]
 	if gw == nil {
 		return nil
@@ -65,9 +58,16 @@ func build(in *Input, gwKey types.NamespacedName, problem string) *Gateway {
 		return nil
 	}
 	g := &Gateway{Source: gw, Key: gwKey, Class: class}
-	rejected := g.accept(in, problem)
+	rejected := g.accept(in)
+	g.readinessPort = readinessPort(g.NginxProxy, gw.Spec.Listeners)
+	if rejected == nil {
+		rejected = g.startSocketBudget()
+	}
 	g.Listeners = buildListeners(in, gw)
-	rejectReservedPorts(g.Listeners, g.NginxProxy)
+	rejectReservedPorts(g.Listeners, reservedPorts(g.NginxProxy))
+	if g.sockets != nil {
+		g.sockets.admitListeners(g.Listeners)
+	}
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
 		g.Conditions = append(g.Conditions, *c)
@@ -98,9 +98,7 @@ func (g *Gateway) AttachedListenerSets() int32 {
 
 // accept checks what makes a whole Gateway unusable and resolves the
 // effective NginxProxy; it returns the Accepted=False condition, or nil.
-// problem, when set, is why the effective NginxProxy does not suit the
-// Gateway's configuration.
-func (g *Gateway) accept(in *Input, problem string) *metav1.Condition {
+func (g *Gateway) accept(in *Input) *metav1.Condition {
 	gw := g.Source
 	reject := func(reason gatewayv1.GatewayConditionReason, format string, args ...any) *metav1.Condition {
 		c := conditions.False(string(gatewayv1.GatewayConditionAccepted), string(reason), fmt.Sprintf(format, args...))
@@ -141,9 +139,20 @@ func (g *Gateway) accept(in *Input, problem string) *metav1.Condition {
 	if msg := checkAddresses(gw, g.NginxProxy); msg != "" {
 		return reject(gatewayv1.GatewayReasonUnsupportedAddress, "%s", msg)
 	}
+	g.parametersFrom = nginxProxySources(g.Class.NginxProxy, gwNP)
+	return nil
+}
+
+// startSocketBudget starts the budget of the Gateway's listening sockets
+// (sockets.go), or returns why its effective NginxProxy leaves no room for
+// any listener: the Gateway is then refused for its parameters.
+func (g *Gateway) startSocketBudget() *metav1.Condition {
+	b, problem := newSocketBudget(g.NginxProxy, g.readinessPort)
 	if problem != "" {
-		return reject(gatewayv1.GatewayReasonInvalidParameters, "%s: %s", nginxProxySources(g.Class.NginxProxy, gwNP), problem)
+		c := conditions.False(string(gatewayv1.GatewayConditionAccepted), string(gatewayv1.GatewayReasonInvalidParameters), g.parametersFrom+": "+problem)
+		return &c
 	}
+	g.sockets = b
 	return nil
 }
 
@@ -168,6 +177,9 @@ func nginxProxySources(class, gateway *v1alpha2.NginxProxy) string {
 // of tls.frontend.perPort (else which client certificate validation
 // applies would be a guess).
 func checkGatewaySpec(gw *gatewayv1.Gateway) string {
+	if err := overLimit(gatewayLimits(gw)); err != nil {
+		return err.Error()
+	}
 	names := make([]string, 0, len(gw.Spec.Listeners))
 	for _, l := range gw.Spec.Listeners {
 		names = append(names, string(l.Name))

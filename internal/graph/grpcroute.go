@@ -14,6 +14,9 @@ import (
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
 	r := newRoute(in, KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
+	if r.refuseOverLimit(grpcRouteLimits(&gr.Spec)) {
+		return r
+	}
 	matches := 0
 	for _, rule := range gr.Spec.Rules {
 		matches += len(rule.Matches)

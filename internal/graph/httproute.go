@@ -14,6 +14,9 @@ import (
 
 func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
 	r := newRoute(in, KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
+	if r.refuseOverLimit(httpRouteLimits(&hr.Spec)) {
+		return r
+	}
 	matches := 0
 	for _, rule := range hr.Spec.Rules {
 		matches += len(rule.Matches)

@@ -71,8 +71,11 @@ func gatewayOwner(gw *gatewayv1.Gateway) listenerOwner {
 }
 
 func buildListeners(in *Input, gw *gatewayv1.Gateway) []*Listener {
-	ls := make([]*Listener, 0, len(gw.Spec.Listeners))
-	for _, src := range gw.Spec.Listeners {
+	// Over the limit the Gateway is refused (checkGatewaySpec); its
+	// status lists the first listeners only, as many as it can store.
+	own := gw.Spec.Listeners[:min(len(gw.Spec.Listeners), validation.MaxListeners)]
+	ls := make([]*Listener, 0, len(own))
+	for _, src := range own {
 		l := buildListener(in, gw, gatewayOwner(gw), src)
 		l.ID = l.Name
 		ls = append(ls, l)
@@ -120,6 +123,9 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	}
 	if msg := checkListenerTLS(src); msg != "" {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
+	}
+	if err := listenerLimits(src); err != nil {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
 	}
 	if src.Protocol == gatewayv1.HTTPSProtocolType || src.Protocol == gatewayv1.TLSProtocolType && terminates(src.TLS) {
 		cert, reason, err := resolveCertificate(in, owner, src.Protocol, src.TLS)
@@ -339,9 +345,9 @@ func reservedPorts(np *v1alpha2.NginxProxySpec) map[gatewayv1.PortNumber]string 
 	return out
 }
 
-// rejectReservedPorts refuses the listeners on a port the data plane uses.
-func rejectReservedPorts(ls []*Listener, np *v1alpha2.NginxProxySpec) {
-	reserved := reservedPorts(np)
+// rejectReservedPorts refuses the listeners on a port the data plane uses
+// (reserved: reservedPorts, and for a ListenerSet's the readiness port).
+func rejectReservedPorts(ls []*Listener, reserved map[gatewayv1.PortNumber]string) {
 	for _, l := range ls {
 		what, ok := reserved[l.Source.Port]
 		if !ok || !l.Attachable {

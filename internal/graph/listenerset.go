@@ -66,6 +66,8 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 		switch err := validation.ObjectReference(s.Key.Namespace, s.Key.Name); {
 		case isUnreadable:
 			s.reject(gatewayv1.ListenerSetReasonInvalid, unreadable)
+		case len(s.Source.Spec.Listeners) > validation.MaxListeners:
+			s.reject(gatewayv1.ListenerSetReasonInvalid, validation.ListLength("spec.listeners", len(s.Source.Spec.Listeners), validation.MaxListeners).Error())
 		case s.repeatedListenerName() != "":
 			s.reject(gatewayv1.ListenerSetReasonInvalid, fmt.Sprintf(
 				"spec.listeners: the name %s is used more than once; listener names must be unique within the ListenerSet", conditions.Quote(s.repeatedListenerName())))
@@ -81,10 +83,13 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 				fmt.Sprintf("Gateway %s does not allow ListenerSets from namespace %s (spec.allowedListeners)", g.Key, s.Key.Namespace))
 		default:
 			s.Listeners = s.buildListeners(in, g.Source)
-			rejectReservedPorts(s.Listeners, g.NginxProxy)
+			rejectReservedPorts(s.Listeners, g.setPortsTaken())
 			added := markSetConflicts(taken, s.Listeners)
+			if g.sockets != nil {
+				g.sockets.admitListeners(added)
+			}
 			if s.accept() {
-				taken = append(taken, added...)
+				taken = append(taken, filterListeners(added, func(l *Listener) bool { return l.Attachable })...)
 			}
 		}
 	}

@@ -26,7 +26,9 @@ func referenceAllowed(in *Input, from refGrantFrom, to refGrantTo) bool {
 		return true
 	}
 	for k, rg := range in.ReferenceGrants {
-		if k.Namespace != to.namespace {
+		if k.Namespace != to.namespace || grantOverLimit(len(rg.Spec.From), len(rg.Spec.To)) != nil {
+			// A grant over the Gateway API's limits grants nothing, as
+			// the API server would not have stored it.
 			continue
 		}
 		fromOK := false

@@ -62,6 +62,22 @@ type Attachment struct {
 // Attached says whether the route attached to at least one listener.
 func (p *ParentRef) Attached() bool { return len(p.Attachments) > 0 }
 
+// SpeaksH2C says whether clients of a route may speak HTTP/2 without TLS:
+// gRPC clients do, and so may those of an HTTPRoute passing to h2c
+// backends. A cleartext port serving such a route is sniffed (two sockets
+// more, nginx/config/sniff.go).
+func (r *Route) SpeaksH2C() bool {
+	if r.Kind == KindGRPCRoute {
+		return true
+	}
+	for _, rule := range r.ValidRules() {
+		if rule.H2C {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidRules returns the rules that are configured.
 func (r *Route) ValidRules() []*Rule {
 	var out []*Rule
@@ -100,6 +116,9 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 		for _, p := range r.Parents {
 			attach(g, r, p)
 		}
+	}
+	if g.sockets != nil {
+		g.sockets.admitRoutes(routes)
 	}
 	settleTLSClaims(routes)
 	return routes
@@ -158,9 +177,6 @@ func newRoute(in *Input, kind string, k types.NamespacedName, src client.Object,
 	if msg, ok := in.Unreadable(kind, k); ok {
 		r.invalid, r.unreadable = msg, msg
 		return r
-	}
-	if err := validation.ListLength("spec.hostnames", len(hostnames), validation.MaxHostnames); err != nil {
-		r.invalid = err.Error()
 	}
 	for _, h := range hostnames {
 		if err := validation.Hostname(string(h)); err != nil {

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // ProtocolTCP is what NGINX speaks to a TLSRoute's backends: it passes the
@@ -29,6 +27,9 @@ const (
 // server name the client asks for (SNI), to its backends by weight.
 func newTLSRoute(in *Input, k types.NamespacedName, tr *gatewayv1.TLSRoute, refs []*ParentRef) *Route {
 	r := newRoute(in, KindTLSRoute, k, tr, tr.Spec.Hostnames, refs)
+	if r.refuseOverLimit(tlsRouteLimits(&tr.Spec)) {
+		return r
+	}
 	r.checkParentRefs(tr.Spec.ParentRefs)
 	if r.invalid == "" && r.unreadable == "" {
 		switch {
@@ -37,20 +38,13 @@ func newTLSRoute(in *Input, k types.NamespacedName, tr *gatewayv1.TLSRoute, refs
 		case len(tr.Spec.Rules) == 0:
 			r.invalid = "spec.rules: a TLSRoute needs one rule"
 		}
-		if err := validation.ListLength("spec.rules", len(tr.Spec.Rules), maxTLSRouteRules); err != nil {
-			r.invalid = err.Error()
-		}
 	}
 	var resolved resolvedRefs
 	for i, src := range tr.Spec.Rules {
 		rule := &Rule{Index: i, Valid: true}
 		var errs []error
-		switch {
-		case len(src.BackendRefs) == 0:
+		if len(src.BackendRefs) == 0 {
 			errs = append(errs, errors.New("backendRefs: a rule needs at least one backendRef"))
-		}
-		if err := validation.ListLength("backendRefs", len(src.BackendRefs), maxTLSRouteBackendRefs); err != nil {
-			errs = append(errs, err)
 		}
 		for _, br := range src.BackendRefs {
 			b, why := resolveBackend(in, KindTLSRoute, k.Namespace, br.BackendObjectReference, br.Weight)

@@ -54,15 +54,21 @@ func UnreadableMessage(ref ObjectRef, reason string) string {
 	return fmt.Sprintf("%s could not be read (%s), so Gatewall does not use it", ref, reason)
 }
 
-// UnreadableGrants names the ReferenceGrants of a namespace that could not
-// be read: a reference they might have allowed is not permitted, and the
-// message saying so names them. "" when there are none.
+// UnreadableGrants names the ReferenceGrants of a namespace that grant
+// nothing because they could not be read, or are over the Gateway API's
+// limits (referenceAllowed): a reference they might have allowed is not
+// permitted, and the message saying so names them. "" when there are none.
 func (in *Input) UnreadableGrants(namespace string) string {
 	var msgs []string
 	for ref := range in.unreadable {
 		if ref.Kind == "ReferenceGrant" && ref.Key.Namespace == namespace {
 			msg, _ := in.Unreadable(ref.Kind, ref.Key)
 			msgs = append(msgs, msg)
+		}
+	}
+	for k, rg := range in.ReferenceGrants {
+		if err := grantOverLimit(len(rg.Spec.From), len(rg.Spec.To)); k.Namespace == namespace && err != nil {
+			msgs = append(msgs, fmt.Sprintf("ReferenceGrant %s grants nothing: %v", k, err))
 		}
 	}
 	if len(msgs) == 0 {

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -77,7 +78,7 @@ func parseRateLimits(o v1alpha1.Policy) (RateLimits, string, error) {
 	if rl.Local != nil { // local: {} (or rules: []) sets no rules: none of the Gateway's apply
 		rules := make([]rateRule, 0, len(rl.Local.Rules))
 		for i, r := range rl.Local.Rules {
-			rr := rateRule{zone: fmt.Sprintf("rl_%s_%s_%d", p.Namespace, p.Name, i), key: r.Key, rate: string(r.Rate), size: DefaultRateLimitZoneSize}
+			rr := rateRule{zone: config.RateLimitZone(client.ObjectKeyFromObject(p), i), key: r.Key, rate: string(r.Rate), size: DefaultRateLimitZoneSize}
 			if r.ZoneSize != nil {
 				n, err := validation.ParseByteSize(string(*r.ZoneSize))
 				if err != nil {

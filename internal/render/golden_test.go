@@ -102,6 +102,7 @@ func renderCase(t *testing.T, in string) []byte {
 		}
 	}
 	res := render.Render(input, goldenTime)
+	checkStatusBounds(t, res.Statuses)
 	g := golden{Files: map[string]map[string]string{}, Endpoints: map[string]endpoints.Set{}}
 	for k, set := range res.Endpoints {
 		g.Endpoints[k.String()] = set

@@ -104,7 +104,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		}
 	}
 	for id, obj := range routeObjs {
-		status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)
+		routeParents[id] = status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)
 		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))
 	}
 	sort.Slice(res.Statuses, func(i, j int) bool { return objectID(res.Statuses[i]) < objectID(res.Statuses[j]) })

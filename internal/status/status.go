@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // DataPlaneState is what the data plane did with the current configuration.
@@ -234,8 +235,9 @@ func RouteParents(r *graph.Route, controllerName string, extra []metav1.Conditio
 // this controller's in the order of the route's parentRefs (entries for a
 // parentRef the route no longer has last). The manager and the render
 // command both use it, so a route's status does not change with the order
-// of reconciles.
-func OrderRouteParents(route runtime.Object, ns string, parents []gatewayv1.RouteParentStatus, controllerName string) {
+// of reconciles. It returns the first 32 (the API server stores no more:
+// a route with more parentRefs is refused, and says so in those).
+func OrderRouteParents(route runtime.Object, ns string, parents []gatewayv1.RouteParentStatus, controllerName string) []gatewayv1.RouteParentStatus {
 	refs := routeParentRefs(route)
 	rank := func(p gatewayv1.RouteParentStatus) int {
 		if string(p.ControllerName) != controllerName {
@@ -249,6 +251,7 @@ func OrderRouteParents(route runtime.Object, ns string, parents []gatewayv1.Rout
 		return len(refs)
 	}
 	sort.SliceStable(parents, func(i, j int) bool { return rank(parents[i]) < rank(parents[j]) })
+	return parents[:min(len(parents), validation.MaxParentRefs)]
 }
 
 // routeParentRefs are an HTTPRoute's, GRPCRoute's or TLSRoute's parentRefs.

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,5 +28,25 @@ func TestListenerStatusesHaveUniqueNames(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != "http" || names[1] != "other" {
 		t.Errorf("listener statuses %v, want http and other", names)
+	}
+}
+
+// TestRouteParentsFitTheAPIServer: a route's status lists at most 32
+// parents (the API server refuses more): other controllers' entries are
+// kept first, as they are, then this controller's in parentRef order.
+func TestRouteParentsFitTheAPIServer(t *testing.T) {
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "r"}}
+	var parents []gatewayv1.RouteParentStatus
+	for i := range 40 {
+		ref := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(fmt.Sprintf("gw%02d", i))}
+		route.Spec.ParentRefs = append(route.Spec.ParentRefs, ref)
+		parents = append(parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "ours"})
+	}
+	for i := range 5 {
+		parents = append(parents, gatewayv1.RouteParentStatus{ParentRef: gatewayv1.ParentReference{Name: gatewayv1.ObjectName(fmt.Sprintf("theirs%d", i))}, ControllerName: "theirs"})
+	}
+	got := OrderRouteParents(route, "default", parents, "ours")
+	if len(got) != 32 || got[0].ControllerName != "theirs" || got[4].ControllerName != "theirs" || got[5].ParentRef.Name != "gw00" || got[31].ParentRef.Name != "gw26" {
+		t.Errorf("got %d parents, first %s/%s, sixth %s, last %s", len(got), got[0].ControllerName, got[0].ParentRef.Name, got[5].ParentRef.Name, got[31].ParentRef.Name)
 	}
 }

@@ -44,13 +44,9 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	for _, k := range policy.Kinds {
 		t.Policies[k.Name()].AddIncludes(&inc)
 	}
+	// The graph admitted only the listeners and TLSRoutes whose listening
+	// sockets fit the Gateway's workerConnections (graph/sockets.go).
 	cfg := config.Build(g, inc)
-	if err := cfg.CheckConnections(); err != nil {
-		// NGINX would refuse the whole configuration: the Gateway is
-		// rejected for its NginxProxy, as for an invalid one, and keeps
-		// its last good configuration.
-		return evaluate(in, graph.BuildRejectingParameters(in, key, err.Error()))
-	}
 	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
 	t.Endpoints = cfg.Endpoints()
 	return t

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -72,6 +73,11 @@ func Hostname(h string) error {
 	}
 	if !hostnameRE.MatchString(h) {
 		return fmt.Errorf("hostname %q must be a lower-case DNS name, optionally starting with a \"*.\" wildcard label", h)
+	}
+	// The Gateway API forbids IP addresses as hostnames (its pattern lets
+	// IPv4 ones through); a TLS client never sends one as its server name.
+	if _, err := netip.ParseAddr(strings.TrimPrefix(h, "*.")); err == nil {
+		return fmt.Errorf("hostname %q is an IP address; the Gateway API allows DNS names only", h)
 	}
 	return nil
 }
@@ -296,15 +302,33 @@ func ObjectReference(namespace, name string) error {
 	return nil
 }
 
-// Gateway API limits on the number of items of lists whose values reach
-// nginx.conf (their maxItems).
+// Gateway API limits on the number of items of the lists Gatewall reads
+// (their maxItems in its CRDs), re-checked because the API server can be
+// bypassed: an object over one is refused, and its status never lists
+// more than the API server can store.
 const (
-	MaxHostnames     = 16
-	MaxMatchHeaders  = 16
-	MaxMatchQuery    = 16
-	MaxHeaderChanges = 16
-	MaxCORSListItems = 64
-	MaxCORSMethods   = 9
+	MaxHostnames         = 16
+	MaxTLSRouteHostnames = 1024
+	MaxMatchHeaders      = 16
+	MaxMatchQuery        = 16
+	MaxHeaderChanges     = 16
+	MaxCORSListItems     = 64
+	MaxCORSMethods       = 9
+	MaxListeners         = 64 // a Gateway's or a ListenerSet's, and their statuses'
+	MaxAllowedKinds      = 8  // a listener's allowedRoutes.kinds
+	MaxCertificateRefs   = 64 // a listener's tls.certificateRefs
+	MaxAddresses         = 16 // a Gateway's spec.addresses
+	MaxFrontendPorts     = 64 // a Gateway's tls.frontend.perPort
+	MaxFrontendCARefs    = 16 // a client certificate validation's caCertificateRefs
+	MaxParentRefs        = 32 // a route's, and its status.parents
+	MaxRules             = 16 // an HTTPRoute's or GRPCRoute's
+	MaxRuleMatches       = 64
+	MaxBackendRefs       = 16
+	MaxFilters           = 16 // a rule's, and a backendRef's
+	MaxGrantPeers        = 16 // a ReferenceGrant's from, and its to
+	MaxPolicyTargets     = 16 // a BackendTLSPolicy's targetRefs
+	MaxBackendTLSCARefs  = 8
+	MaxConditions        = 8 // of any status
 )
 
 // ListLength checks the number of items of a list (what) against its

@@ -17,20 +17,20 @@ import (
 func only(svc string, eps ...*backend) endpoints.Set {
 	set := endpoints.Set{}
 	for s := range methods {
-		set[upstreamID(s)] = endpoints.Upstream{Name: "ns_" + s + "_80", Endpoints: []string{}}
+		set[upstreamID(s)] = endpoints.Upstream{Name: upstreamName(s), Endpoints: []string{}}
 	}
 	var addrs []string
 	for _, b := range eps {
 		addrs = append(addrs, b.addr)
 	}
-	set[upstreamID(svc)] = endpoints.Upstream{Name: "ns_" + svc + "_80", Endpoints: addrs}
+	set[upstreamID(svc)] = endpoints.Upstream{Name: upstreamName(svc), Endpoints: addrs}
 	return set
 }
 
 // addrSet is like only, with addresses.
 func addrSet(svc string, addrs ...string) endpoints.Set {
 	set := only(svc)
-	set[upstreamID(svc)] = endpoints.Upstream{Name: "ns_" + svc + "_80", Endpoints: addrs}
+	set[upstreamID(svc)] = endpoints.Upstream{Name: upstreamName(svc), Endpoints: addrs}
 	return set
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
@@ -96,7 +97,12 @@ spec:
 }()
 
 // upstreamID is the ID of a Service's upstream.
-func upstreamID(svc string) string { return config.UpstreamID("ns_" + svc + "_80") }
+func upstreamID(svc string) string { return config.UpstreamID(upstreamName(svc)) }
+
+// upstreamName is the name of a Service's upstream.
+func upstreamName(svc string) string {
+	return config.UpstreamName(types.NamespacedName{Namespace: "ns", Name: svc}, 80)
+}
 
 // dataPlane is one NGINX running the Gateway's configuration.
 type dataPlane struct {

@@ -36,6 +36,10 @@ type checker struct {
 	// Definitions, and references checked once everything is read.
 	variables map[string]bool
 	upstreams map[string]bool
+	// listening are the addresses listened on; workerConnections and
+	// rlimitNofile the main context's budgets.
+	listening                       map[string]bool
+	workerConnections, rlimitNofile int
 	// locations are the exact locations of every server, internal or not.
 	locations map[string]bool
 	uses      []use
@@ -68,7 +72,7 @@ type server struct {
 // way they break the renderer's promises (at most 20), or nil.
 func Check(files []config.File) error {
 	c := &checker{files: map[string][]byte{}, parsed: map[string][]*Directive{}, reached: map[string]bool{},
-		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}}
+		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{}}
 	for _, f := range files {
 		if _, dup := c.files[f.Path]; dup {
 			c.fail(nil, "file %s is rendered twice", f.Path)
@@ -78,6 +82,7 @@ func Check(files []config.File) error {
 	ds := c.include(nil, config.MainConfPath)
 	c.walk(ds, ctxMain)
 	c.resolve()
+	c.budgets()
 	for _, p := range sortedPaths(c.files) {
 		if !c.reached[p] && !routePolicyFile(p) {
 			c.fail(nil, "file %s is rendered but nothing refers to it", p)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -35,14 +36,15 @@ var (
 // rules are every directive Gatewall renders. Directives whose arguments
 // are all fixed words have their words listed.
 var rules = map[string]rule{
-	"load_module":        {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
-	"worker_processes":   {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
-	"pid":                {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
-	"error_log":          {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
-	"events":             {ctx: []string{ctxMain}, block: ctxEvents},
-	"worker_connections": {ctx: []string{ctxEvents}, min: 1, max: 1, check: number(1, 65535)},
-	"http":               {ctx: []string{ctxMain}, block: ctxHTTP},
-	"stream":             {ctx: []string{ctxMain}, block: ctxStream},
+	"load_module":          {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
+	"worker_processes":     {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
+	"pid":                  {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
+	"error_log":            {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
+	"events":               {ctx: []string{ctxMain}, block: ctxEvents},
+	"worker_connections":   {ctx: []string{ctxEvents}, min: 1, max: 1, check: workerConnections},
+	"worker_rlimit_nofile": {ctx: []string{ctxMain}, min: 1, max: 1, check: rlimitNofile},
+	"http":                 {ctx: []string{ctxMain}, block: ctxHTTP},
+	"stream":               {ctx: []string{ctxMain}, block: ctxStream},
 
 	"server_tokens":                  {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
 	"access_log":                     {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
@@ -246,6 +248,7 @@ var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol"}
 
 func listen(c *checker, d *Directive) {
 	addr := d.Args[0].Value
+	c.listening[addr] = true
 	if c.server != nil {
 		c.server.listens = append(c.server.listens, addr)
 	}
@@ -468,7 +471,7 @@ func pass(schemes ...string) func(*checker, *Directive) {
 		target := d.Args[0].Value
 		if c.ctx == ctxStreamServer {
 			switch {
-			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tls_"):
+			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tlsport_"), strings.HasPrefix(target, "$gw_tls_split_"):
 				c.variablesIn(d, target)
 			case strings.HasPrefix(target, "tls_"):
 				c.use(d, "upstream", target)
@@ -646,5 +649,30 @@ func upstreamZone(c *checker, d *Directive) {
 	}
 	if d.Args[0].Value != c.upstream {
 		c.fail(d, "zone %q in upstream %q: zones are named after their upstream", d.Args[0].Value, c.upstream)
+	}
+}
+
+// workerConnections and rlimitNofile read the main context's budgets,
+// which budgets checks once everything is read.
+func workerConnections(c *checker, d *Directive) {
+	number(1, 65535)(c, d)
+	c.workerConnections, _ = strconv.Atoi(d.Args[0].Value)
+}
+
+func rlimitNofile(c *checker, d *Directive) {
+	number(1, 1<<20)(c, d)
+	c.rlimitNofile, _ = strconv.Atoi(d.Args[0].Value)
+}
+
+// budgets checks that the listening sockets leave each worker
+// graph.ClientConnections connections for clients (with one more NGINX
+// starts, and serves nothing), and that a worker may open a file for each
+// connection and one more for its temporary file.
+func (c *checker) budgets() {
+	if c.workerConnections < len(c.listening)+graph.ClientConnections {
+		c.fail(nil, "worker_connections %d: %d listening sockets leave fewer than %d connections for clients", c.workerConnections, len(c.listening), graph.ClientConnections)
+	}
+	if c.rlimitNofile < 2*c.workerConnections {
+		c.fail(nil, "worker_rlimit_nofile %d is under twice worker_connections %d", c.rlimitNofile, c.workerConnections)
 	}
 }

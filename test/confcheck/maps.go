@@ -22,7 +22,7 @@ type mapKind struct {
 // mapKinds are every map the renderer writes; longer prefixes first.
 var mapKinds = []mapKind{
 	{"gw_sni_listener_", hostnameKey, listenerID},
-	{"gw_tls_", hostnameKey, tlsDestination},
+	{"gw_tlsport_", hostnameKey, tlsDestination},
 	{"gw_c_", conditionKey, fixedValue("0", "1")},
 	{"gw_l_", dispatchKey, internalLocation},
 	{"gw_rp_", compiledRegexKey, rewrittenPath},
@@ -96,7 +96,7 @@ func hostnameKey(c *checker, d *Directive, _, key string) {
 
 // tlsSocketRE is the socket a TLS connection is passed to by its server
 // name: a passthrough server's, the closing server's, or a port's HTTPS servers'.
-var tlsSocketRE = regexp.MustCompile(`^unix:` + regexp.QuoteMeta(config.RunDir) + `(tls-[0-9a-f]{12}|tls-reject|port-[0-9]+-tls)\.sock$`)
+var tlsSocketRE = regexp.MustCompile(`^unix:` + regexp.QuoteMeta(config.RunDir) + `(tlspass-[0-9a-f]{12}|tlspass-[0-9a-f]{64}(_[0-9]+)?|tls-reject|port-[0-9]+-tls)\.sock$`)
 
 func tlsDestination(c *checker, d *Directive, v Arg) {
 	if !tlsSocketRE.MatchString(v.Value) {

@@ -63,9 +63,9 @@ func headerValueExpr(c *checker, d *Directive, a Arg) {
 	}
 }
 
-// upstreamRE is an upstream's name: namespace_service_port, with _h2c for
-// the one spoken to with HTTP/2.
-var upstreamRE = regexp.MustCompile(`^([^_]+)_([^_]+)_([0-9]+)(_h2c)?$`)
+// upstreamRE is an upstream's name: svc_namespace_service_port (tls_ in
+// the stream context), with _h2c for the one spoken to with HTTP/2.
+var upstreamRE = regexp.MustCompile(`^(?:svc|tls)_([^_]+)_([^_]+)_([0-9]+)(_h2c)?$`)
 
 func upstreamBlock(c *checker, d *Directive) {
 	name := d.Args[0].Value
@@ -76,12 +76,9 @@ func upstreamBlock(c *checker, d *Directive) {
 	if strings.HasPrefix(name, "gatewall_sink_") {
 		return
 	}
-	if c.ctx == ctxStream {
-		name = strings.TrimPrefix(name, "tls_") // a TLS passthrough backend's
-	}
 	m := upstreamRE.FindStringSubmatch(name)
-	if m == nil {
-		c.fail(d, "upstream name %q is not namespace_service_port", name)
+	if m == nil || strings.HasPrefix(name, "tls_") != (c.ctx == ctxStream) {
+		c.fail(d, "upstream name %q is not svc_namespace_service_port (tls_ in the stream context)", name)
 		return
 	}
 	if err := validation.ObjectReference(m[1], m[2]); err != nil {

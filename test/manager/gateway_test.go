@@ -119,10 +119,10 @@ func routeParentsFor(key types.NamespacedName, gwName string) ([]gatewayv1.Route
 	return out, nil
 }
 
-// heldEndpoints are the endpoints of the Gateway's upstream of Service
-// port svc (namespace_name_port), as its data plane would receive them.
-func heldEndpoints(gw types.NamespacedName, upstream string) []string {
-	return held.Endpoints(gw)[config.UpstreamID(upstream)].Endpoints
+// heldEndpoints are the endpoints of the Gateway's upstream of a Service
+// port, as its data plane would receive them.
+func heldEndpoints(gw, svc types.NamespacedName, port int32) []string {
+	return held.Endpoints(gw)[config.UpstreamID(config.UpstreamName(svc, port))].Endpoints
 }
 
 func heldFile(gw types.NamespacedName, path string) string {
@@ -187,7 +187,7 @@ func TestGatewayStatuses(t *testing.T) {
 				condition(parents[0].Conditions, "ResolvedRefs") != "True/ResolvedRefs" {
 				return fmt.Errorf("route parents: %+v", parents)
 			}
-			if eps := heldEndpoints(gw1, ns+"_app_80"); !slices.Equal(eps, []string{"10.1.2.3:8080"}) {
+			if eps := heldEndpoints(gw1, types.NamespacedName{Namespace: ns, Name: "app"}, 80); !slices.Equal(eps, []string{"10.1.2.3:8080"}) {
 				return fmt.Errorf("the upstream's endpoints are %v, want 10.1.2.3:8080", eps)
 			}
 			return nil
@@ -205,7 +205,7 @@ func TestGatewayStatuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 15*time.Second, func() error {
-			if eps := heldEndpoints(gw1, ns+"_app_80"); !slices.Equal(eps, []string{"10.1.2.3:8080", "10.1.2.4:8080"}) {
+			if eps := heldEndpoints(gw1, types.NamespacedName{Namespace: ns, Name: "app"}, 80); !slices.Equal(eps, []string{"10.1.2.3:8080", "10.1.2.4:8080"}) {
 				return fmt.Errorf("the upstream's endpoints are %v, want the new one too", eps)
 			}
 			return nil

@@ -28,7 +28,7 @@ func usp(ns, name string, services []string, spec v1alpha1.UpstreamSettingsPolic
 // configuration held for a Gateway, or "".
 func upstreamBlock(gw types.NamespacedName, ns, svc string) string {
 	conf := heldFile(gw, config.UpstreamsConfPath)
-	start := strings.Index(conf, "upstream "+ns+"_"+svc+"_80 {")
+	start := strings.Index(conf, "upstream "+config.UpstreamName(types.NamespacedName{Namespace: ns, Name: svc}, 80)+" {")
 	if start < 0 {
 		return ""
 	}
@@ -86,8 +86,9 @@ func TestUpstreamSettingsPolicyStatuses(t *testing.T) {
 				return fmt.Errorf("newer policy: %s (%s)", got, msg)
 			}
 			up := upstreamBlock(gwKey, ns, "app")
-			balance := `balance("` + config.UpstreamID(ns+"_app_80") + `", "least_conn")`
-			for _, line := range []string{"zone " + ns + "_app_80 64k;", balance, "keepalive 32;", "keepalive_timeout 30s;"} {
+			name := config.UpstreamName(types.NamespacedName{Namespace: ns, Name: "app"}, 80)
+			balance := `balance("` + config.UpstreamID(name) + `", "least_conn")`
+			for _, line := range []string{"zone " + name + " 64k;", balance, "keepalive 32;", "keepalive_timeout 30s;"} {
 				if !strings.Contains(up, line) {
 					return fmt.Errorf("upstream lacks %q: %q", line, up)
 				}

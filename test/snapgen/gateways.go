@@ -44,11 +44,13 @@ func (g *gen) nginxProxy(name string) {
 		s.IPFamily = ptr.To(oneOf(g, v1alpha2.IPFamilyDual, v1alpha2.IPFamilyIPv4, v1alpha2.IPFamilyIPv6))
 	}
 	if g.one(2) {
-		s.WorkerConnections = ptr.To(oneOf[int32](g, 1024, 512, 65535, 64))
+		// 80 leaves the listeners a few sockets after the 64 kept for
+		// clients and the data plane's own: the newest are refused.
+		s.WorkerConnections = ptr.To(oneOf[int32](g, 1024, 512, 65535, 80))
 		if g.one(16) {
-			// Fewer than the listening sockets of most configurations:
+			// Too few for the data plane's own sockets and its clients:
 			// the Gateway is refused for its NginxProxy.
-			s.WorkerConnections = ptr.To(oneOf[int32](g, 1, 3, 8))
+			s.WorkerConnections = ptr.To(oneOf[int32](g, 1, 3, 64))
 		}
 	}
 	if g.one(2) {

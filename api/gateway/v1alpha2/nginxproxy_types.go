@@ -85,6 +85,11 @@ type NginxProxySpec struct {
 
 	// WorkerConnections is the most simultaneous connections one NGINX worker
 	// process may open (worker_connections), from 1 to 65535. Defaults to 1024.
+	// Each listening socket takes one in every worker, and Gatewall keeps 64
+	// for clients: listeners and routes whose sockets do not fit are refused,
+	// the newest first, and a value that leaves no socket for any listener
+	// refuses the Gateway. Each worker may open twice as many files, and 64
+	// (worker_rlimit_nofile): the container's hard limit must allow as many.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -174,7 +174,7 @@ func wellKnownPort(scheme string) int32 {
 
 // requestPathVar is a variable holding the request's path as the client sent it.
 func (b *builder) requestPathVar() string {
-	return b.addMap(&Map{
+	return b.putMap(&Map{
 		Source:   "$request_uri",
 		Variable: "$gw_request_path",
 		Entries:  []MapEntry{{Key: Quote("~^(?<gw_path>[^?]*)"), Value: "$gw_path"}},
@@ -186,11 +186,10 @@ func (b *builder) requestPathVar() string {
 // prefix replaced (ReplacePrefixMatch).
 func (b *builder) prefixReplaced(prefix, replacement string) string {
 	regex, value := prefixRewrite(prefix, replacement)
-	return b.addMap(&Map{
-		Source:   b.requestPathVar(),
-		Variable: "$gw_rp_" + id(prefix, replacement),
-		Entries:  []MapEntry{{Key: Quote("~" + regex), Value: Quote(value)}},
-		Default:  Quote(replacement),
+	return b.addMap(kindRewriteVar, &Map{
+		Source:  b.requestPathVar(),
+		Entries: []MapEntry{{Key: Quote("~" + regex), Value: Quote(value)}},
+		Default: Quote(replacement),
 	})
 }
 
@@ -310,10 +309,8 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 	h2c := be.Protocol == graph.ProtocolH2C
 	if m.Basis < 10000 {
 		sink := b.sinkFor(204, h2c)
-		s := &Split{Variable: "$gw_mirror_" + id(up, strconv.Itoa(m.Basis)), Buckets: []SplitBucket{
-			{Basis: m.Basis, Upstream: up}, {Basis: 10000 - m.Basis, Upstream: sink},
-		}}
-		target, path = b.addSplit(s), fmt.Sprintf("%s/%d", path, m.Basis)
+		s := &Split{Buckets: []SplitBucket{{Basis: m.Basis, Upstream: up}, {Basis: 10000 - m.Basis, Upstream: sink}}}
+		target, path = b.addSplit(kindMirrorVar, s), fmt.Sprintf("%s/%d", path, m.Basis)
 	}
 	var tlsDirectives []Directive
 	if be.TLS != nil {

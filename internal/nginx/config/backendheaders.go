@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -129,11 +128,10 @@ func untouchedValue(name string, defaults []Directive) string {
 // addHeaderVar is a variable holding the request's value of a header with
 // value appended, comma-separated.
 func (b *builder) addHeaderVar(name, value string) string {
-	return b.addMap(&Map{
-		Source:   syntax.HeaderVariable(name),
-		Variable: "$gw_add_" + id(name, value),
-		Entries:  []MapEntry{{Key: `""`, Value: Quote(value)}},
-		Default:  Quote(syntax.AppendedHeaderValue(name, value)),
+	return b.addMap(kindAddHeaderVar, &Map{
+		Source:  syntax.HeaderVariable(name),
+		Entries: []MapEntry{{Key: `""`, Value: Quote(value)}},
+		Default: Quote(syntax.AppendedHeaderValue(name, value)),
 	})
 }
 
@@ -149,7 +147,6 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 	}
 	index := &Split{}
 	upstreams := &Map{Default: `""`}
-	var parts []string
 	given := 0
 	for i, be := range backends {
 		up := b.backendUpstream(be, h2c)
@@ -160,7 +157,6 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 		given += basis
 		index.Buckets = append(index.Buckets, SplitBucket{Basis: basis, Upstream: strconv.Itoa(i)})
 		upstreams.Entries = append(upstreams.Entries, MapEntry{Key: strconv.Itoa(i), Value: up})
-		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}
 	effective := make([]map[string]headerOp, len(backends))
 	var names []string
@@ -177,15 +173,14 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 				spelled[n] = sp[n]
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%d:%v", i, ops))
 	}
-	key := id(parts...)
-	index.Variable = "$gw_bidx_" + key
-	upstreams.Source, upstreams.Variable = b.addSplit(index), "$gw_bsplit_"+key
-	target := b.addMap(upstreams)
+	// Rules with the same weights share the index: a request draws once,
+	// and the maps keyed by it are named by their own content.
+	upstreams.Source = b.addSplit(kindBackendIdxVar, index)
+	target := b.addMap(kindBackendUpVar, upstreams)
 	var ds []Directive
 	for _, n := range names {
-		m := &Map{Source: index.Variable, Variable: "$gw_bh_" + id(key, n), Default: `""`}
+		m := &Map{Source: index.Variable, Default: `""`}
 		for i := range backends {
 			value := untouchedValue(spelled[n], defaults)
 			if op, ok := effective[i][n]; ok {
@@ -193,7 +188,7 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 			}
 			m.Entries = append(m.Entries, MapEntry{Key: strconv.Itoa(i), Value: value})
 		}
-		ds = append(ds, d(set, spelled[n], b.addMap(m)))
+		ds = append(ds, d(set, spelled[n], b.addMap(kindBackendHdrVar, m)))
 	}
 	return ds, target
 }

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"fmt"
-
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
@@ -17,7 +15,7 @@ const backendVerifyDepth = "10"
 func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
 	ca := graph.SystemCAsFile
 	if !t.SystemCAs {
-		ca = fmt.Sprintf("%sbackend_ca_%s.pem", SecretsDir, id(string(t.CAPEM)))
+		ca = b.names.of(kindBackendCAFile, string(t.CAPEM))
 		b.addCert(ca, t.CAPEM, append(objectNames("ConfigMap", t.ConfigMaps), "BackendTLSPolicy "+t.Policy.String())...)
 	}
 	ds := []Directive{

@@ -1,11 +1,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"hash/fnv"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -32,6 +27,8 @@ type builder struct {
 	splits    map[string]*Split
 	upstreams map[string]*Upstream
 	sinks     map[int]bool
+	// names issues every generated name of the configuration (names.go).
+	names *names
 	// stream holds the stream context's blocks of TLS passthrough.
 	stream streamBuilder
 	// routeIncludes are the policy files of each route's locations.
@@ -51,6 +48,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
+		names:     newNames(),
 		stream:    newStreamBuilder(),
 
 		backendClientCert: g.BackendClientCert,
@@ -132,15 +130,22 @@ func duration(d *gatewayv1.Duration, def string) time.Duration {
 	return parsed
 }
 
-// addMap registers a map, keyed by its variable, and returns the variable.
-// Variables are derived from content with id; equal content shares a map.
-func (b *builder) addMap(m *Map) string {
-	m.Variable = claim(b.maps, m.Variable, m, sameMap, func() []string { return mapContent(m) })
+// addMap registers a map named by kind k from its content and returns its
+// variable: equal content shares a map, and different content never does.
+func (b *builder) addMap(k nameKind, m *Map) string {
+	m.Variable = b.names.of(k, mapContent(m)...)
+	if _, ok := b.maps[m.Variable]; !ok {
+		b.maps[m.Variable] = m
+	}
 	return m.Variable
 }
 
-func sameMap(a, b *Map) bool {
-	return a.Source == b.Source && a.Hostnames == b.Hostnames && a.Default == b.Default && slices.Equal(a.Entries, b.Entries)
+// putMap registers a map under the variable it has: a fixed one of
+// Gatewall's own (ownNames), whose content never changes, or one issued
+// for what the map stands for (a port's).
+func (b *builder) putMap(m *Map) string {
+	b.maps[m.Variable] = m
+	return m.Variable
 }
 
 func mapContent(m *Map) []string {
@@ -151,54 +156,20 @@ func mapContent(m *Map) []string {
 	return parts
 }
 
-// addSplit registers a split_clients block, keyed by its variable, and
-// returns the variable, as addMap does.
-func (b *builder) addSplit(s *Split) string {
-	s.Variable = claim(b.splits, s.Variable, s, sameBuckets, func() []string {
-		var parts []string
-		for _, bk := range s.Buckets {
-			parts = append(parts, strconv.Itoa(bk.Basis), bk.Upstream)
-		}
-		return parts
-	})
+// addSplit registers a split_clients block named by kind k from its
+// buckets and returns its variable, as addMap does.
+func (b *builder) addSplit(k nameKind, s *Split) string {
+	s.Variable = b.names.of(k, splitContent(s)...)
+	if _, ok := b.splits[s.Variable]; !ok {
+		b.splits[s.Variable] = s
+	}
 	return s.Variable
 }
 
-func sameBuckets(a, b *Split) bool { return slices.Equal(a.Buckets, b.Buckets) }
-
-// claim registers v in reg under name, derived from v's content with id,
-// and returns the name it is registered under. Equal content shares an
-// entry. When name is taken by other content (a collision of the short
-// hash, which FNV does not make hard to craft), v is registered under name
-// lengthened with longID of its whole content, so that no location uses
-// another's map or split.
-func claim[T any](reg map[string]T, name string, v T, same func(a, b T) bool, content func() []string) string {
-	if have, ok := reg[name]; ok && !same(have, v) {
-		name += "_" + longID(content()...)
+func splitContent(s *Split) []string {
+	var parts []string
+	for _, bk := range s.Buckets {
+		parts = append(parts, strconv.Itoa(bk.Basis), bk.Upstream)
 	}
-	if _, ok := reg[name]; !ok {
-		reg[name] = v
-	}
-	return name
-}
-
-// id is a short stable identifier derived from content, for generated names.
-func id(parts ...string) string {
-	h := fnv.New64a()
-	for _, p := range parts {
-		_, _ = h.Write([]byte(p))
-		_, _ = h.Write([]byte{0})
-	}
-	return fmt.Sprintf("%016x", h.Sum64())[:12]
-}
-
-// longID is a collision-resistant identifier derived from content, for the
-// rare generated name whose short id other content took.
-func longID(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		_, _ = h.Write([]byte(p))
-		_, _ = h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
+	return parts
 }

@@ -24,10 +24,9 @@ func (b *builder) conditions(m graph.Match) []string {
 
 // condition registers a map from source to "1" when regex matches (case-sensitively).
 func (b *builder) condition(source, regex string) string {
-	return b.addMap(&Map{
-		Source:   source,
-		Variable: "$gw_c_" + id(source, regex),
-		Entries:  []MapEntry{{Key: Quote(syntax.MatchKey(regex)), Value: "1"}},
-		Default:  "0",
+	return b.addMap(kindConditionVar, &Map{
+		Source:  source,
+		Entries: []MapEntry{{Key: Quote(syntax.MatchKey(regex)), Value: "1"}},
+		Default: "0",
 	})
 }

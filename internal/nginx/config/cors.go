@@ -20,18 +20,16 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 	if c == nil || len(c.Origins) == 0 {
 		return nil
 	}
-	key := id(strings.Join(c.Origins, " "), strings.Join(c.Methods, " "), strings.Join(c.Headers, " "),
-		strings.Join(c.Expose, " "), strconv.FormatBool(c.Credentials), strconv.Itoa(int(c.MaxAge)))
-	origin := b.addMap(&Map{Source: "$http_origin", Variable: "$gw_cors_o_" + key, Entries: corsOriginEntries(c.Origins), Default: `""`})
+	origin := b.addMap(kindCORSOrigin, &Map{Source: "$http_origin", Entries: corsOriginEntries(c.Origins), Default: `""`})
 	// A preflight is an OPTIONS request with an Origin and an
 	// Access-Control-Request-Method; NGINX answers every preflight itself,
 	// with the CORS headers only for allowed origins.
-	preflight := b.addMap(&Map{
+	preflight := b.putMap(&Map{
 		Source: Quote("$request_method $http_origin $http_access_control_request_method"), Variable: "$gw_cors_preflight",
 		Entries: []MapEntry{{Key: Quote(`~^OPTIONS \S+ \S+$`), Value: "1"}}, Default: `""`,
 	})
-	allowed := b.addMap(&Map{
-		Source: Quote(preflight + origin), Variable: "$gw_cors_pf_" + key,
+	allowed := b.addMap(kindCORSPreflight, &Map{
+		Source:  Quote(preflight + origin),
 		Entries: []MapEntry{{Key: Quote("~^1."), Value: "1"}}, Default: `""`,
 	})
 	always := func(name, value string) Directive { return d("add_header", name, value, "always") }
@@ -61,13 +59,13 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 	// Credentials and exposed headers only for allowed origins: empty
 	// values add no header.
 	if c.Credentials {
-		ds = append(ds, always("Access-Control-Allow-Credentials", b.addMap(&Map{
-			Source: origin, Variable: "$gw_cors_c_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "true",
+		ds = append(ds, always("Access-Control-Allow-Credentials", b.addMap(kindCORSCreds, &Map{
+			Source: origin, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "true",
 		})))
 	}
 	if len(c.Expose) > 0 {
-		ds = append(ds, always("Access-Control-Expose-Headers", b.addMap(&Map{
-			Source: origin, Variable: "$gw_cors_e_" + key, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: Quote(syntax.HeaderList(c.Expose)),
+		ds = append(ds, always("Access-Control-Expose-Headers", b.addMap(kindCORSExpose, &Map{
+			Source: origin, Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: Quote(syntax.HeaderList(c.Expose)),
 		})))
 	}
 	return append(ds, always("Vary", "Origin"))

@@ -19,6 +19,9 @@ import (
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
+// appUpstream is the name of the upstream of app's port 80.
+var appUpstream = config.UpstreamName(types.NamespacedName{Namespace: "ns", Name: "app"}, 80)
+
 // withEndpoints replaces the Service app's endpoints with eps (none: an
 // EndpointSlice without endpoints).
 func withEndpoints(in *graph.Input, eps ...discoveryv1.Endpoint) *graph.Input {
@@ -83,8 +86,8 @@ func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
 			}
 		}
 		set := cfg.Endpoints()
-		app := set[config.UpstreamID("ns_app_80")]
-		if app.Name != "ns_app_80" || !slices.Equal(app.Endpoints, st.want) || app.Endpoints == nil {
+		app := set[config.UpstreamID(appUpstream)]
+		if app.Name != appUpstream || !slices.Equal(app.Endpoints, st.want) || app.Endpoints == nil {
 			t.Errorf("%s: endpoints %+v, want %v (a list, also when empty)", st.name, app, st.want)
 		}
 		if err := endpoints.Snapshot(set, 1).Validate(); err != nil {
@@ -109,7 +112,7 @@ func TestDynamicUpstreams(t *testing.T) {
 	cfg := build(t, httpInput(httpRoute("r", []gatewayv1.Hostname{"http.example.com"}, gatewayv1.HTTPRouteRule{}), grpcRoute))
 	nginxAccepts(t, cfg)
 	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	for name, fallback := range map[string]string{"ns_app_80": "sink-503.sock", "ns_app_80_h2c": "sink-503-h2.sock"} {
+	for name, fallback := range map[string]string{appUpstream: "sink-503.sock", appUpstream + "_h2c": "sink-503-h2.sock"} {
 		block := regexp.MustCompile(`(?s)upstream ` + name + ` \{\n(.*?)\n\}`).FindStringSubmatch(ups)
 		if block == nil {
 			t.Fatalf("no upstream %s in\n%s", name, ups)
@@ -121,7 +124,7 @@ func TestDynamicUpstreams(t *testing.T) {
 			t.Errorf("upstream %s:\n%s\nwant\n%s", name, block[1], want)
 		}
 	}
-	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.UpstreamID("ns_app_80_h2c")].Endpoints, []string{"10.0.0.1:8080"}) {
+	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.UpstreamID(appUpstream+"_h2c")].Endpoints, []string{"10.0.0.1:8080"}) {
 		t.Errorf("endpoints %+v, want both upstreams with app's endpoint", set)
 	}
 }
@@ -140,7 +143,7 @@ func TestUseClusterIPIsDynamicToo(t *testing.T) {
 		return config.Build(graph.Build(i, testGateway), settings)
 	}
 	up, down := render(in(endpoint("10.0.0.1", true))), render(in())
-	id := config.UpstreamID("ns_app_80")
+	id := config.UpstreamID(appUpstream)
 	if got := up.Endpoints()[id].Endpoints; !slices.Equal(got, []string{"10.96.0.10:80"}) {
 		t.Errorf("with endpoints: %v, want the cluster IP", got)
 	}
@@ -171,7 +174,7 @@ func TestLuaGetsNoUserText(t *testing.T) {
 		}
 	}
 	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	id := config.UpstreamID("ns_app_80")
+	id := config.UpstreamID(appUpstream)
 	if !strings.Contains(ups, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
 		!strings.Contains(ups, `balance("`+id+`", "hash_consistent")`) {
 		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s", id, ups)

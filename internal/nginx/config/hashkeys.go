@@ -40,14 +40,34 @@ func (c *Config) serverNameTables() []syntax.HashTable {
 }
 
 // streamHashFamilies are the tables NGINX builds in the stream context:
-// the TLS passthrough ports' maps of server names. (Its few variables fit
-// NGINX's default variables hash.)
+// the TLS passthrough ports' maps of server names, and the variables (one
+// split per set of weighted backends: hundreds of TLSRoutes make hundreds).
 func (c *Config) streamHashFamilies() []hashFamily {
 	var maps []*Map
 	for _, p := range c.TLSPorts {
 		maps = append(maps, p.Map)
 	}
-	return []hashFamily{{name: "map_hash", defaultBucket: syntax.CacheLine, defaultMax: 2048, tables: mapTables(maps)}}
+	return []hashFamily{
+		{name: "map_hash", defaultBucket: syntax.CacheLine, defaultMax: 2048, tables: mapTables(maps)},
+		{name: "variables_hash", defaultBucket: 64, defaultMax: 1024, tables: []syntax.HashTable{append(syntax.HashKeys(c.streamVariables()), nginxStreamVariables...)}, shared: true},
+	}
+}
+
+// streamVariables are the names of the variables the stream context
+// declares: the TLS ports' maps, the splits, the sniffer's.
+func (c *Config) streamVariables() []string {
+	var out []string
+	for _, p := range c.TLSPorts {
+		out = append(out, strings.TrimPrefix(p.Map.Variable, "$"))
+	}
+	for _, s := range c.StreamSplits {
+		out = append(out, strings.TrimPrefix(s.Variable, "$"))
+	}
+	if len(c.Sniffed) > 0 {
+		out = append(out, "gw_proto")
+	}
+	sort.Strings(out)
+	return out
 }
 
 // mapTables are the keys of each map NGINX hashes: all but regular expressions.
@@ -110,14 +130,24 @@ func hostnameTables(names []string) []syntax.HashTable {
 // nginxVariables stand in for the variables NGINX declares itself: as many
 // as Debian's NGINX 1.22 with its modules has, give or take, with names of
 // the same lengths and hash values spread as theirs are.
-var nginxVariables = func() syntax.HashTable {
+var nginxVariables = standIns(192, 18)
+
+// nginxStreamVariables stand in for the variables the stream module and
+// the modules Gatewall loads declare in the stream context (about 55 in
+// Debian's NGINX 1.22: core, upstream, ssl, ssl_preread, realip), as
+// nginxVariables do for http.
+var nginxStreamVariables = standIns(64, 20)
+
+// standIns are n keys of 6 to 6+spread bytes with random hash values, the
+// same on every run.
+func standIns(n, spread int) syntax.HashTable {
 	r := rand.New(rand.NewPCG(1, 22))
-	t := make(syntax.HashTable, 192)
+	t := make(syntax.HashTable, n)
 	for i := range t {
-		t[i] = syntax.HashKey{Len: 6 + r.IntN(18), Hash: r.Uint64()}
+		t[i] = syntax.HashKey{Len: 6 + r.IntN(spread), Hash: r.Uint64()}
 	}
 	return t
-}()
+}
 
 // captureRE finds named captures, which NGINX declares as variables.
 var captureRE = regexp.MustCompile(`\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>`)

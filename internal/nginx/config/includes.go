@@ -56,9 +56,13 @@ func includeFile(path string, directives []string) File {
 	return File{Path: path, Data: []byte(b.String()), Mode: 0o644}
 }
 
-// RouteIncludePath is the path of a route's include file for one policy kind.
+// RouteIncludePath is the path of a route's include file for one policy
+// kind: in the kind's directory, a name generated (names.go) from the
+// route's kind, namespace and name; each kind's files have a directory of
+// their own, beside its http-level file (IncludesDir + kind + ".conf").
 func RouteIncludePath(kind string, r RouteKey) string {
-	return IncludesDir + kind + "/" + strings.ToLower(r.Kind) + "_" + r.Key.Namespace + "_" + r.Key.Name + ".conf"
+	k := nameKind{prefix: IncludesDir + kind + "/", suffix: ".conf", readable: maxFileName - len(".conf")}
+	return nameOf(k, strings.ToLower(r.Kind), r.Key.Namespace, r.Key.Name)
 }
 
 // register records the include files in the configuration.

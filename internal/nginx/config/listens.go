@@ -1,14 +1,12 @@
 package config
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // Every listen directive Gatewall writes comes from this file, and the
-// listening sockets NGINX opens are counted from the same lists, so the
-// check of worker_connections (CheckConnections) and the configuration
-// cannot disagree.
+// listening sockets NGINX opens are counted from the same lists
+// (ListeningSockets). The graph budgets them before rendering, from the
+// listeners and TLSRoutes (graph/sockets.go), at least as many as are
+// written here: a change here changes the budget there.
 
 // listen is one listen directive: its address and its parameters.
 type listen struct {
@@ -142,18 +140,4 @@ func (c *Config) readinessListens() []listen {
 		return nil
 	}
 	return c.portListens(strconv.Itoa(int(c.Main.ReadinessPort)), nil)
-}
-
-// CheckConnections says why NGINX would refuse the configuration's
-// worker_connections: every worker keeps one connection per listening
-// socket and one for its channel to the master process, so NGINX needs
-// more connections than sockets ("N worker_connections are not enough for
-// M listening sockets"). Nil when they suffice.
-func (c *Config) CheckConnections() error {
-	sockets := len(c.ListeningSockets())
-	if int(c.Main.WorkerConnections) > sockets {
-		return nil
-	}
-	return fmt.Errorf("workerConnections is %d, but this Gateway's configuration opens %d listening sockets and NGINX needs at least one connection more than it has sockets: set workerConnections to %d or more",
-		c.Main.WorkerConnections, sockets, sockets+1)
 }

@@ -193,11 +193,11 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		loc.Includes = b.includesOf(cands[0].route)
 		return
 	}
-	lid := id(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
-	if _, taken := extra[InternalPrefix+lid+"/0"]; taken {
-		// Another location of the server has the same short id (see addMap).
-		lid = longID(strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path)
-	}
+	// The location's dispatch variable names it; its internal locations
+	// take their paths from the same (unique) name.
+	where := []string{strconv.Itoa(int(srv.Port)), srv.Name, k.modifier, k.path}
+	dispatch := b.names.of(kindDispatchVar, where...)
+	lid := strings.TrimPrefix(dispatch, kindDispatchVar.prefix)
 	var conds [][]string
 	for _, c := range cands {
 		conds = append(conds, b.conditions(c.match))
@@ -226,11 +226,11 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	// the default, so candidates are still tried in precedence order.
 	groups := dispatchGroups(conds[:conditional])
 	for g := len(groups) - 1; g >= 0; g-- {
-		variable := "$gw_l_" + lid
+		variable := dispatch
 		if g > 0 {
-			variable += "_" + strconv.Itoa(g)
+			variable = b.names.of(kindDispatchVar, append(where, strconv.Itoa(g))...)
 		}
-		next = b.addMap(dispatchMap(variable, conds, paths, groups[g], next))
+		next = b.putMap(dispatchMap(variable, conds, paths, groups[g], next))
 	}
 	loc.Directives = []Directive{
 		d("set", "$gw_orig_uri", "$uri"),

@@ -106,6 +106,22 @@ type UpstreamDefaults struct {
 	FailTimeout    time.Duration
 }
 
+// rlimitFiles are the files a worker keeps open besides its connections
+// and their temporary files: logs, its event queue, modules' files.
+const rlimitFiles = 64
+
+// RlimitNofile is the most files each worker may open
+// (worker_rlimit_nofile): every connection is a file, and a buffered
+// request or response one more (a temporary file), so twice the
+// connections, and rlimitFiles. Without it a worker has the container's
+// limit, which may be under its connections (NGINX then warns that they
+// "exceed open file resource limit", and fails connections once the files
+// run out). NGINX sets it as both the soft and the hard limit; run as a
+// user without CAP_SYS_RESOURCE (the data plane's), it cannot raise the
+// container's hard limit, so that must be at least 2 × 65,535 + 64 for
+// the largest workerConnections (container runtimes give 524,288 or more).
+func (m Main) RlimitNofile() int { return 2*int(m.WorkerConnections) + rlimitFiles }
+
 // Server is one server block.
 type Server struct {
 	Port    int32

@@ -48,6 +48,7 @@ func (c *Config) mainConf() []byte {
 		w.line("load_module", m)
 	}
 	w.line("worker_processes", "auto")
+	w.line("worker_rlimit_nofile", strconv.Itoa(c.Main.RlimitNofile()))
 	w.line("pid", RunDir+"nginx.pid")
 	w.line("error_log", "stderr", c.Main.ErrorLevel)
 	// nginx-agent watches this file after each reload to notice one that

@@ -1,8 +1,8 @@
 package config
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -66,7 +66,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 				for _, h := range a.Hostnames {
 					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
 				}
-				grpc = grpc || wantsH2C(r)
+				grpc = grpc || r.SpeaksH2C()
 			}
 		}
 	}
@@ -140,7 +140,7 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 		if cv.InsecureFallback {
 			return true, true, ""
 		}
-		path := fmt.Sprintf("%sclient_ca_%s.pem", SecretsDir, id(string(cv.CAPEM)))
+		path := b.names.of(kindClientCAFile, string(cv.CAPEM))
 		b.addCert(path, cv.CAPEM, objectNames("ConfigMap", cv.ConfigMaps)...)
 		return true, false, path
 	}
@@ -155,7 +155,7 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 // SNI picks its listener as the Host does: an exact hostname, else the
 // longest wildcard, else the listener without hostname.
 func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func(*graph.Listener) []Directive {
-	m := &Map{Source: "$ssl_server_name", Variable: fmt.Sprintf("$gw_sni_listener_%d", port), Hostnames: true, Default: `""`}
+	m := &Map{Source: "$ssl_server_name", Variable: b.names.of(kindSNIListenerVar, strconv.Itoa(int(port))), Hostnames: true, Default: `""`}
 	for _, l := range listeners {
 		if l.Hostname == "" {
 			m.Default = Quote(l.ID)
@@ -164,7 +164,7 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.ID)})
 	}
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Key < m.Entries[j].Key })
-	variable := b.addMap(m)
+	variable := b.putMap(m) // named by its port, which has one
 	return func(l *graph.Listener) []Directive {
 		want := `""`
 		if l != nil {
@@ -172,20 +172,6 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 		}
 		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{d("return", "421")}}}
 	}
-}
-
-// wantsH2C says whether clients of a route may speak HTTP/2 without TLS: gRPC
-// clients do, and so may those of an HTTPRoute passing to h2c backends.
-func wantsH2C(r *graph.Route) bool {
-	if r.Kind == graph.KindGRPCRoute {
-		return true
-	}
-	for _, rule := range r.ValidRules() {
-		if rule.H2C {
-			return true
-		}
-	}
-	return false
 }
 
 // mostSpecificListener returns the listener whose hostname best matches h:
@@ -212,7 +198,7 @@ func mostSpecificListener(ls []*graph.Listener, h string) *graph.Listener {
 
 // cert registers a listener's certificate file and returns its path.
 func (b *builder) cert(c *graph.Certificate) string {
-	path := fmt.Sprintf("%s%s_%s.pem", SecretsDir, c.Secret.Namespace, c.Secret.Name)
+	path := b.names.of(kindCertFile, c.Secret.Namespace, c.Secret.Name)
 	b.addCert(path, c.PEM, "Secret "+c.Secret.String())
 	return path
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 
@@ -61,12 +60,6 @@ func httpsSocket(port int32) string { return sniffSocket(port, "tls") }
 // tlsRejectSocket is the socket of the stream server that closes every
 // connection: one for a name nothing claims, or a backend that cannot serve.
 func tlsRejectSocket() string { return "unix:" + RunDir + "tls-reject.sock" }
-
-// tlsPassSocket is the socket of the server passing connections to
-// target, terminating TLS with certPath when set.
-func tlsPassSocket(target, certPath string) string {
-	return "unix:" + RunDir + "tls-" + id(target, certPath) + ".sock"
-}
 
 // streamBuilder accumulates the stream context's TLS passthrough blocks,
 // deduplicated by name.
@@ -158,7 +151,7 @@ func (b *builder) tlsPort(g *graph.Gateway, port int32, listeners []*graph.Liste
 		}
 		return b.tlsPass(winner, certPath)
 	}
-	m := &Map{Source: "$ssl_preread_server_name", Variable: "$gw_tls_" + strconv.Itoa(int(port)), Hostnames: true}
+	m := &Map{Source: "$ssl_preread_server_name", Variable: b.names.of(kindTLSPortVar, strconv.Itoa(int(port))), Hostnames: true}
 	hosts := make([]string, 0, len(names))
 	for h := range names {
 		if h != "" {
@@ -185,7 +178,9 @@ func (b *builder) tlsPass(r *graph.Route, certPath string) string {
 	if target == tlsRejectSocket() {
 		return target
 	}
-	sock := tlsPassSocket(target, certPath)
+	// The socket of the server passing connections to target, terminating
+	// TLS with certPath when set.
+	sock := b.names.of(kindTLSPassSocket, target, certPath)
 	b.stream.passes[sock] = &TLSPass{Socket: sock, Target: target, CertPath: certPath}
 	return sock
 }
@@ -198,7 +193,7 @@ func (b *builder) tlsTarget(backends []*graph.Backend) string {
 		if !be.Valid || len(be.Endpoints) == 0 {
 			return tlsRejectSocket()
 		}
-		name := "tls_" + be.UpstreamName()
+		name := b.names.of(kindStreamUpstream, servicePortParts(be)...)
 		if _, ok := b.stream.upstreams[name]; !ok {
 			b.stream.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be)}
 		}
@@ -207,15 +202,12 @@ func (b *builder) tlsTarget(backends []*graph.Backend) string {
 	if len(backends) == 1 {
 		return dest(backends[0])
 	}
-	var parts []string
 	split := &Split{}
 	for _, sh := range shares(backends) {
-		up := dest(sh.backend)
-		split.Buckets = append(split.Buckets, SplitBucket{Basis: sh.basis, Upstream: up})
-		parts = append(parts, fmt.Sprintf("%s=%d", up, sh.backend.Weight))
+		split.Buckets = append(split.Buckets, SplitBucket{Basis: sh.basis, Upstream: dest(sh.backend)})
 	}
-	split.Variable = "$gw_tls_split_" + id(parts...)
-	split.Variable = claim(b.stream.splits, split.Variable, split, sameBuckets, func() []string { return parts })
+	split.Variable = b.names.of(kindTLSSplitVar, splitContent(split)...)
+	b.stream.splits[split.Variable] = split
 	return split.Variable
 }
 

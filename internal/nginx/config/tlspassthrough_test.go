@@ -114,3 +114,82 @@ func TestTLSPassthroughHostnamesPassNginx(t *testing.T) {
 func passthroughTwoRoutes(t *testing.T) *graph.Input {
 	return passthroughInput(t, "pass.example.com", "a.pass.example.com", "b.pass.example.com")
 }
+
+// weightedTLSRoutes is httpInput's Gateway with a passthrough listener on
+// port 443 and n TLSRoutes, each sharing its connections between app and
+// other by weights of its own (app's share grows with i, the total stays
+// n+1): n splits in the stream context.
+func weightedTLSRoutes(n int) *graph.Input {
+	objs := service("ns", "other", 80, "10.0.0.2")
+	for i := range n {
+		objs = append(objs, &gatewayv1.TLSRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("w-%04d", i)},
+			Spec: gatewayv1.TLSRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", SectionName: ptr.To[gatewayv1.SectionName]("pass")}}},
+				Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(fmt.Sprintf("w%04d.pass.example.com", i))},
+				Rules: []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{
+					{BackendObjectReference: appRef[0].BackendObjectReference, Weight: ptr.To(int32(i + 1))},
+					{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "other", Port: ptr.To[gatewayv1.PortNumber](80)}, Weight: ptr.To(int32(n - i))},
+				}}},
+			},
+		})
+	}
+	in := httpInput(objs...)
+	gw := in.Gateways[testGateway]
+	gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayv1.Listener{Name: "pass", Port: 443, Protocol: gatewayv1.TLSProtocolType,
+		Hostname: ptr.To[gatewayv1.Hostname]("*.pass.example.com"), TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}})
+	return in
+}
+
+// TestStreamVariablesHashIsSized: the stream context's variables (a split
+// per weighted TLSRoute, with the whole digest in its name when digests
+// collide) are sized as the http context's are: NGINX accepts them
+// without a warning, and without the stream's variables_hash_ sizes it
+// warns or refuses them ("could not build variables_hash").
+func TestStreamVariablesHashIsSized(t *testing.T) {
+	if err := nginxtest.Available(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		routes int
+		// long gives every split the name a collision of digests gives it.
+		long bool
+	}{
+		{"400 weighted TLSRoutes", 400, false},
+		{"64 weighted TLSRoutes with the longest names", 64, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := build(t, weightedTLSRoutes(c.routes))
+			if len(cfg.StreamSplits) != c.routes {
+				t.Fatalf("want %d splits, got %d", c.routes, len(cfg.StreamSplits))
+			}
+			if c.long {
+				lengthenSplitNames(cfg)
+			}
+			files := cfg.Files()
+			checkNoWarnings(t, c.name, files)
+			stripped, _ := withoutLines(files, "variables_hash_")
+			out, err := nginxtest.Test(stripped)
+			if err == nil && len(nginxtest.Warnings(out)) == 0 {
+				t.Errorf("without the variables_hash_ sizes NGINX neither fails nor warns: the case proves nothing")
+			}
+		})
+	}
+}
+
+// lengthenSplitNames renames the stream's splits as a collision of their
+// short digests does: with the whole SHA-256 digest (64 hex digits).
+func lengthenSplitNames(cfg *config.Config) {
+	renamed := map[string]string{}
+	for i, s := range cfg.StreamSplits {
+		long := fmt.Sprintf("%s%052x", s.Variable, i)
+		renamed[s.Variable], s.Variable = long, long
+	}
+	for _, p := range cfg.TLSPasses {
+		if long, ok := renamed[p.Target]; ok {
+			p.Target = long
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/nginx/syntax"
 )
 
@@ -98,14 +99,27 @@ func TestManyConditionsOnOnePath(t *testing.T) {
 	if len(dispatch) != 3 {
 		t.Fatalf("want 3 dispatch maps, got %v", dispatch)
 	}
-	byVar := map[string]int{}
-	for i, m := range cfg.Maps {
-		byVar[m.Variable] = i
+	byVar := map[string]*config.Map{}
+	fallback := map[string]bool{}
+	for _, m := range cfg.Maps {
+		byVar[m.Variable] = m
+		fallback[m.Default] = true
 	}
-	first := cfg.Maps[byVar[dispatch[0]]]
-	second := cfg.Maps[byVar[dispatch[0]+"_1"]]
-	third := cfg.Maps[byVar[dispatch[0]+"_2"]]
-	if first.Default != second.Variable || second.Default != third.Variable || third.Default != `"/_gatewall|/404"` {
+	var first *config.Map // the location's: no other map falls back to it
+	for _, v := range dispatch {
+		if !fallback[v] {
+			first = byVar[v]
+		}
+	}
+	if first == nil {
+		t.Fatalf("no dispatch map comes first: %v", dispatch)
+	}
+	second := byVar[first.Default]
+	if second == nil || byVar[second.Default] == nil {
+		t.Fatalf("the maps do not fall back from one to the next: %s -> %s", first.Variable, first.Default)
+	}
+	third := byVar[second.Default]
+	if third.Default != `"/_gatewall|/404"` {
 		t.Errorf("the maps do not fall back in order: %s -> %s, %s -> %s, %s -> %s",
 			first.Variable, first.Default, second.Variable, second.Default, third.Variable, third.Default)
 	}

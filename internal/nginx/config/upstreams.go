@@ -35,13 +35,14 @@ func (b *builder) sinkFor(code int, h2c bool) string {
 // depend on them, not even on whether there are any (none: the upstream's
 // declared server, a sink, answers 503).
 func (b *builder) upstream(be *graph.Backend) string {
-	name := be.UpstreamName()
+	parts := servicePortParts(be)
 	h2c := be.Protocol == graph.ProtocolH2C
 	if h2c {
 		// Connections spoken to with HTTP/2 keep a pool of their own: an
 		// idle HTTP/1.1 connection must never carry a gRPC request.
-		name += "_h2c"
+		parts = append(parts, "h2c")
 	}
+	name := b.names.of(kindUpstream, parts...)
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
@@ -70,6 +71,11 @@ func (b *builder) backendUpstream(be *graph.Backend, h2c bool) string {
 		return b.sinkFor(500, h2c)
 	}
 	return b.upstream(be)
+}
+
+// servicePortParts name a backend's Service port: its namespace, name and port.
+func servicePortParts(be *graph.Backend) []string {
+	return []string{be.Service.Namespace, be.Service.Name, strconv.Itoa(int(be.Port))}
 }
 
 // endpointAddresses are a backend's endpoints as NGINX server addresses.
@@ -121,13 +127,10 @@ func shares(backends []*graph.Backend) []share {
 // weight and returns its variable.
 func (b *builder) split(backends []*graph.Backend, h2c bool) string {
 	s := &Split{}
-	var parts []string
 	for _, sh := range shares(backends) {
 		be := sh.backend
 		up := b.backendUpstream(be, h2c)
 		s.Buckets = append(s.Buckets, SplitBucket{Basis: sh.basis, Upstream: up})
-		parts = append(parts, fmt.Sprintf("%s=%d", up, be.Weight))
 	}
-	s.Variable = "$gw_split_" + id(parts...)
-	return b.addSplit(s)
+	return b.addSplit(kindSplitVar, s)
 }

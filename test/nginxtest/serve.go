@@ -1,0 +1,139 @@
+package nginxtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gatewall/gatewall/internal/endpointfeed"
+	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/local/netns"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+)
+
+// Server is a real NGINX serving rendered files, in private mount and
+// network namespaces (as Test runs `nginx -t`): its ports are the
+// namespace's, reached with Dial, and backends listen there with Listen.
+type Server struct {
+	cmd  *exec.Cmd
+	root string
+	mu   sync.Mutex
+	out  bytes.Buffer
+}
+
+// Serve starts NGINX on files. addrs are added to the namespace's loopback
+// interface, for backends (Gatewall refuses loopback endpoints). It
+// returns once NGINX accepts connections on port, or fails.
+func Serve(files []config.File, port int, addrs ...string) (*Server, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "gatewall-nginx-serve-")
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteRoot(root, files); err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	script := Isolate(root) + "ip link set lo up\n"
+	for _, a := range addrs {
+		script += "ip addr add " + a + " dev lo\n"
+	}
+	s := &Server{root: root}
+	// unshare execs the shell, which execs NGINX: its process is in the
+	// namespaces, so /proc/PID/ns/net is theirs.
+	s.cmd = exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", script+"exec "+Binary+" -g 'daemon off;'")
+	s.cmd.Stdout, s.cmd.Stderr = s, s
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		c, err := s.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return s, nil
+		}
+		if time.Since(start) > 10*time.Second || s.cmd.ProcessState != nil {
+			out := s.Stop()
+			return nil, fmt.Errorf("NGINX does not accept connections on port %d: %v\n%s", port, err, out)
+		}
+	}
+}
+
+// Write collects NGINX's output.
+func (s *Server) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Write(p)
+}
+
+func (s *Server) netns() string { return fmt.Sprintf("/proc/%d/ns/net", s.cmd.Process.Pid) }
+
+// Dial connects to addr inside NGINX's network namespace.
+func (s *Server) Dial(network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := netns.Do(s.netns(), func() error {
+		var err error
+		c, err = net.DialTimeout(network, addr, 5*time.Second)
+		return err
+	})
+	return c, err
+}
+
+// DialContext is Dial for an http.Transport.
+func (s *Server) DialContext(_ context.Context, network, addr string) (net.Conn, error) {
+	return s.Dial(network, addr)
+}
+
+// Listen listens on addr inside NGINX's network namespace (a backend).
+func (s *Server) Listen(network, addr string) (net.Listener, error) {
+	var l net.Listener
+	err := netns.Do(s.netns(), func() error {
+		var err error
+		l, err = net.Listen(network, addr)
+		return err
+	})
+	return l, err
+}
+
+// SetEndpoints hands NGINX the configuration's endpoints as a data-plane
+// pod's endpoints client does (the whole set): NGINX answers its readiness
+// probe only once it has them.
+func (s *Server) SetEndpoints(set endpoints.Set) error {
+	// /var/run is a link to /run, which the kernel would follow in the
+	// test's own root.
+	run := fmt.Sprintf("/proc/%d/root/run/nginx/", s.cmd.Process.Pid)
+	nginx := &endpointfeed.NGINX{Socket: run + filepath.Base(endpoints.Socket), Path: endpoints.ControlPath,
+		StateFile: run + filepath.Base(endpoints.StateFile)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return nginx.Apply(ctx, endpoints.Snapshot(set, 1), set)
+}
+
+// Stop stops NGINX, removes its files and returns what it wrote.
+func (s *Server) Stop() string {
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	os.RemoveAll(s.root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.TrimSpace(s.out.String())
+}
