@@ -73,10 +73,14 @@ func TestBackendChurn(t *testing.T) {
 		Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "churn"}}
 	route := httpRoute(ns, "web", "gw", "churn.example.com", "/", "churn")
 	// A request already sent to a pod whose packets are dropped (on a
-	// connection kept alive) is bounded by the route's timeout only:
+	// connection kept alive) is bounded by its rule's timeout only:
 	// nothing tells a dead endpoint from a slow answer. Then it goes on to
-	// another endpoint.
+	// another endpoint. The timeout also bounds an upgraded connection's
+	// silence (NGINX's read timeout): WebSockets get a rule of their own.
+	ws := *route.Spec.Rules[0].DeepCopy()
+	ws.Matches[0].Path.Value = ptr.To("/ws")
 	route.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("5s")), BackendRequest: ptr.To(gatewayv1.Duration("500ms"))}
+	route.Spec.Rules = append(route.Spec.Rules, ws)
 	grpcRoute := &gatewayv1.GRPCRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ticker"},
 		Spec: gatewayv1.GRPCRouteSpec{
