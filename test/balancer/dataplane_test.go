@@ -12,14 +12,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +25,6 @@ import (
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
-	"github.com/gatewall/gatewall/internal/local/netns"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -107,30 +103,12 @@ func upstreamName(svc string) string {
 // dataPlane is one NGINX running the Gateway's configuration.
 type dataPlane struct {
 	t      *testing.T
-	cmd    *exec.Cmd
-	out    *syncBuffer
+	srv    *nginxtest.Server
 	client *http.Client
 	feed   *endpointfeed.NGINX
 	// version numbers the updates handed to NGINX.
 	version uint64
 	set     endpoints.Set
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func requireTools(t *testing.T) {
@@ -181,65 +159,19 @@ func startDataPlane(t *testing.T, files []config.File) *dataPlane {
 func startDataPlaneWithState(t *testing.T, files []config.File, state []byte) *dataPlane {
 	t.Helper()
 	requireTools(t)
-	root := t.TempDir()
-	if err := nginxtest.WriteRoot(root, files); err != nil {
+	srv, err := nginxtest.ServeWith(nginxtest.ServeOptions{Files: files, Port: 8081, EndpointsState: state})
+	if err != nil {
 		t.Fatal(err)
 	}
-	script := nginxtest.Isolate(root) + "ip link set lo up\n"
-	if state != nil {
-		if err := os.WriteFile(filepath.Join(root, ".state"), state, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		script += "cp " + filepath.Join(root, ".state") + " " + endpoints.StateFile + "\n"
-	}
-	script += "exec " + nginxtest.Binary + " -e stderr -g 'daemon off;'\n"
-	d := &dataPlane{t: t, out: &syncBuffer{}}
-	d.cmd = exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", script)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	// Its own process group: NGINX's workers are killed with it.
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := &dataPlane{t: t, srv: srv, feed: srv.EndpointsClient()}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-		_ = d.cmd.Wait()
+		out := srv.Stop()
 		if t.Failed() {
-			t.Logf("NGINX's output:\n%s", d.out.String())
+			t.Logf("NGINX's output:\n%s", out)
 		}
 	})
-	d.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var c net.Conn
-			err := netns.Do(d.ns(), func() (err error) {
-				c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-				return err
-			})
-			return c, err
-		},
-		MaxIdleConnsPerHost: 16,
-	}}
-	// The endpoints client's own code, through the namespace's root.
-	d.feed = &endpointfeed.NGINX{
-		Socket:    d.path(endpoints.Socket),
-		Path:      endpoints.ControlPath,
-		StateFile: d.path(endpoints.StateFile),
-	}
-	d.eventually("NGINX listening", func() bool {
-		_, err := d.get("/readyz", 8081)
-		return err == nil
-	})
+	d.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: srv.DialContext, MaxIdleConnsPerHost: 16}}
 	return d
-}
-
-// ns is the data plane's network namespace.
-func (d *dataPlane) ns() string { return fmt.Sprintf("/proc/%d/ns/net", d.cmd.Process.Pid) }
-
-// path is a path of NGINX's mount namespace, seen from the test's. /var/run
-// is a link to /run, which the kernel would follow in the test's own root.
-func (d *dataPlane) path(p string) string {
-	p = strings.Replace(p, "/var/run/", "/run/", 1)
-	return filepath.Join(fmt.Sprintf("/proc/%d/root", d.cmd.Process.Pid), p)
 }
 
 // get sends a GET to NGINX's port and returns the status and body.
@@ -281,13 +213,13 @@ func (d *dataPlane) setEndpoints(set endpoints.Set) {
 }
 
 // workers are the PIDs of NGINX's worker processes: a reload replaces them.
-func (d *dataPlane) workers() string {
-	out, _ := exec.Command("pgrep", "-P", fmt.Sprint(d.cmd.Process.Pid)).Output()
-	return strings.TrimSpace(string(out))
-}
+func (d *dataPlane) workers() string { return d.srv.Workers() }
+
+// path is a path of NGINX's mount namespace, seen from the test's.
+func (d *dataPlane) path(p string) string { return d.srv.Path(p) }
 
 // count counts the lines of NGINX's output holding s.
-func (d *dataPlane) count(s string) int { return strings.Count(d.out.String(), s) }
+func (d *dataPlane) count(s string) int { return strings.Count(d.srv.Output(), s) }
 
 func (d *dataPlane) eventually(what string, cond func() bool) {
 	d.t.Helper()
@@ -314,8 +246,8 @@ type backend struct {
 
 func (d *dataPlane) backend(name, ip string) *backend {
 	d.t.Helper()
-	var l net.Listener
-	if err := netns.Do(d.ns(), func() (err error) { l, err = net.Listen("tcp", ip+":8080"); return err }); err != nil {
+	l, err := d.srv.Listen("tcp", ip+":8080")
+	if err != nil {
 		d.t.Fatal(err)
 	}
 	b := &backend{name: name, addr: l.Addr().String(), conns: map[string]bool{}}
@@ -347,9 +279,8 @@ func (b *backend) stats() (requests, conns int) {
 // pod that is gone does.
 func (d *dataPlane) dropPackets(ip string) {
 	d.t.Helper()
-	out, err := exec.Command("nsenter", "--net="+d.ns(), "iptables", "-w", "-A", "OUTPUT", "-d", ip, "-j", "DROP").CombinedOutput()
-	if err != nil {
-		d.t.Fatalf("iptables: %v: %s", err, out)
+	if err := d.srv.DropPacketsTo(ip); err != nil {
+		d.t.Fatal(err)
 	}
 }
 

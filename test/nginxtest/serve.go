@@ -33,6 +33,23 @@ type Server struct {
 // interface, for backends (Gatewall refuses loopback endpoints). It
 // returns once NGINX accepts connections on port, or fails.
 func Serve(files []config.File, port int, addrs ...string) (*Server, error) {
+	return ServeWith(ServeOptions{Files: files, Port: port, Addrs: addrs})
+}
+
+// ServeOptions are what ServeWith starts NGINX with.
+type ServeOptions struct {
+	Files []config.File
+	// Port is a port NGINX listens on; Addrs, as Serve's.
+	Port  int
+	Addrs []string
+	// EndpointsState, when set, is in NGINX's run directory before it
+	// starts: the state file a pod's endpoints client leaves for an NGINX
+	// that starts again in the pod.
+	EndpointsState []byte
+}
+
+// ServeWith starts NGINX as Serve does, with more options.
+func ServeWith(o ServeOptions) (*Server, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -40,14 +57,23 @@ func Serve(files []config.File, port int, addrs ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteRoot(root, files); err != nil {
+	if err := WriteRoot(root, o.Files); err != nil {
 		os.RemoveAll(root)
 		return nil, err
 	}
 	script := Isolate(root) + "ip link set lo up\n"
-	for _, a := range addrs {
+	for _, a := range o.Addrs {
 		script += "ip addr add " + a + " dev lo\n"
 	}
+	if o.EndpointsState != nil {
+		state := filepath.Join(root, ".endpoints-state")
+		if err := os.WriteFile(state, o.EndpointsState, 0o644); err != nil {
+			os.RemoveAll(root)
+			return nil, err
+		}
+		script += "cp " + state + " " + endpoints.StateFile + "\n"
+	}
+	port := o.Port
 	s := &Server{root: root}
 	// unshare execs the shell, which execs NGINX: its process is in the
 	// namespaces, so /proc/PID/ns/net is theirs.
@@ -111,14 +137,45 @@ func (s *Server) Listen(network, addr string) (net.Listener, error) {
 // pod's endpoints client does (the whole set): NGINX answers its readiness
 // probe only once it has them.
 func (s *Server) SetEndpoints(set endpoints.Set) error {
-	// /var/run is a link to /run, which the kernel would follow in the
-	// test's own root.
-	run := fmt.Sprintf("/proc/%d/root/run/nginx/", s.cmd.Process.Pid)
-	nginx := &endpointfeed.NGINX{Socket: run + filepath.Base(endpoints.Socket), Path: endpoints.ControlPath,
-		StateFile: run + filepath.Base(endpoints.StateFile)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return nginx.Apply(ctx, endpoints.Snapshot(set, 1), set)
+	return s.EndpointsClient().Apply(ctx, endpoints.Snapshot(set, 1), set)
+}
+
+// EndpointsClient hands NGINX endpoint updates through its control socket,
+// with the data plane's own client code.
+func (s *Server) EndpointsClient() *endpointfeed.NGINX {
+	return &endpointfeed.NGINX{Socket: s.Path(endpoints.Socket), Path: endpoints.ControlPath, StateFile: s.Path(endpoints.StateFile)}
+}
+
+// Path is a path of NGINX's mount namespace, seen from the test's. /var/run
+// is a link to /run, which the kernel would follow in the test's own root.
+func (s *Server) Path(p string) string {
+	p = strings.Replace(p, "/var/run/", "/run/", 1)
+	return filepath.Join(fmt.Sprintf("/proc/%d/root", s.cmd.Process.Pid), p)
+}
+
+// Output is what NGINX wrote so far.
+func (s *Server) Output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// Workers are the PIDs of NGINX's worker processes: a reload replaces them.
+func (s *Server) Workers() string {
+	out, _ := exec.Command("pgrep", "-P", fmt.Sprint(s.cmd.Process.Pid)).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// DropPacketsTo makes the namespace drop every packet sent to ip, as the
+// address of a pod that is gone does (iptables).
+func (s *Server) DropPacketsTo(ip string) error {
+	out, err := exec.Command("nsenter", "--net="+s.netns(), "iptables", "-w", "-A", "OUTPUT", "-d", ip, "-j", "DROP").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("iptables: %w: %s", err, out)
+	}
+	return nil
 }
 
 // Stop stops NGINX, removes its files and returns what it wrote.
