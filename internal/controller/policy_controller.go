@@ -112,6 +112,10 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
 			policiesOfGateway(r.Client, r.Config, r.Kind)))
 	}
+	if r.Config.Translated != nil {
+		b = b.WatchesRawSource(r.Config.Translated.GatewaySource(r.allPolicies,
+			policiesOfGateway(r.Client, r.Config, r.Kind)))
+	}
 	return b.Named(strings.ToLower(r.Kind.Name())).Complete(r)
 }
 

@@ -26,6 +26,11 @@ type Config struct {
 	Bundles *Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
 	Notifier *Notifier
+	// Translated wakes the policy reconcilers when the Gateway reconciler
+	// keeps a new translation of a Gateway: a policy's ancestors follow
+	// everything the Gateway's translation reads (its GatewayClass,
+	// Secrets, Namespaces, ...), not only the kinds policies watch.
+	Translated *Notifier
 	// BackendTLSPolicies says whether the BackendTLSPolicy CRD is installed
 	// (Gatewall then watches them and applies them to backends).
 	BackendTLSPolicies bool

@@ -125,6 +125,11 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	if t != nil {
 		recordRefused(t) // once per translation the Gateway reconciler keeps
 	}
+	// The policies of the Gateway learn of it once it is kept (deferred
+	// calls run last in, first out: after the unlock below).
+	if n := r.Config.Translated; n != nil {
+		defer n.NotifyGateway(key)
+	}
 	if c == nil {
 		return t, false
 	}
@@ -190,6 +195,9 @@ func newest(in *graph.Input, route client.Object) client.Object {
 
 // forgetTranslation drops a Gateway's last translations.
 func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
+	if n := r.Config.Translated; n != nil {
+		defer n.NotifyGateway(key)
+	}
 	c := r.Config.Translations
 	if c == nil {
 		return

@@ -132,6 +132,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		TLSRoutes:          tlsRoutes,
 		Bundles:            bundles,
 		Notifier:           notifier,
+		Translated:         &controller.Notifier{},
 		WAFModule:          opts.WAFModule,
 	}, dp, prov)
 	if err != nil {

@@ -242,3 +242,38 @@ func TestProxySettingsPolicyOnSeveralRoutes(t *testing.T) {
 func eventsAbout(key types.NamespacedName, reason string) ([]eventsv1.Event, error) {
 	return testenv.EventsAbout(env.Client, key, reason)
 }
+
+// TestPolicyFollowsGatewayClass: a policy's ancestors follow everything its
+// Gateway's translation reads, not only the kinds the policy reconciler
+// watches. Applied in the order `kubectl apply -f dir/` takes (gateway.yaml
+// before gatewayclass.yaml), the policy has no ancestor until the class
+// exists, then gets one without any further change to the policy, the
+// Gateway or a route.
+func TestPolicyFollowsGatewayClass(t *testing.T) {
+	ns := namespace(t)
+	class := gatewayClass()
+	class.Name = "late-" + ns
+	gw := gateway(ns, "gw")
+	gw.Spec.GatewayClassName = gatewayv1.ObjectName(class.Name)
+	p := psp(ns, "gateway-buffers", "Gateway", "gw", v1alpha1.ProxyBuffering{BufferSize: ptr.To(v1alpha1.Size("8k"))})
+	create(t, gw, p)
+	key := client.ObjectKeyFromObject(p)
+	// Reconciled without the class: no ancestor (the Gateway is no
+	// Gatewall Gateway yet).
+	time.Sleep(2 * time.Second)
+	if got, msg, err := ancestorConditions(key, "gw"); err != nil || got != "<no ancestor>" {
+		t.Fatalf("before the GatewayClass exists the policy has %s (%s), %v", got, msg, err)
+	}
+	create(t, class)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), class) })
+	eventually(t, 15*time.Second, func() error {
+		got, msg, err := ancestorConditions(key, "gw")
+		if err != nil {
+			return err
+		}
+		if got != "Accepted=True/Accepted Programmed=False/Pending" {
+			return fmt.Errorf("%s (%s)", got, msg)
+		}
+		return nil
+	})
+}
