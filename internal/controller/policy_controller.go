@@ -99,7 +99,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		case "ReferenceGrant":
 			b = b.Watches(&gatewayv1beta1.ReferenceGrant{}, all)
 		case "ConfigMap":
-			b = b.Watches(&corev1.ConfigMap{}, all)
+			b = b.Watches(&corev1.ConfigMap{}, all, builder.OnlyMetadata)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
 			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
 				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
