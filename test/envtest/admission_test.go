@@ -289,6 +289,13 @@ func TestManagerAdmission(t *testing.T) {
 			return mgr.Create(ctx, s, client.DryRunAll)
 		}},
 		// RBAC: verbs and kinds the ClusterRole does not grant.
+		{"a replace (update) of its own ConfigMap", "forbidden: User", func() error {
+			cm := &corev1.ConfigMap{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(find[*corev1.ConfigMap](t, objs)), cm); err != nil {
+				return err
+			}
+			return mgr.Update(ctx, cm, client.DryRunAll)
+		}},
 		{"a pod", "forbidden: User", func() error {
 			return mgr.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, client.DryRunAll)
