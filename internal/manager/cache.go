@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,13 +33,12 @@ var metadataOnly = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"): true,
 }
 
-// cacheOptions are the manager's cache options. Nothing reads the cached
-// objects' managedFields (server-side apply sends what Gatewall wants;
-// unchanged objects are found by resourceVersion): dropping them keeps
-// thousands of routes' field ownership out of the manager's memory. The
-// metadata-only kinds keep only the metadata Gatewall reads (slimMetadata).
+// cacheOptions are the manager's cache options: every object without what
+// Gatewall never reads of it (stripUnread), the metadata-only kinds reduced
+// to the metadata Gatewall reads (slimMetadata), Deployments to that
+// metadata and their status (deploymentStatus).
 func cacheOptions(s *runtime.Scheme) (cache.Options, error) {
-	byObject := map[client.Object]cache.ByObject{}
+	byObject := map[client.Object]cache.ByObject{&appsv1.Deployment{}: {Transform: deploymentStatus}}
 	for gvk := range metadataOnly {
 		obj, err := s.New(gvk)
 		if err != nil {
@@ -45,7 +46,35 @@ func cacheOptions(s *runtime.Scheme) (cache.Options, error) {
 		}
 		byObject[obj.(client.Object)] = cache.ByObject{Transform: slimMetadata}
 	}
-	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject}, nil
+	return cache.Options{DefaultTransform: stripUnread, ByObject: byObject}, nil
+}
+
+// lastApplied is the annotation where kubectl apply keeps a copy of the
+// object it applied.
+const lastApplied = corev1.LastAppliedConfigAnnotation
+
+// stripUnread drops from a cached object what Gatewall never reads:
+// managedFields (server-side apply sends what Gatewall wants; unchanged
+// objects are found by resourceVersion) and kubectl's last-applied copy of
+// the object. At thousands of routes applied with kubectl, these were most
+// of the manager's memory. Status writes keep them: the API server takes
+// only the status from a status update.
+func stripUnread(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil
+	}
+	// Checked for nil: setting nil managed fields on an object without
+	// them is not a no-op (kubernetes/kubernetes#124337).
+	if obj.GetManagedFields() != nil {
+		obj.SetManagedFields(nil)
+	}
+	if _, ok := obj.GetAnnotations()[lastApplied]; ok {
+		a := obj.GetAnnotations()
+		delete(a, lastApplied)
+		obj.SetAnnotations(a)
+	}
+	return in, nil
 }
 
 // Metadata that slimMetadata keeps: what finds and recognizes data-plane
@@ -62,17 +91,33 @@ var (
 func slimMetadata(in any) (any, error) {
 	m, ok := in.(*metav1.PartialObjectMetadata)
 	if !ok {
-		return cache.TransformStripManagedFields()(in)
+		return stripUnread(in)
 	}
-	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: slimObjectMeta(&m.ObjectMeta)}, nil
+}
+
+// deploymentStatus reduces a Deployment to its slimmed metadata and its
+// status: Gatewall reads its data planes' progress, never a Deployment's
+// spec (every tenant's is cached, pod template and all).
+func deploymentStatus(in any) (any, error) {
+	d, ok := in.(*appsv1.Deployment)
+	if !ok {
+		return stripUnread(in)
+	}
+	return &appsv1.Deployment{TypeMeta: d.TypeMeta, ObjectMeta: slimObjectMeta(&d.ObjectMeta), Status: d.Status}, nil
+}
+
+// slimObjectMeta is the metadata Gatewall reads of a data-plane kind.
+func slimObjectMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation,
 		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 		Labels: keep(m.Labels, keptLabels), Annotations: keep(m.Annotations, keptAnnotations),
-	}}
+	}
 	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
 		out.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
-	return out, nil
+	return out
 }
 
 // keep returns the entries of m under keys (nil when none).

@@ -2,18 +2,18 @@ package manager_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/controller"
@@ -26,7 +26,8 @@ import (
 // cache, and its client's cached reads, refuse whole Secrets, ConfigMaps
 // and ServiceAccounts, typed or unstructured, to reads, lists, informers
 // and indexes; their metadata is cached, reduced to what Gatewall reads;
-// other kinds are cached whole.
+// Deployments are cached as that metadata and their status, other kinds
+// whole but for kubectl's last-applied copy.
 func TestCacheHoldsMetadataOnly(t *testing.T) {
 	env, err := testenv.Start()
 	if err != nil {
@@ -113,13 +114,50 @@ func TestCacheHoldsMetadataOnly(t *testing.T) {
 		t.Errorf("listing Secrets' metadata by Gatewall's label: %d items, %v", len(list.Items), err)
 	}
 
-	// Other kinds are cached whole.
-	dep := &appsv1.Deployment{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "none"}, dep); client.IgnoreNotFound(err) != nil {
-		t.Errorf("reading a Deployment: %v", err)
+	// A Deployment is cached as its metadata and status; other kinds whole,
+	// but for kubectl's last-applied copy.
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tenant", Labels: map[string]string{"app": "tenant"},
+			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 100<<10)}},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "tenant"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "tenant"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+					Env: []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("z", 100<<10)}}}}}}},
 	}
-	if _, err := c.GetInformer(ctx, &corev1.Service{}, cache.BlockUntilSynced(false)); err != nil {
-		t.Errorf("a Service informer: %v", err)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tenant", Annotations: map[string]string{"team": "a",
+			"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 100<<10)}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	for _, o := range []client.Object{dep, svc} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dep.Status.ObservedGeneration = 7
+	if err := env.Client.Status().Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		got := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(dep), got); err != nil {
+			return err
+		}
+		if got.Status.ObservedGeneration != 7 {
+			return fmt.Errorf("cached Deployment status %+v, want the Deployment's", got.Status)
+		}
+		if len(got.Spec.Template.Spec.Containers) != 0 || len(got.Labels) != 0 || len(got.Annotations) != 0 {
+			return fmt.Errorf("cached Deployment keeps its spec (%d containers), labels %v or annotations of %d bytes",
+				len(got.Spec.Template.Spec.Containers), got.Labels, annotationBytes(got))
+		}
+		return nil
+	})
+	gotSvc := &corev1.Service{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), gotSvc); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(gotSvc.Annotations, map[string]string{"team": "a"}) || len(gotSvc.Spec.Ports) != 1 {
+		t.Errorf("cached Service: annotations %v, ports %v; want its own without kubectl's last-applied copy", slices.Sorted(maps.Keys(gotSvc.Annotations)), gotSvc.Spec.Ports)
 	}
 }
 

@@ -9,12 +9,14 @@ import (
 )
 
 // Kind is a kind of data-plane object, and how Gatewall reads back the
-// objects of the kind that exist: whole, for the kinds whose status it
+// objects of the kind that exist: typed, for the kinds whose status it
 // reads (a Deployment's progress, a Service's addresses), else their
 // metadata only (owner, labels, resourceVersion: all Apply and Remove
-// need). The manager caches only the metadata of ServiceAccounts,
-// ConfigMaps and Secrets: its watches see every tenant's, and tenants make
-// them many and large.
+// need). The manager's watches see every tenant's objects of these kinds,
+// as many and as large as tenants make them: it caches only the metadata of
+// ServiceAccounts, ConfigMaps and Secrets, and of a Deployment only its
+// metadata and status (nothing reads back a data plane's spec: Apply
+// compares resourceVersions).
 type Kind struct {
 	// Name is the kind, as in an object's TypeMeta.
 	Name string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,12 +23,14 @@ import (
 )
 
 // The tenants' objects TestTenantObjectsStayOutOfTheCache floods the cluster
-// with: 136 MiB in all.
+// with: 160 MiB in all.
 const (
 	floodSecrets       = 200
 	floodSecretSize    = 500 << 10
 	floodConfigMaps    = 100
 	floodConfigMapSize = 200 << 10 // its data, and again its annotation
+	floodDeployments   = 50
+	floodDeploymentEnv = 500 << 10
 	// heapBudget is how much the managers' live heap may grow meanwhile: a
 	// tenth of the flood (their metadata is a few hundred KiB).
 	heapBudget = 16 << 20
@@ -35,8 +38,8 @@ const (
 
 // TestTenantObjectsStayOutOfTheCache: Secrets and ConfigMaps that no
 // Gateway references, however many and large (with kubectl's copy of a
-// ConfigMap in its last-applied annotation), do not grow the managers' live
-// heap by their size, while a referenced Secret's and ConfigMap's rotation
+// ConfigMap in its last-applied annotation), and tenants' Deployments with
+// large pod templates, do not grow the managers' live heap by their size, while a referenced Secret's and ConfigMap's rotation
 // still reaches the Gateway's configuration and a provisioned data plane's
 // deleted ConfigMap and Secret are restored. Both managers of this process
 // are measured: the package's (a Gateway's certificate and client CA, PLM
@@ -86,10 +89,10 @@ func TestTenantObjectsStayOutOfTheCache(t *testing.T) {
 
 	after := liveHeap()
 	grown := int64(after) - int64(before)
-	t.Logf("live heap %d MiB before %d MiB of tenants' objects, %d MiB after (%+d KiB)",
-		before>>20, (floodSecrets*floodSecretSize+floodConfigMaps*2*floodConfigMapSize)>>20, after>>20, grown>>10)
+	t.Logf("live heap %d MiB before %d MiB of tenants' objects, %d MiB after (%+d KiB)", before>>20,
+		(floodSecrets*floodSecretSize+floodConfigMaps*2*floodConfigMapSize+floodDeployments*floodDeploymentEnv)>>20, after>>20, grown>>10)
 	if grown > heapBudget {
-		t.Errorf("the managers' live heap grew by %d MiB with tenants' Secrets and ConfigMaps no Gateway references, want at most %d MiB",
+		t.Errorf("the managers' live heap grew by %d MiB with tenants' Secrets, ConfigMaps and Deployments no Gateway references, want at most %d MiB",
 			grown>>20, heapBudget>>20)
 	}
 }
@@ -151,8 +154,8 @@ func update(t *testing.T, o client.Object, change func(client.Object)) {
 	})
 }
 
-// flood creates the tenants' Secrets and ConfigMaps in four namespaces of
-// their own, deleted when the test ends.
+// flood creates the tenants' Secrets, ConfigMaps and Deployments in four
+// namespaces of their own, deleted when the test ends.
 func flood(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -164,7 +167,7 @@ func flood(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, ns := range namespaces {
-			for _, o := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} {
+			for _, o := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}, &appsv1.Deployment{}} {
 				if err := env.Client.DeleteAllOf(ctx, o, client.InNamespace(ns)); err != nil && !apierrors.IsNotFound(err) {
 					t.Errorf("cleaning up %s: %v", ns, err)
 				}
@@ -183,6 +186,16 @@ func flood(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[i%len(namespaces)], Name: fmt.Sprintf("big-%d", i),
 				Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": text}},
 			Data: map[string]string{"blob": text},
+		})
+	}
+	for i := range floodDeployments {
+		labels := map[string]string{"app": fmt.Sprintf("big-%d", i)}
+		create(t, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[i%len(namespaces)], Name: fmt.Sprintf("big-%d", i)},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "app", Image: "busybox", Env: []corev1.EnvVar{
+						{Name: "BLOB", Value: base64.StdEncoding.EncodeToString(random(t, floodDeploymentEnv*3/4))}}}}}}},
 		})
 	}
 }
