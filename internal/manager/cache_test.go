@@ -34,8 +34,7 @@ func TestCacheHoldsMetadataOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	ctx := context.Background()
 	mgr, err := manager.New(env.Config, manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0", DataPlane: controller.NewHeldFiles(),
@@ -43,14 +42,7 @@ func TestCacheHoldsMetadataOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testenv.RunManager(t, mgr)
 	c := mgr.GetCache()
 
 	gatewayRef := metav1.OwnerReference{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: "gw", UID: "u1", Controller: ptr.To(true)}

@@ -142,15 +142,7 @@ func TestManagerAdmission(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- m.Start(runCtx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		})
+		testenv.RunManager(t, m)
 		class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "admission"},
 			Spec: gatewayv1.GatewayClassSpec{ControllerName: "gatewall.test/admission"}}
 		led := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "led"},
