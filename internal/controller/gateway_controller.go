@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
+	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
@@ -69,6 +68,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.DataPlane.Forget(req.NamespacedName)
 		r.forgetTranslation(req.NamespacedName)
+		r.Config.Referenced.Forget(req.NamespacedName)
 		r.dataPlaneEvents.forget(req.NamespacedName)
 		metrics.ForgetGateway(req.NamespacedName)
 		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, func(ctx context.Context) error {
@@ -251,8 +251,9 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).For(&gatewayv1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if r.Provisioning != nil {
 		// Drift in a data plane's objects, and its Service's address, reconcile the Gateway.
-		b = b.Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).Owns(&corev1.ConfigMap{}).
-			Owns(&corev1.Secret{}) // the agents' CA
+		for _, k := range provisioner.Kinds {
+			b = b.Owns(k.Object())
+		}
 	}
 	return r.watches(b).
 		Named("gateway").

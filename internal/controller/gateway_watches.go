@@ -31,8 +31,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfService)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSlice)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret)).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfConfigMap)).
+		// Only the metadata of Secrets and ConfigMaps is cached (Referenced).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret), builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfConfigMap), builder.OnlyMetadata).
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))

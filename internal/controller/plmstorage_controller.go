@@ -41,9 +41,11 @@ type PLMStorageConfig struct {
 // pending bundles say what is missing. Settings that cannot be used later
 // leave the previous ones in force.
 type PLMStorageReconciler struct {
-	client.Client
-	Config  PLMStorageConfig
-	Storage StorageSettings
+	// APIReader reads the Secrets from the API server: the manager caches
+	// only the metadata of Secrets.
+	APIReader client.Reader
+	Config    PLMStorageConfig
+	Storage   StorageSettings
 }
 
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -71,7 +73,7 @@ func (r *PLMStorageReconciler) apply(ctx context.Context) (string, error) {
 			return nil, nil
 		}
 		s := &corev1.Secret{}
-		if err := r.Get(ctx, *k, s); err != nil {
+		if err := r.APIReader.Get(ctx, *k, s); err != nil {
 			return nil, fmt.Errorf("reading Secret %s: %w", k, err)
 		}
 		return s, nil
@@ -143,7 +145,7 @@ func (r *PLMStorageReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	names := r.names()
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return names[client.ObjectKeyFromObject(o)] })
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&corev1.Secret{}, builder.WithPredicates(ours)).
+		For(&corev1.Secret{}, builder.OnlyMetadata, builder.WithPredicates(ours)).
 		Named("plmstorage").
 		Complete(r)
 }

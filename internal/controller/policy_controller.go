@@ -99,7 +99,9 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		case "ReferenceGrant":
 			b = b.Watches(&gatewayv1beta1.ReferenceGrant{}, all)
 		case "ConfigMap":
-			b = b.Watches(&corev1.ConfigMap{}, all)
+			// Only a ConfigMap a BackendTLSPolicy takes CAs from (the one
+			// kind that reads ConfigMaps): tenants change theirs often.
+			b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfConfigMap), builder.OnlyMetadata)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
 			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
 				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
@@ -117,6 +119,15 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			policiesOfGateway(r.Client, r.Config, r.Kind)))
 	}
 	return b.Named(strings.ToLower(r.Kind.Name())).Complete(r)
+}
+
+// policiesOfConfigMap is every policy of the kind when a BackendTLSPolicy
+// takes CA certificates from the ConfigMap, else none.
+func (r *PolicyReconciler) policiesOfConfigMap(ctx context.Context, cm client.Object) []reconcile.Request {
+	if !backendTLSConfigMap(ctx, r.Client, cm) {
+		return nil
+	}
+	return r.allPolicies(ctx, cm)
 }
 
 func (r *PolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {

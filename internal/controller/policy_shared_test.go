@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -43,5 +44,37 @@ func TestPoliciesOfGateway(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("policies of gw1: %v, want %v", got, want)
+	}
+}
+
+// TestPoliciesOfConfigMap: a ConfigMap change wakes the BackendTLSPolicies
+// only when one of its namespace takes CA certificates from it: tenants'
+// other ConfigMaps change often.
+func TestPoliciesOfConfigMap(t *testing.T) {
+	policy1 := &gatewayv1.BackendTLSPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1"},
+		Spec: gatewayv1.BackendTLSPolicySpec{Validation: gatewayv1.BackendTLSPolicyValidation{
+			CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "ca"}}}},
+	}
+	policy2 := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "p2"}}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(policy1, policy2).Build()
+	r := &PolicyReconciler{Client: c, Kind: policy.KindNamed("BackendTLSPolicy")}
+	configMap := func(ns, name string) *metav1.PartialObjectMetadata {
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		cm   *metav1.PartialObjectMetadata
+		want int
+	}{
+		{"a policy's CA ConfigMap wakes every policy", configMap("ns", "ca"), 2},
+		{"a tenant's other ConfigMap wakes none", configMap("ns", "app-config"), 0},
+		{"a ConfigMap of the same name in another namespace wakes none", configMap("other", "ca"), 0},
+	} {
+		if got := r.policiesOfConfigMap(context.Background(), c.cm); len(got) != c.want {
+			t.Errorf("%s: %v, want %d requests", c.name, got, c.want)
+		}
 	}
 }

@@ -20,8 +20,14 @@ import (
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
+// Data planes are written with server-side apply (create, patch), watched
+// for drift (list, watch; Secrets, ConfigMaps and ServiceAccounts as
+// metadata), read by name before they are taken for Gatewall's (get), and
+// deleted when their Gateway moves to another class (delete: while the
+// Gateway lives, garbage collection does not). config/rbac's
+// ValidatingAdmissionPolicies narrow these rights to data planes.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps;secrets,verbs=get;list;watch;create;patch;delete
 // Owner references block the Gateway's deletion (blockOwnerDeletion), which
 // clusters enforcing OwnerReferencesPermissionEnforcement allow only to
 // those who may update the Gateway's finalizers.

@@ -46,6 +46,10 @@ type Config struct {
 	// Translations are the Gateways' last translations, shared by the
 	// reconcilers (Setup makes them when nil).
 	Translations *Translations
+	// Referenced reads the Secrets and ConfigMaps Gateways, ListenerSets
+	// and policies reference (Setup makes it when nil, on the manager's
+	// cache and API reader).
+	Referenced *Referenced
 }
 
 // policyKinds are the kinds of policy.Kinds whose CRD is installed:
@@ -63,6 +67,9 @@ func (c Config) policyKinds() []policy.Kind {
 func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
 	if cfg.Translations == nil {
 		cfg.Translations = NewTranslations()
+	}
+	if cfg.Referenced == nil {
+		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
 	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.TLSRoutes)
 	if err := mgr.Add(statuses); err != nil {

@@ -23,8 +23,14 @@ import (
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
 // class, the ListenerSets that name it, the routes that name either, the
-// Services, EndpointSlices and Secrets those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
+// Services, EndpointSlices, Secrets and ConfigMaps those reference, and the
+// (few) ReferenceGrants, Namespaces and NginxProxies.
+//
+// The Secrets and ConfigMaps come from cfg.Referenced, which keeps their
+// content while the Gateway's last snapshot read them.
 func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
+	refs := cfg.Referenced.reads()
+	defer refs.done(client.ObjectKeyFromObject(gw))
 	in := graph.NewInput(cfg.ControllerName)
 	in.PLMGroup = cfg.PLMGroup
 	in.WAFModule = cfg.WAFModule
@@ -77,13 +83,13 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	}
 	for _, s := range secrets {
 		ns, name := splitNsName(s)
-		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); err != nil {
+		if err := addReferenced(ctx, in, refs.secret, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
 			return nil, err
 		}
 	}
 	for _, cm := range gatewayConfigMaps(gw) {
 		ns, name := splitNsName(cm)
-		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.ConfigMap{}); err != nil {
+		if err := addReferenced(ctx, in, refs.configMap, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
 			return nil, err
 		}
 	}
@@ -95,10 +101,23 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	if err := addPolicies(ctx, c, cfg, in); err != nil {
 		return nil, err
 	}
-	if err := addBackendTLSConfigMaps(ctx, c, in); err != nil {
+	if err := addBackendTLSConfigMaps(ctx, in, refs); err != nil {
 		return nil, err
 	}
 	return in, nil
+}
+
+// addReferenced adds the Secret or ConfigMap read returns, if it exists.
+func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read func(context.Context, types.NamespacedName) (T, error), key types.NamespacedName) error {
+	o, err := read(ctx, key)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	in.Add(o)
+	return nil
 }
 
 // addRoutes adds the HTTPRoutes, GRPCRoutes and TLSRoutes matching opts, and records
@@ -149,20 +168,15 @@ func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input
 
 // addBackendTLSConfigMaps adds the ConfigMaps the snapshot's
 // BackendTLSPolicies take CA certificates from.
-func addBackendTLSConfigMaps(ctx context.Context, c client.Reader, in *graph.Input) error {
+func addBackendTLSConfigMaps(ctx context.Context, in *graph.Input, refs *refReads) error {
 	for _, p := range in.BackendTLSPolicies {
 		for _, ref := range p.Spec.Validation.CACertificateRefs {
 			if ref.Group != "" || ref.Kind != "ConfigMap" {
 				continue
 			}
-			cm := &corev1.ConfigMap{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}, cm); err != nil {
-				if apierrors.IsNotFound(err) {
-					continue
-				}
-				return fmt.Errorf("reading ConfigMap %s/%s: %w", p.Namespace, ref.Name, err)
+			if err := addReferenced(ctx, in, refs.configMap, types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}); err != nil {
+				return err
 			}
-			in.Add(cm)
 		}
 	}
 	return nil

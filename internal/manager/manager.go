@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -45,6 +44,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	// Objects of Gatewall's CRDs that do not decode are read as marked
 	// stubs (stubTransport), so that one cannot stop a whole informer.
 	s := scheme.New()
+	cacheOpts, err := cacheOptions(s)
+	if err != nil {
+		return nil, fmt.Errorf("cache options: %w", err)
+	}
 	mgr, err := ctrl.NewManager(StubConfig(cfg, s), ctrl.Options{
 		Scheme:                  s,
 		Metrics:                 metricsOptions(opts),
@@ -58,11 +61,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// A manager may be started again in the same process (the local
 		// runtime restarts it; tests do): its controllers keep their names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		// Nothing reads the cached objects' managedFields (server-side
-		// apply sends what Gatewall wants; unchanged objects are found by
-		// resourceVersion): dropping them keeps thousands of routes'
-		// field ownership out of the manager's memory.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:      cacheOpts,
+		NewCache:   newCache,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

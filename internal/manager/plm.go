@@ -74,7 +74,7 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 		}
 	}
 	if cfg.Credentials != nil || cfg.CA != nil || cfg.ClientSSL != nil {
-		r := &controller.PLMStorageReconciler{Client: mgr.GetClient(), Config: cfg, Storage: f}
+		r := &controller.PLMStorageReconciler{APIReader: mgr.GetAPIReader(), Config: cfg, Storage: f}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
 		}

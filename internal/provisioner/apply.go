@@ -77,10 +77,11 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Ow
 // checkOwner returns the object that stands where o goes (nil when none),
 // or a *NotOwnedError when it is not gw's data plane made by owner.
 func checkOwner(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, o client.Object) (client.Object, error) {
-	have, ok := o.DeepCopyObject().(client.Object)
+	k, ok := kindOf(o)
 	if !ok {
-		return nil, fmt.Errorf("%T is not an object", o)
+		return nil, fmt.Errorf("%T %s is not of a data-plane kind", o, o.GetName())
 	}
+	have := k.Object()
 	key := client.ObjectKeyFromObject(o)
 	err := c.Get(ctx, key, have)
 	if apierrors.IsNotFound(err) && confirm != nil {

@@ -7,5 +7,7 @@
 // Objects builds the objects from the effective NginxProxy and is pure;
 // Apply writes them with server-side apply, so drift is corrected on every
 // reconcile, but never over an object the Gateway does not control; Remove
-// deletes only objects the Gateway controls.
+// deletes only objects the Gateway controls. Both read back existing
+// objects as Kinds says: ServiceAccounts, ConfigMaps and Secrets as their
+// metadata only.
 package provisioner

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,30 +24,24 @@ func Remove(ctx context.Context, c client.Client, owner Owner, gw *gatewayv1.Gat
 	for _, o := range keep {
 		kept[kind(o)+"/"+o.GetName()] = true
 	}
-	for _, k := range []struct {
-		kind string
-		list client.ObjectList
-	}{
-		{"Deployment", &appsv1.DeploymentList{}}, {"Service", &corev1.ServiceList{}},
-		{"ServiceAccount", &corev1.ServiceAccountList{}}, {"ConfigMap", &corev1.ConfigMapList{}},
-		{"Secret", &corev1.SecretList{}},
-	} {
-		if err := c.List(ctx, k.list, client.InNamespace(gw.Namespace), client.MatchingLabels{GatewayNameLabel: gw.Name}); err != nil {
-			return fmt.Errorf("listing %ss of Gateway %s/%s: %w", k.kind, gw.Namespace, gw.Name, err)
+	for _, k := range Kinds {
+		list := k.List()
+		if err := c.List(ctx, list, client.InNamespace(gw.Namespace), client.MatchingLabels{GatewayNameLabel: gw.Name}); err != nil {
+			return fmt.Errorf("listing %ss of Gateway %s/%s: %w", k.Name, gw.Namespace, gw.Name, err)
 		}
-		items, err := meta.ExtractList(k.list)
+		items, err := meta.ExtractList(list)
 		if err != nil {
 			return err
 		}
 		for _, item := range items {
 			o, ok := item.(client.Object)
-			if !ok || kept[k.kind+"/"+o.GetName()] || !owner.Owns(gw, o) {
+			if !ok || kept[k.Name+"/"+o.GetName()] || !owner.Owns(gw, o) {
 				continue
 			}
 			uid := o.GetUID()
 			err := c.Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return fmt.Errorf("deleting %s %s/%s: %w", k.kind, o.GetNamespace(), o.GetName(), err)
+				return fmt.Errorf("deleting %s %s/%s: %w", k.Name, o.GetNamespace(), o.GetName(), err)
 			}
 		}
 	}

@@ -35,10 +35,12 @@ func TestDeployManifests(t *testing.T) {
 	}
 	// CRDs: NginxProxy and one per policy kind of Gatewall's API (the
 	// engine's other kinds are the Gateway API's); ClusterRoles: the manager's and the metrics reader's;
-	// Services: the agent server's and the metrics'.
+	// Services: the agent server's and the metrics'; admission policies
+	// (and their bindings): the manager's writes, pods, Services and Secrets.
 	for kind, want := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 1 + gatewallKinds(), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
+		"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4,
 	} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)

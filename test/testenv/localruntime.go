@@ -143,23 +143,25 @@ func (l *Local) Refusals(ctx context.Context) []string {
 }
 
 // Stop fails when a manager pod logged that the API server refused it
-// (Gatewall's RBAC, config/rbac, misses a permission), then stops the
-// runtime. The node keeps every pod's log in its state directory.
+// (Gatewall's RBAC, config/rbac, misses a permission, or its admission
+// policies refuse what the manager writes), then stops the runtime. The node keeps every pod's log in its state directory.
 func (l *Local) Stop() error {
 	forbidden := l.Refusals(context.Background())
 	var errs []error
 	if len(forbidden) > 0 {
-		errs = append(errs, fmt.Errorf("%s: the API server refused the manager (config/rbac misses a permission):\n%s",
+		errs = append(errs, fmt.Errorf("%s: the API server refused the manager (config/rbac misses a permission or its admission policies refuse what it writes):\n%s",
 			l.name, strings.Join(forbidden, "\n")))
 	}
 	return errors.Join(append(errs, l.Runtime.Stop())...)
 }
 
 // refused says whether a log line is of a request the API server refused
-// the manager (quotes in it may be escaped: klog and zap quote messages).
+// the manager: by RBAC, or by config/rbac's admission policies (quotes in it
+// may be escaped: klog and zap quote messages).
 func refused(line string) bool {
-	return strings.Contains(line, "forbidden: User ") &&
+	rbac := strings.Contains(line, "forbidden: User ") &&
 		strings.Contains(line, "system:serviceaccount:"+localrun.ManagerNamespace+":")
+	return rbac || strings.Contains(line, "ValidatingAdmissionPolicy") && strings.Contains(line, "denied request")
 }
 
 // keepForbidden records the refused requests the current manager pods logged.

@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -105,4 +107,19 @@ func Run(m *testing.M, into **Env, extra ...func() (func(), error)) int {
 		defer stop()
 	}
 	return m.Run()
+}
+
+// RunManager starts a controller-runtime manager until the test ends, and
+// fails the test if it stops with an error.
+func RunManager(t testing.TB, mgr manager.Manager) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
 }

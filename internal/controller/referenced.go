@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Referenced reads the Secrets and ConfigMaps that Gateways, ListenerSets
+// and policies reference. The manager caches only the metadata of Secrets
+// and ConfigMaps: its watches see every tenant's, and in full they were as
+// large as tenants made them. Referenced reads the content of a referenced
+// one from the API server, and keeps it while some Gateway's last snapshot
+// read it, reading it again when the cached resourceVersion moves (so a
+// rotated certificate takes effect without a restart, as before: the
+// metadata watch wakes the Gateways that use it).
+//
+// The objects it returns are shared: nothing may modify them (translation
+// only reads its input).
+type Referenced struct {
+	// meta reads the cached metadata (metav1.PartialObjectMetadata).
+	meta client.Reader
+	// api reads objects from the API server.
+	api client.Reader
+
+	mu sync.Mutex
+	// objects are the content of the objects Gateways' snapshots read.
+	objects map[refKey]client.Object
+	// users are, per Gateway, the objects its last snapshot read, and refs
+	// how many Gateways' last snapshots read each object.
+	users map[types.NamespacedName]map[refKey]bool
+	refs  map[refKey]int
+}
+
+// refKey names a Secret or a ConfigMap.
+type refKey struct {
+	kind string
+	key  types.NamespacedName
+}
+
+// NewReferenced reads metadata from meta (the manager's cache) and content
+// from api (the API server).
+func NewReferenced(meta, api client.Reader) *Referenced {
+	return &Referenced{meta: meta, api: api, objects: map[refKey]client.Object{},
+		users: map[types.NamespacedName]map[refKey]bool{}, refs: map[refKey]int{}}
+}
+
+// refReads are the objects one snapshot of a Gateway reads.
+type refReads struct {
+	r    *Referenced
+	read map[refKey]bool
+}
+
+// reads starts a snapshot's reads; its done records them.
+func (r *Referenced) reads() *refReads { return &refReads{r: r, read: map[refKey]bool{}} }
+
+// secret returns a Secret's content; a Secret that does not exist is a
+// NotFound error.
+func (s *refReads) secret(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
+	o, err := s.get(ctx, refKey{kind: "Secret", key: key}, &corev1.Secret{})
+	if err != nil {
+		return nil, err
+	}
+	return o.(*corev1.Secret), nil
+}
+
+// configMap returns a ConfigMap's content; a ConfigMap that does not exist
+// is a NotFound error.
+func (s *refReads) configMap(ctx context.Context, key types.NamespacedName) (*corev1.ConfigMap, error) {
+	o, err := s.get(ctx, refKey{kind: "ConfigMap", key: key}, &corev1.ConfigMap{})
+	if err != nil {
+		return nil, err
+	}
+	return o.(*corev1.ConfigMap), nil
+}
+
+func (s *refReads) get(ctx context.Context, k refKey, empty client.Object) (client.Object, error) {
+	o, err := s.r.get(ctx, k, empty)
+	if err == nil {
+		s.read[k] = true
+	}
+	return o, err
+}
+
+// done records what the snapshot of gw read (Referenced.retain).
+func (s *refReads) done(gw types.NamespacedName) { s.r.retain(gw, s.read) }
+
+// get returns the content of k at the resourceVersion the cache has (or
+// newer), from memory when it has that version, else into empty.
+func (r *Referenced) get(ctx context.Context, k refKey, empty client.Object) (client.Object, error) {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(k.kind))
+	if err := r.meta.Get(ctx, k.key, m); err != nil {
+		if !apierrors.IsNotFound(err) {
+			err = fmt.Errorf("reading the metadata of %s %s: %w", k.kind, k.key, err)
+		}
+		return nil, err
+	}
+	r.mu.Lock()
+	o := r.objects[k]
+	r.mu.Unlock()
+	if o != nil && o.GetResourceVersion() == m.ResourceVersion {
+		return o, nil
+	}
+	if err := r.api.Get(ctx, k.key, empty); err != nil {
+		if !apierrors.IsNotFound(err) {
+			err = fmt.Errorf("reading %s %s: %w", k.kind, k.key, err)
+		}
+		return nil, err
+	}
+	r.mu.Lock()
+	r.objects[k] = empty
+	r.mu.Unlock()
+	return empty, nil
+}
+
+// retain records the objects a Gateway's snapshot read, instead of those
+// its previous snapshot read, and forgets the content of each object that
+// no Gateway's last snapshot read any more. An object read by a snapshot
+// still under way is kept: its snapshot's retain counts it. Nothing read
+// forgets a deleted Gateway.
+func (r *Referenced) retain(gw types.NamespacedName, read map[refKey]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before := r.users[gw]
+	for k := range read {
+		if !before[k] {
+			r.refs[k]++
+		}
+	}
+	for k := range before {
+		if read[k] {
+			continue
+		}
+		if r.refs[k]--; r.refs[k] <= 0 {
+			delete(r.refs, k)
+			delete(r.objects, k)
+		}
+	}
+	if len(read) == 0 {
+		delete(r.users, gw)
+	} else {
+		r.users[gw] = read
+	}
+}
+
+// Forget forgets what the snapshots of a deleted Gateway read.
+func (r *Referenced) Forget(gw types.NamespacedName) { r.retain(gw, nil) }
+
+// held is how many objects' content r holds, for tests.
+func (r *Referenced) held() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.objects)
+}
