@@ -2,7 +2,10 @@
 // real NGINX: the configuration rendered for a Gateway by the manager's own
 // pipeline, the endpoints handed to it by the data plane's own endpoints
 // client code (endpointfeed.NGINX), backends that answer, refuse, drop
-// packets or answer slowly, and requests that must all succeed. Each
+// packets or answer slowly, and requests that must all succeed. The same
+// harness checks what the rendered locations do with requests where a
+// status claims it (bodysize_test.go: body limits on routes matched by a
+// header, query parameter or method). Each
 // NGINX runs in private mount and network namespaces (nothing touches the
 // host's ports); the backends listen on loopback addresses inside them.
 package balancer
