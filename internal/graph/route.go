@@ -62,6 +62,22 @@ type Attachment struct {
 // Attached says whether the route attached to at least one listener.
 func (p *ParentRef) Attached() bool { return len(p.Attachments) > 0 }
 
+// WantsH2C says whether clients of a route may speak HTTP/2 without TLS:
+// gRPC clients do, and so may those of an HTTPRoute passing to h2c
+// backends. A cleartext port with such a route takes HTTP/2 connections
+// beside HTTP/1.x ones.
+func (r *Route) WantsH2C() bool {
+	if r.Kind == KindGRPCRoute {
+		return true
+	}
+	for _, rule := range r.ValidRules() {
+		if rule.H2C {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidRules returns the rules that are configured.
 func (r *Route) ValidRules() []*Rule {
 	var out []*Rule

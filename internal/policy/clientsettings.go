@@ -2,10 +2,14 @@ package policy
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -24,10 +28,69 @@ var clientSettingsKind Kind = &inherited[ClientSettings]{
 	newList:      func() client.ObjectList { return &v1alpha1.ClientSettingsPolicyList{} },
 	parse:        parseClientSettings,
 	gateway:      func(gw ClientSettings) ([]string, error) { return gw.directives(), nil },
-	route: func(rt routeTarget[ClientSettings]) ([]string, *targetIssue) {
-		// Every directive is valid in a location, whatever the pass.
-		return rt.local.directives(), nil
-	},
+	route:        routeClientSettings,
+}
+
+// routeClientSettings renders a route's own client settings for its
+// locations, where every directive is valid whatever the pass. But NGINX
+// reads the keep-alive settings of an HTTP/2 connection from the server
+// the connection arrived at (the Gateway's settings, at http level), never
+// from a location: a route's keepAlive governs its HTTP/1.x connections
+// only. A GRPCRoute has none (gRPC runs over HTTP/2), so it gets no
+// keep-alive directives; an HTTPRoute whose clients may speak HTTP/2 keeps
+// them for its HTTP/1.x clients. The policy says which.
+func routeClientSettings(rt routeTarget[ClientSettings]) ([]string, *targetIssue) {
+	local := rt.local
+	set := local.keepAliveFields()
+	if len(set) == 0 {
+		return local.directives(), nil
+	}
+	why := "NGINX keeps an HTTP/2 connection alive by the settings of the server it arrived at (the keepAlive of the Gateway's ClientSettingsPolicy, else NGINX's defaults), never by a route's"
+	if rt.ref.Kind == graph.KindGRPCRoute {
+		return local.withoutKeepAlive().directives(), &targetIssue{target: rt.ref,
+			msg: fmt.Sprintf("keepAlive (%s) cannot apply to %s: gRPC runs over HTTP/2, and %s", strings.Join(set, ", "), rt.ref, why)}
+	}
+	if ls := http2Listeners(rt.g, rt.route); len(ls) > 0 {
+		return local.directives(), &targetIssue{target: rt.ref,
+			msg: fmt.Sprintf("keepAlive (%s) of %s governs its HTTP/1.x connections only: its clients may speak HTTP/2 on %s %s, and %s",
+				strings.Join(set, ", "), rt.ref, plural(len(ls), "listener", "listeners"), strings.Join(ls, ", "), why)}
+	}
+	return local.directives(), nil
+}
+
+// http2Listeners are the listeners (IDs, sorted) of a route on which its
+// clients may speak HTTP/2: its HTTPS listeners (clients negotiate h2),
+// and its HTTP listeners on a port where some route wants h2c (NGINX then
+// takes HTTP/2 connections there beside HTTP/1.x ones).
+func http2Listeners(g *Gateway, r *graph.Route) []string {
+	h2cPorts := map[gatewayv1.PortNumber]bool{}
+	for _, other := range g.attached {
+		if !other.WantsH2C() {
+			continue
+		}
+		for _, p := range other.Parents {
+			for _, a := range p.Attachments {
+				if a.Listener.Valid {
+					h2cPorts[a.Listener.Source.Port] = true
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range r.Parents {
+		for _, a := range p.Attachments {
+			l := a.Listener
+			h2 := l.Source.Protocol == gatewayv1.HTTPSProtocolType ||
+				(l.Source.Protocol == gatewayv1.HTTPProtocolType && h2cPorts[l.Source.Port])
+			if l.Valid && h2 && !seen[l.ID] {
+				seen[l.ID] = true
+				out = append(out, l.ID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // MinTimeoutIgnored is what a ClientSettingsPolicy with keepAlive.minTimeout
@@ -112,6 +175,18 @@ func (s ClientSettings) fields() []string {
 		{"keepAlive.time", s.Time != nil},
 		{"keepAlive.timeout", s.Timeout != nil},
 	})
+}
+
+// keepAliveFields names the fields of keepAlive that are set (minTimeout
+// is never rendered: MinTimeoutIgnored).
+func (s ClientSettings) keepAliveFields() []string {
+	return setFields([]fieldSet{{"requests", s.Requests != nil}, {"time", s.Time != nil}, {"timeout", s.Timeout != nil}})
+}
+
+// withoutKeepAlive are the settings with the keep-alive fields unset.
+func (s ClientSettings) withoutKeepAlive() ClientSettings {
+	s.Requests, s.Time, s.Timeout = nil, nil, nil
+	return s
 }
 
 func (s ClientSettings) overlay(o ClientSettings) ClientSettings {

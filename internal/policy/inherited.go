@@ -76,6 +76,9 @@ type routeTarget[S any] struct {
 	gw      S
 	gwNames string
 	gwKey   types.NamespacedName
+	// g is the Gateway, for what a route's outcome depends on beyond the
+	// route (the other routes on its ports).
+	g *Gateway
 }
 
 // from names where a route's effective settings come from, for messages.
@@ -181,7 +184,7 @@ func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		}
 		local := merged(rp)
 		dirs, issue := k.route(routeTarget[S]{ref: ref, route: g.attached[ref], local: local, names: policyNames(rp),
-			gw: gw, gwNames: gwNames, gwKey: g.Key})
+			gw: gw, gwNames: gwNames, gwKey: g.Key, g: g})
 		report(rp, issue)
 		if len(dirs) > 0 {
 			res.Routes[ref] = dirs

@@ -66,7 +66,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 				for _, h := range a.Hostnames {
 					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
 				}
-				grpc = grpc || wantsH2C(r)
+				grpc = grpc || r.WantsH2C()
 			}
 		}
 	}
@@ -172,20 +172,6 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 		}
 		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{d("return", "421")}}}
 	}
-}
-
-// wantsH2C says whether clients of a route may speak HTTP/2 without TLS: gRPC
-// clients do, and so may those of an HTTPRoute passing to h2c backends.
-func wantsH2C(r *graph.Route) bool {
-	if r.Kind == graph.KindGRPCRoute {
-		return true
-	}
-	for _, rule := range r.ValidRules() {
-		if rule.H2C {
-			return true
-		}
-	}
-	return false
 }
 
 // mostSpecificListener returns the listener whose hostname best matches h:
