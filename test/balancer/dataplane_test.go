@@ -103,7 +103,7 @@ func upstreamID(svc string) string { return config.UpstreamID("ns_" + svc + "_80
 
 // dataPlane is one NGINX running the Gateway's configuration.
 type dataPlane struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	out    *syncBuffer
 	client *http.Client
@@ -130,7 +130,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func requireTools(t *testing.T) {
+func requireTools(t testing.TB) {
 	t.Helper()
 	if err := nginxtest.Available(); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func requireTools(t *testing.T) {
 }
 
 // renderFiles renders the Gateway with the manager's pipeline.
-func renderFiles(t *testing.T, extra string) []config.File {
+func renderFiles(t testing.TB, extra string) []config.File {
 	t.Helper()
 	objs, err := manifest.Decode([]byte(manifests + extra))
 	if err != nil {
@@ -167,7 +167,7 @@ func renderFiles(t *testing.T, extra string) []config.File {
 
 // startDataPlane starts NGINX on files in its own namespaces and waits
 // until it listens.
-func startDataPlane(t *testing.T, files []config.File) *dataPlane {
+func startDataPlane(t testing.TB, files []config.File) *dataPlane {
 	t.Helper()
 	return startDataPlaneWithState(t, files, nil)
 }
@@ -175,7 +175,7 @@ func startDataPlane(t *testing.T, files []config.File) *dataPlane {
 // startDataPlaneWithState starts NGINX as a pod's container restarted:
 // the endpoints client's state file (state, unless nil) is in its run
 // directory already.
-func startDataPlaneWithState(t *testing.T, files []config.File, state []byte) *dataPlane {
+func startDataPlaneWithState(t testing.TB, files []config.File, state []byte) *dataPlane {
 	t.Helper()
 	requireTools(t)
 	root := t.TempDir()
@@ -288,7 +288,7 @@ func (d *dataPlane) count(s string) int { return strings.Count(d.out.String(), s
 
 func (d *dataPlane) eventually(what string, cond func() bool) {
 	d.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("timed out waiting for %s", what)
