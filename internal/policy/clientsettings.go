@@ -2,13 +2,16 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -29,6 +32,70 @@ var clientSettingsKind Kind = &inherited[ClientSettings]{
 	parse:        parseClientSettings,
 	gateway:      func(gw ClientSettings) ([]string, error) { return gw.directives(), nil },
 	route:        routeClientSettings,
+	admit:        admitClientSettings,
+}
+
+// admitClientSettings checks a Gateway's body budgets. A policy's
+// body.bufferSize is held in memory for each connection a worker may have
+// (workerConnections): it must fit BodyBufferBudget (NGINX's own 16k
+// always does). A route's policy may not set body.maxSize over
+// MaxBodySizeCeiling, or the Gateway's own maxSize when that is larger (0:
+// none), a body larger than its buffer being written to the data plane's
+// disk; a GRPCRoute's may (grpc_pass streams bodies to the backend).
+func admitClientSettings(g *Gateway, here []*state[ClientSettings]) map[*state[ClientSettings]]string {
+	out := map[*state[ClientSettings]]string{}
+	conns := int64(ptr.Deref(g.NginxProxy.WorkerConnections, v1alpha2.DefaultWorkerConnections))
+	bufferCap := max(BodyBufferBudget/conns, nginxBodyBuffer)
+	gwRef := gatewayRef(g)
+	ceiling := MaxBodySizeCeiling // 0: none
+	bufferOver := func(s *state[ClientSettings]) string {
+		n := bytesOf(s.settings.BufferSize)
+		if n <= bufferCap {
+			return ""
+		}
+		return fmt.Sprintf("body.bufferSize %s would let NGINX hold %s of request bodies in memory in each worker of Gateway %s (%s for each of its %d connections, workerConnections), over its budget of %s per worker: at most %s here",
+			*s.settings.BufferSize, readable(n*conns), g.Key, *s.settings.BufferSize, conns, readable(BodyBufferBudget), readable(bufferCap))
+	}
+	for _, s := range here { // the Gateway's own first: they set the ceiling
+		if !slices.Contains(s.targets, gwRef) {
+			continue
+		}
+		if why := bufferOver(s); why != "" {
+			out[s] = why
+			continue
+		}
+		if m := s.settings.MaxSize; m != nil && ceiling != 0 {
+			if n := bytesOf(m); n == 0 || n > ceiling {
+				ceiling = n
+			}
+		}
+	}
+	for _, s := range here {
+		if slices.Contains(s.targets, gwRef) {
+			continue
+		}
+		if why := bufferOver(s); why != "" {
+			out[s] = why
+			continue
+		}
+		m := s.settings.MaxSize
+		if m == nil || ceiling == 0 || slices.ContainsFunc(s.targets, func(t TargetRef) bool { return t.Kind == graph.KindGRPCRoute }) {
+			continue
+		}
+		if n := bytesOf(m); n == 0 || n > ceiling {
+			out[s] = fmt.Sprintf("body.maxSize %s is over the largest request body a route's policy may allow on Gateway %s, %s: a body larger than its buffer is written to the data plane's disk (a ClientSettingsPolicy on the Gateway with a larger maxSize raises it)",
+				bodyLimit(*m), g.Key, readable(ceiling))
+		}
+	}
+	return out
+}
+
+// bodyLimit names a maxSize in messages.
+func bodyLimit(m string) string {
+	if m == "0" {
+		return "0 (no limit)"
+	}
+	return readable(bytesOf(&m))
 }
 
 // routeClientSettings renders a route's own client settings for its

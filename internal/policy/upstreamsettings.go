@@ -56,6 +56,7 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	used := proxiedServices(g)
 	passed := tlsRouteServices(g)
 	merged := map[types.NamespacedName]UpstreamSettings{}
+	zones := &ledger{what: "UpstreamSettingsPolicy zones", limit: UpstreamZoneBudget}
 	for _, s := range decide(in, k.Name(), parseUpstreamSettings) {
 		var here []types.NamespacedName
 		v := &verdict{}
@@ -71,7 +72,7 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 				continue
 			}
 			here = append(here, t.Key)
-			if s.settings.UseClusterIP != nil && *s.settings.UseClusterIP && used[t.Key].ClusterIP == "" {
+			if s.settings.UseClusterIP != nil && *s.settings.UseClusterIP && used[t.Key].backend.ClusterIP == "" {
 				if i := noClusterIPIssue(t, in.Services[t.Key]); i != nil {
 					v.issues = append(v.issues, *i)
 				}
@@ -85,6 +86,15 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		res.Outcomes[key] = o
 		if s.rejected != nil {
 			o.Accepted = *s.rejected
+			continue
+		}
+		// A zone for each upstream of each of its Services here.
+		var zoneBytes int64
+		for _, svc := range here {
+			zoneBytes += bytesOf(s.settings.ZoneSize) * int64(len(used[svc].upstreams))
+		}
+		if why, ok := zones.spend(policyName(s.policy), zoneBytes, g); !ok {
+			o.Accepted = *overBudget(why)
 			continue
 		}
 		o.Accepted, o.Partial = v.outcome()
@@ -136,17 +146,27 @@ func tlsRouteIssue(t TargetRef, routes []TargetRef, only bool) targetIssue {
 		"on %s, the connections of %s are not covered: %s", t, list, why)}
 }
 
-// proxiedServices are the Services whose upstreams the Gateway's
-// configuration has, each with one of its valid backends (they share the
-// Service's cluster IP): the backends and mirrors of its attached
-// HTTPRoutes and GRPCRoutes.
-func proxiedServices(g *Gateway) map[types.NamespacedName]*graph.Backend {
-	out := map[types.NamespacedName]*graph.Backend{}
+// proxied is a Service whose upstreams the Gateway's configuration has:
+// one of its valid backends (they share the Service's cluster IP), and its
+// upstreams (one per port, and per port spoken to with h2c).
+type proxied struct {
+	backend   *graph.Backend
+	upstreams map[string]bool
+}
+
+// proxiedServices are the Services the backends and mirrors of the
+// Gateway's attached HTTPRoutes and GRPCRoutes proxy to.
+func proxiedServices(g *Gateway) map[types.NamespacedName]*proxied {
+	out := map[types.NamespacedName]*proxied{}
 	for _, r := range g.attached {
 		eachBackend(r, func(b *graph.Backend) {
-			if b.Valid {
-				out[b.Service] = b
+			if !b.Valid {
+				return
 			}
+			if out[b.Service] == nil {
+				out[b.Service] = &proxied{backend: b, upstreams: map[string]bool{}}
+			}
+			out[b.Service].upstreams[fmt.Sprintf("%d/%t", b.Port, b.Protocol == graph.ProtocolH2C)] = true
 		})
 	}
 	return out

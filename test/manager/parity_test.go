@@ -119,6 +119,7 @@ var parityCases = []parityCase{
 	}},
 	{name: "upstreamsettings-tlsroute", fixup: allocatedClusterIPs},
 	{name: "clientsettings-http2"},
+	{name: "budgets"},
 	{name: "weighted"},
 	// More goldens the API server stores as written, or nearly.
 	{name: "backend-tls"},

@@ -133,6 +133,7 @@ const (
 	DefaultMaxTries              = 3
 	DefaultFailTimeout           = "10s"
 	DefaultWorkerShutdownTimeout = "60s"
+	DefaultWorkerConnections     = 1024
 )
 
 // Upstreams configure NGINX's connections to the endpoints of backends.

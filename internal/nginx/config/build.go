@@ -20,7 +20,7 @@ import (
 
 // Defaults of main-context settings when the NginxProxy leaves them unset.
 const (
-	defaultWorkerConnections = 1024
+	defaultWorkerConnections = v1alpha2.DefaultWorkerConnections
 	defaultErrorLevel        = "info"
 )
 
