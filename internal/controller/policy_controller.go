@@ -87,6 +87,10 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A Service's existence and ports decide whether it is found and
 		// which Gateways proxy to it.
 		b = b.Watches(&corev1.Service{}, all)
+		if r.Config.TLSRoutes {
+			// TLSRoutes passing to a Service make their Gateways ancestors.
+			b = b.Watches(&gatewayv1.TLSRoute{}, all, spec)
+		}
 	}
 	if r.Config.ListenerSets {
 		// Routes attach to Gateways through ListenerSets.

@@ -101,12 +101,14 @@ func targetGateways(ctx context.Context, c client.Reader, cfg Config, in *graph.
 }
 
 // serviceGateways are the Gateways of Gatewall's classes that routes whose
-// backendRefs or mirrors name one of the Services have as parents.
+// backendRefs or mirrors name one of the Services have as parents
+// (TLSRoutes too: a policy on a Service they pass to says it does not
+// reach their connections).
 func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services []types.NamespacedName) ([]types.NamespacedName, error) {
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, svc := range services {
-		routes, err := listRoutes(ctx, c, false, client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
+		routes, err := listRoutes(ctx, c, cfg.TLSRoutes, client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
 		if err != nil {
 			return nil, err
 		}

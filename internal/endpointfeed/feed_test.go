@@ -33,7 +33,7 @@ var gw = types.NamespacedName{Namespace: "ns", Name: "gw"}
 
 // testTLS is a self-signed server certificate for localhost and the CA
 // file that trusts it.
-func testTLS(t *testing.T) (*tls.Config, string) {
+func testTLS(t testing.TB) (*tls.Config, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -74,7 +74,7 @@ type feed struct {
 	changes  chan types.NamespacedName
 }
 
-func startFeed(t *testing.T) *feed {
+func startFeed(t testing.TB) *feed {
 	t.Helper()
 	f := &feed{changes: make(chan types.NamespacedName, 100)}
 	s, err := NewServer(Options{Identify: identifyByToken, Log: logr.Discard(),
@@ -93,7 +93,7 @@ func startFeed(t *testing.T) *feed {
 	return f
 }
 
-func (f *feed) serve(t *testing.T, l net.Listener) {
+func (f *feed) serve(t testing.TB, l net.Listener) {
 	f.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(f.tls)))
 	f.Register(f.grpc)
 	go func() { _ = f.grpc.Serve(l) }()
@@ -158,7 +158,7 @@ func runClient(t *testing.T, f *feed, pod string, a Applier) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

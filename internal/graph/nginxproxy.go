@@ -75,6 +75,12 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 	}
 	base.Replicas = pick(over.Replicas, base.Replicas)
 	base.Container = overlayContainer(base.Container, over.Container)
+	if over.Endpoints != nil {
+		if base.Endpoints == nil {
+			base.Endpoints = &v1alpha2.EndpointsContainer{}
+		}
+		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
+	}
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}

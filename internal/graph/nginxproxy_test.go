@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -208,5 +209,36 @@ func TestMetricsOverlay(t *testing.T) {
 	accepted := meta.FindStatusCondition(g.Conditions, string(gatewayv1.GatewayConditionAccepted))
 	if g.Valid || accepted.Reason != string(gatewayv1.GatewayReasonInvalidParameters) || !strings.Contains(accepted.Message, validation.MsgMetricsPortWAF) {
 		t.Errorf("Gateway valid=%v %s %q; want InvalidParameters %q", g.Valid, accepted.Reason, accepted.Message, validation.MsgMetricsPortWAF)
+	}
+}
+
+// TestEndpointsResourcesOverlay: the endpoints container's resources
+// overlay like the other containers': the Gateway's, when set, replace the
+// class's whole.
+func TestEndpointsResourcesOverlay(t *testing.T) {
+	with := func(mem string, replicas *int32) *v1alpha2.NginxProxySpec {
+		d := &v1alpha2.DeploymentSpec{Replicas: replicas}
+		if mem != "" {
+			d.Endpoints = &v1alpha2.EndpointsContainer{Resources: &corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}}}
+		}
+		return &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: d}}
+	}
+	for _, c := range []struct {
+		name           string
+		class, gateway *v1alpha2.NginxProxySpec
+		want           string
+	}{
+		{"class only", with("64Mi", nil), with("", ptr.To(int32(2))), "64Mi"},
+		{"the Gateway's win", with("64Mi", nil), with("256Mi", nil), "256Mi"},
+		{"the Gateway's alone", nil, with("256Mi", nil), "256Mi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eff := EffectiveNginxProxy(c.class, c.gateway)
+			got := eff.EndpointsResources().Limits[corev1.ResourceMemory]
+			if got.String() != c.want {
+				t.Errorf("endpoints memory limit %s, want %s", got.String(), c.want)
+			}
+		})
 	}
 }

@@ -2,10 +2,17 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -24,10 +31,133 @@ var clientSettingsKind Kind = &inherited[ClientSettings]{
 	newList:      func() client.ObjectList { return &v1alpha1.ClientSettingsPolicyList{} },
 	parse:        parseClientSettings,
 	gateway:      func(gw ClientSettings) ([]string, error) { return gw.directives(), nil },
-	route: func(rt routeTarget[ClientSettings]) ([]string, *targetIssue) {
-		// Every directive is valid in a location, whatever the pass.
-		return rt.local.directives(), nil
-	},
+	route:        routeClientSettings,
+	admit:        admitClientSettings,
+}
+
+// admitClientSettings checks a Gateway's body budgets. A policy's
+// body.bufferSize is held in memory for each connection a worker may have
+// (workerConnections): it must fit BodyBufferBudget (NGINX's own 16k
+// always does). A route's policy may not set body.maxSize over
+// MaxBodySizeCeiling, or the Gateway's own maxSize when that is larger (0:
+// none), a body larger than its buffer being written to the data plane's
+// disk; a GRPCRoute's may (grpc_pass streams bodies to the backend).
+func admitClientSettings(g *Gateway, here []*state[ClientSettings]) map[*state[ClientSettings]]string {
+	out := map[*state[ClientSettings]]string{}
+	conns := int64(ptr.Deref(g.NginxProxy.WorkerConnections, v1alpha2.DefaultWorkerConnections))
+	bufferCap := max(BodyBufferBudget/conns, nginxBodyBuffer)
+	gwRef := gatewayRef(g)
+	ceiling := MaxBodySizeCeiling // 0: none
+	bufferOver := func(s *state[ClientSettings]) string {
+		n := bytesOf(s.settings.BufferSize)
+		if n <= bufferCap {
+			return ""
+		}
+		return fmt.Sprintf("body.bufferSize %s would let NGINX hold %s of request bodies in memory in each worker of Gateway %s (%s for each of its %d connections, workerConnections), over its budget of %s per worker: at most %s here",
+			*s.settings.BufferSize, readable(n*conns), g.Key, *s.settings.BufferSize, conns, readable(BodyBufferBudget), readable(bufferCap))
+	}
+	for _, s := range here { // the Gateway's own first: they set the ceiling
+		if !slices.Contains(s.targets, gwRef) {
+			continue
+		}
+		if why := bufferOver(s); why != "" {
+			out[s] = why
+			continue
+		}
+		if m := s.settings.MaxSize; m != nil && ceiling != 0 {
+			if n := bytesOf(m); n == 0 || n > ceiling {
+				ceiling = n
+			}
+		}
+	}
+	for _, s := range here {
+		if slices.Contains(s.targets, gwRef) {
+			continue
+		}
+		if why := bufferOver(s); why != "" {
+			out[s] = why
+			continue
+		}
+		m := s.settings.MaxSize
+		if m == nil || ceiling == 0 || slices.ContainsFunc(s.targets, func(t TargetRef) bool { return t.Kind == graph.KindGRPCRoute }) {
+			continue
+		}
+		if n := bytesOf(m); n == 0 || n > ceiling {
+			out[s] = fmt.Sprintf("body.maxSize %s is over the largest request body a route's policy may allow on Gateway %s, %s: a body larger than its buffer is written to the data plane's disk (a ClientSettingsPolicy on the Gateway with a larger maxSize raises it)",
+				bodyLimit(*m), g.Key, readable(ceiling))
+		}
+	}
+	return out
+}
+
+// bodyLimit names a maxSize in messages.
+func bodyLimit(m string) string {
+	if m == "0" {
+		return "0 (no limit)"
+	}
+	return readable(bytesOf(&m))
+}
+
+// routeClientSettings renders a route's own client settings for its
+// locations, where every directive is valid whatever the pass. But NGINX
+// reads the keep-alive settings of an HTTP/2 connection from the server
+// the connection arrived at (the Gateway's settings, at http level), never
+// from a location: a route's keepAlive governs its HTTP/1.x connections
+// only. A GRPCRoute has none (gRPC runs over HTTP/2), so it gets no
+// keep-alive directives; an HTTPRoute whose clients may speak HTTP/2 keeps
+// them for its HTTP/1.x clients. The policy says which.
+func routeClientSettings(rt routeTarget[ClientSettings]) ([]string, *targetIssue) {
+	local := rt.local
+	set := local.keepAliveFields()
+	if len(set) == 0 {
+		return local.directives(), nil
+	}
+	why := "NGINX keeps an HTTP/2 connection alive by the settings of the server it arrived at (the keepAlive of the Gateway's ClientSettingsPolicy, else NGINX's defaults), never by a route's"
+	if rt.ref.Kind == graph.KindGRPCRoute {
+		return local.withoutKeepAlive().directives(), &targetIssue{target: rt.ref,
+			msg: fmt.Sprintf("keepAlive (%s) cannot apply to %s: gRPC runs over HTTP/2, and %s", strings.Join(set, ", "), rt.ref, why)}
+	}
+	if ls := http2Listeners(rt.g, rt.route); len(ls) > 0 {
+		return local.directives(), &targetIssue{target: rt.ref,
+			msg: fmt.Sprintf("keepAlive (%s) of %s governs its HTTP/1.x connections only: its clients may speak HTTP/2 on %s %s, and %s",
+				strings.Join(set, ", "), rt.ref, plural(len(ls), "listener", "listeners"), strings.Join(ls, ", "), why)}
+	}
+	return local.directives(), nil
+}
+
+// http2Listeners are the listeners (IDs, sorted) of a route on which its
+// clients may speak HTTP/2: its HTTPS listeners (clients negotiate h2),
+// and its HTTP listeners on a port where some route wants h2c (NGINX then
+// takes HTTP/2 connections there beside HTTP/1.x ones).
+func http2Listeners(g *Gateway, r *graph.Route) []string {
+	h2cPorts := map[gatewayv1.PortNumber]bool{}
+	for _, other := range g.attached {
+		if !other.SpeaksH2C() {
+			continue
+		}
+		for _, p := range other.Parents {
+			for _, a := range p.Attachments {
+				if a.Listener.Valid {
+					h2cPorts[a.Listener.Source.Port] = true
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range r.Parents {
+		for _, a := range p.Attachments {
+			l := a.Listener
+			h2 := l.Source.Protocol == gatewayv1.HTTPSProtocolType ||
+				(l.Source.Protocol == gatewayv1.HTTPProtocolType && h2cPorts[l.Source.Port])
+			if l.Valid && h2 && !seen[l.ID] {
+				seen[l.ID] = true
+				out = append(out, l.ID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // MinTimeoutIgnored is what a ClientSettingsPolicy with keepAlive.minTimeout
@@ -112,6 +242,18 @@ func (s ClientSettings) fields() []string {
 		{"keepAlive.time", s.Time != nil},
 		{"keepAlive.timeout", s.Timeout != nil},
 	})
+}
+
+// keepAliveFields names the fields of keepAlive that are set (minTimeout
+// is never rendered: MinTimeoutIgnored).
+func (s ClientSettings) keepAliveFields() []string {
+	return setFields([]fieldSet{{"requests", s.Requests != nil}, {"time", s.Time != nil}, {"timeout", s.Timeout != nil}})
+}
+
+// withoutKeepAlive are the settings with the keep-alive fields unset.
+func (s ClientSettings) withoutKeepAlive() ClientSettings {
+	s.Requests, s.Time, s.Timeout = nil, nil, nil
+	return s
 }
 
 func (s ClientSettings) overlay(o ClientSettings) ClientSettings {

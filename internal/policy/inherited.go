@@ -51,6 +51,10 @@ type inherited[S settings[S]] struct {
 	// pinned, if set, adds http-level directives once the rest is
 	// rendered; rendered are the settings rendered on some target.
 	pinned func(gw S, rendered []S, res *Result) []string
+	// admit, if set, checks the Gateway's budgets (budget.go): given the
+	// accepted policies with a target on the Gateway, oldest first, it
+	// returns why each one that does not fit is refused there.
+	admit func(g *Gateway, here []*state[S]) map[*state[S]]string
 }
 
 func (k *inherited[S]) AffectedType() string       { return k.affected }
@@ -76,6 +80,9 @@ type routeTarget[S any] struct {
 	gw      S
 	gwNames string
 	gwKey   types.NamespacedName
+	// g is the Gateway, for what a route's outcome depends on beyond the
+	// route (the other routes on its ports).
+	g *Gateway
 }
 
 // from names where a route's effective settings come from, for messages.
@@ -119,8 +126,13 @@ type state[S any] struct {
 // a single target reads as it always did.
 func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult(k.include)
-	states := k.states(in)
+	states := k.states(in) // this Gateway's own: refusals here stay here
 	gwRef := gatewayRef(g)
+	if k.admit != nil {
+		for s, why := range k.admit(g, onGateway(g, states)) {
+			s.rejected = overBudget(why)
+		}
+	}
 	on := func(t TargetRef) []*state[S] {
 		var out []*state[S]
 		for _, s := range states {
@@ -181,7 +193,7 @@ func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		}
 		local := merged(rp)
 		dirs, issue := k.route(routeTarget[S]{ref: ref, route: g.attached[ref], local: local, names: policyNames(rp),
-			gw: gw, gwNames: gwNames, gwKey: g.Key})
+			gw: gw, gwNames: gwNames, gwKey: g.Key, g: g})
 		report(rp, issue)
 		if len(dirs) > 0 {
 			res.Routes[ref] = dirs
@@ -215,6 +227,19 @@ func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		res.Outcomes[key] = o
 	}
 	return res
+}
+
+// onGateway are the accepted policies with a target on the Gateway: the
+// Gateway or a route attached to it, in the order given.
+func onGateway[S any](g *Gateway, states []*state[S]) []*state[S] {
+	gwRef := gatewayRef(g)
+	var out []*state[S]
+	for _, s := range states {
+		if s.rejected == nil && slices.ContainsFunc(s.targets, func(t TargetRef) bool { return t == gwRef || g.attached[t] != nil }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // withIgnored adds what of a policy no supported NGINX applies to its

@@ -35,10 +35,34 @@ var rateLimitKind Kind = &inherited[RateLimits]{
 		return rt.gw.overlay(rt.local).directives(), nil
 	},
 	pinned: func(_ RateLimits, rendered []RateLimits, _ *Result) []string { return zones(rendered) },
+	admit:  admitRateLimits,
+}
+
+// admitRateLimits spends the Gateway's RateLimitZoneBudget on the zones
+// of its policies' rules, oldest policy first; a policy whose zones do not
+// fit is refused there, whole.
+func admitRateLimits(g *Gateway, here []*state[RateLimits]) map[*state[RateLimits]]string {
+	out := map[*state[RateLimits]]string{}
+	budget := &ledger{what: "RateLimitPolicy zones", limit: RateLimitZoneBudget}
+	for _, s := range here {
+		var n int64
+		if s.settings.Rules != nil {
+			for _, r := range *s.settings.Rules {
+				n += r.bytes
+			}
+		}
+		if why, ok := budget.spend(policyName(s.policy), n, g); !ok {
+			out[s] = why
+		}
+	}
+	return out
 }
 
 // DefaultRateLimitZoneSize is a rule's zone size when it sets none.
-const DefaultRateLimitZoneSize = "10m"
+const (
+	DefaultRateLimitZoneSize        = "10m"
+	defaultRateLimitZoneBytes int64 = 10 << 20
+)
 
 // RateLimits are the settings of RateLimitPolicies; nil fields are unset.
 // A policy's local rules are one field: a route policy with local set
@@ -56,6 +80,7 @@ type RateLimits struct {
 // rule, shared by every target of the policy) and its limit_req arguments.
 type rateRule struct {
 	zone, key, rate, size string
+	bytes                 int64 // the zone's size
 	burst, delay          int32
 	noDelay               bool
 }
@@ -78,13 +103,14 @@ func parseRateLimits(o v1alpha1.Policy) (RateLimits, string, error) {
 	if rl.Local != nil { // local: {} (or rules: []) sets no rules: none of the Gateway's apply
 		rules := make([]rateRule, 0, len(rl.Local.Rules))
 		for i, r := range rl.Local.Rules {
-			rr := rateRule{zone: config.RateLimitZone(client.ObjectKeyFromObject(p), i), key: r.Key, rate: string(r.Rate), size: DefaultRateLimitZoneSize}
+			rr := rateRule{zone: config.RateLimitZone(client.ObjectKeyFromObject(p), i), key: r.Key, rate: string(r.Rate),
+				size: DefaultRateLimitZoneSize, bytes: defaultRateLimitZoneBytes}
 			if r.ZoneSize != nil {
 				n, err := validation.ParseByteSize(string(*r.ZoneSize))
 				if err != nil {
 					return RateLimits{}, "", fmt.Errorf("spec.rateLimit.local.rules[%d].zoneSize: %w", i, err)
 				}
-				rr.size = human(n)
+				rr.size, rr.bytes = human(n), n
 			}
 			if r.Burst != nil {
 				rr.burst = *r.Burst

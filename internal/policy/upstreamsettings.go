@@ -2,11 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -40,7 +41,12 @@ func (upstreamKind) Validate(p v1alpha1.Policy) error {
 
 // Evaluate gives each policy on a Service the Gateway proxies to an
 // outcome there, and the Gateway's upstreams of each such Service the
-// merged settings of its accepted policies.
+// merged settings of its accepted policies. A policy says what of it does
+// not apply on the Gateway (see verdict.outcome): nothing reaches the
+// connections of TLSRoutes (NGINX passes them on through its stream
+// module), and useClusterIP has no effect on a Service without a cluster
+// IP; a policy whose Services are all backends of TLSRoutes only there is
+// not accepted there, rather than silent.
 func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
 	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
@@ -48,15 +54,31 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		return res // not worth a look at every route
 	}
 	used := proxiedServices(g)
+	passed := tlsRouteServices(g)
 	merged := map[types.NamespacedName]UpstreamSettings{}
+	zones := &ledger{what: "UpstreamSettingsPolicy zones", limit: UpstreamZoneBudget}
 	for _, s := range decide(in, k.Name(), parseUpstreamSettings) {
 		var here []types.NamespacedName
+		v := &verdict{}
 		for _, t := range s.targets {
-			if t.Kind == "Service" && used[t.Key] {
-				here = append(here, t.Key)
+			if t.Kind != "Service" || (used[t.Key] == nil && passed[t.Key] == nil) {
+				continue
+			}
+			v.targets++
+			if routes := passed[t.Key]; routes != nil {
+				v.issues = append(v.issues, tlsRouteIssue(t, routes, used[t.Key] == nil))
+			}
+			if used[t.Key] == nil {
+				continue
+			}
+			here = append(here, t.Key)
+			if s.settings.UseClusterIP != nil && *s.settings.UseClusterIP && used[t.Key].backend.ClusterIP == "" {
+				if i := noClusterIPIssue(t, in.Services[t.Key]); i != nil {
+					v.issues = append(v.issues, *i)
+				}
 			}
 		}
-		if len(here) == 0 {
+		if v.targets == 0 {
 			continue
 		}
 		key := types.NamespacedName{Namespace: s.policy.GetNamespace(), Name: s.policy.GetName()}
@@ -66,8 +88,17 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 			o.Accepted = *s.rejected
 			continue
 		}
-		o.Accepted = conditions.True(string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonAccepted), "Policy is accepted")
-		o.Partial = withIgnored("", s.ignored)
+		// A zone for each upstream of each of its Services here.
+		var zoneBytes int64
+		for _, svc := range here {
+			zoneBytes += bytesOf(s.settings.ZoneSize) * int64(len(used[svc].upstreams))
+		}
+		if why, ok := zones.spend(policyName(s.policy), zoneBytes, g); !ok {
+			o.Accepted = *overBudget(why)
+			continue
+		}
+		o.Accepted, o.Partial = v.outcome()
+		o.Partial = withIgnored(o.Partial, s.ignored)
 		for _, svc := range here {
 			merged[svc] = merged[svc].overlay(s.settings) // oldest first: no field is set twice
 		}
@@ -78,13 +109,83 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	return res
 }
 
-// proxiedServices are the Services whose upstreams the Gateway's
-// configuration has: the valid backends and mirrors of its attached
-// HTTPRoutes and GRPCRoutes.
-func proxiedServices(g *Gateway) map[types.NamespacedName]bool {
-	out := map[types.NamespacedName]bool{}
+// noClusterIPIssue says that useClusterIP has no effect on a Service whose
+// cluster IP NGINX cannot use (graph.Backend.ClusterIP is empty): a
+// headless one, or one whose clusterIP is not a plain unicast address. A
+// Service without one yet (a manifest read offline: the API server
+// allocates it) gets none.
+func noClusterIPIssue(t TargetRef, svc *corev1.Service) *targetIssue {
+	if svc == nil || svc.Spec.ClusterIP == "" {
+		return nil
+	}
+	why := "it is headless (clusterIP None)"
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		why = "its clusterIP " + conditions.Quote(svc.Spec.ClusterIP) + " is not an address NGINX can connect to"
+	}
+	return &targetIssue{target: t, msg: fmt.Sprintf("useClusterIP is not applied to %s: %s, so NGINX sends requests to its endpoints", t, why)}
+}
+
+// tlsRouteIssue says that a policy does not reach the connections of the
+// TLSRoutes (sorted) that pass to a Service; refused when no HTTPRoute or
+// GRPCRoute of the Gateway proxies to it either.
+func tlsRouteIssue(t TargetRef, routes []TargetRef, only bool) targetIssue {
+	why := "NGINX passes a TLSRoute's connections through its stream module to the Service's endpoints in turn, with no keep-alive, load-balancing method, shared zone or cluster IP"
+	names := make([]string, 0, len(routes))
+	for _, r := range routes {
+		names = append(names, r.Key.String())
+	}
+	list := "TLSRoute " + names[0]
+	if len(names) > 1 {
+		list = "TLSRoutes " + strings.Join(names, ", ")
+	}
+	if only {
+		return targetIssue{target: t, refused: true, msg: fmt.Sprintf(
+			"%s is a backend of %s only on this Gateway, and UpstreamSettingsPolicy does not apply to TLSRoute backends: %s", t, list, why)}
+	}
+	return targetIssue{target: t, msg: fmt.Sprintf(
+		"on %s, the connections of %s are not covered: %s", t, list, why)}
+}
+
+// proxied is a Service whose upstreams the Gateway's configuration has:
+// one of its valid backends (they share the Service's cluster IP), and its
+// upstreams (one per port, and per port spoken to with h2c).
+type proxied struct {
+	backend   *graph.Backend
+	upstreams map[string]bool
+}
+
+// proxiedServices are the Services the backends and mirrors of the
+// Gateway's attached HTTPRoutes and GRPCRoutes proxy to.
+func proxiedServices(g *Gateway) map[types.NamespacedName]*proxied {
+	out := map[types.NamespacedName]*proxied{}
 	for _, r := range g.attached {
-		addBackendServices(out, r, true)
+		eachBackend(r, func(b *graph.Backend) {
+			if !b.Valid {
+				return
+			}
+			if out[b.Service] == nil {
+				out[b.Service] = &proxied{backend: b, upstreams: map[string]bool{}}
+			}
+			out[b.Service].upstreams[fmt.Sprintf("%d/%t", b.Port, b.Protocol == graph.ProtocolH2C)] = true
+		})
+	}
+	return out
+}
+
+// tlsRouteServices are the Services the Gateway's attached TLSRoutes pass
+// connections to, each with those routes, sorted.
+func tlsRouteServices(g *Gateway) map[types.NamespacedName][]TargetRef {
+	out := map[types.NamespacedName][]TargetRef{}
+	for _, r := range g.Routes { // sorted by kind, namespace, name
+		if r.Kind != graph.KindTLSRoute || !slices.ContainsFunc(r.Parents, (*graph.ParentRef).Attached) {
+			continue
+		}
+		ref := TargetRef{Kind: r.Kind, Key: r.Key}
+		eachBackend(r, func(b *graph.Backend) {
+			if b.Valid && !slices.Contains(out[b.Service], ref) {
+				out[b.Service] = append(out[b.Service], ref)
+			}
+		})
 	}
 	return out
 }
@@ -92,15 +193,22 @@ func proxiedServices(g *Gateway) map[types.NamespacedName]bool {
 // addBackendServices adds the Services a route's rules use as backends or
 // mirrors (only the valid ones when validOnly).
 func addBackendServices(out map[types.NamespacedName]bool, r *graph.Route, validOnly bool) {
+	eachBackend(r, func(b *graph.Backend) {
+		if b.Valid || !validOnly {
+			out[b.Service] = true
+		}
+	})
+}
+
+// eachBackend calls f with every backend and mirror of a route's rules.
+func eachBackend(r *graph.Route, f func(*graph.Backend)) {
 	for _, rule := range r.Rules {
 		for _, b := range rule.Backends {
-			if b.Valid || !validOnly {
-				out[b.Service] = true
-			}
+			f(b)
 		}
 		for _, m := range rule.Filters.Mirrors {
-			if m.Backend != nil && (m.Backend.Valid || !validOnly) {
-				out[m.Backend.Service] = true
+			if m.Backend != nil {
+				f(m.Backend)
 			}
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,7 +154,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 		Image:           image(main, p.Images.NGINX),
 		ImagePullPolicy: pullPolicy(main),
 		Ports:           containerPorts(np.MetricsPort()),
-		Resources:       resources(main),
+		Resources:       np.NGINXResources(),
 		ReadinessProbe:  readinessProbe(p.ReadinessPort),
 		// No capability is added: NET_BIND_SERVICE would be lost at execve
 		// for uid 101 without privilege escalation. Ports below 1024 are
@@ -196,13 +195,13 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 			corev1.Container{
 				Name: "waf-enforcer", Image: image(enforcer, p.Images.WAFEnforcer), ImagePullPolicy: pullPolicy(enforcer),
 				Env:             []corev1.EnvVar{{Name: "ENFORCER_PORT", Value: fmt.Sprint(WAFEnforcerPort)}},
-				Resources:       resources(enforcer),
+				Resources:       v1alpha2.WAFResources(enforcer),
 				SecurityContext: containerSecurity(),
 				VolumeMounts:    []corev1.VolumeMount{shared[0], shared[3]},
 			},
 			corev1.Container{
 				Name: "waf-config-mgr", Image: image(configMgr, p.Images.WAFConfigMgr), ImagePullPolicy: pullPolicy(configMgr),
-				Resources:       resources(configMgr),
+				Resources:       v1alpha2.WAFResources(configMgr),
 				SecurityContext: containerSecurity(),
 				VolumeMounts:    shared[:3],
 			},
@@ -280,9 +279,7 @@ func endpointsClient(p Params, main *v1alpha2.ContainerSpec) corev1.Container {
 			"--server=" + p.AgentServer, "--server-name=" + p.AgentServerName,
 			"--ca-file=" + AgentCADir + "/" + AgentCAFile, "--token-file=" + AgentTokenDir + "/" + AgentTokenFile,
 		},
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-		},
+		Resources:       p.NginxProxy.EndpointsResources(),
 		SecurityContext: containerSecurity(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "nginx-run", MountPath: "/var/run/nginx"},
@@ -395,13 +392,6 @@ func pullPolicy(c *v1alpha2.ContainerSpec) corev1.PullPolicy {
 		return *c.Image.PullPolicy
 	}
 	return corev1.PullIfNotPresent
-}
-
-func resources(c *v1alpha2.ContainerSpec) corev1.ResourceRequirements {
-	if c != nil && c.Resources != nil {
-		return *c.Resources
-	}
-	return corev1.ResourceRequirements{}
 }
 
 func containerSecurity(add ...corev1.Capability) *corev1.SecurityContext {

@@ -2,7 +2,10 @@
 // real NGINX: the configuration rendered for a Gateway by the manager's own
 // pipeline, the endpoints handed to it by the data plane's own endpoints
 // client code (endpointfeed.NGINX), backends that answer, refuse, drop
-// packets or answer slowly, and requests that must all succeed. Each
+// packets or answer slowly, and requests that must all succeed. The same
+// harness checks what the rendered locations do with requests where a
+// status claims it (bodysize_test.go: body limits on routes matched by a
+// header, query parameter or method). Each
 // NGINX runs in private mount and network namespaces (nothing touches the
 // host's ports); the backends listen on loopback addresses inside them.
 package balancer
@@ -102,7 +105,7 @@ func upstreamName(svc string) string {
 
 // dataPlane is one NGINX running the Gateway's configuration.
 type dataPlane struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *nginxtest.Server
 	client *http.Client
 	feed   *endpointfeed.NGINX
@@ -111,7 +114,7 @@ type dataPlane struct {
 	set     endpoints.Set
 }
 
-func requireTools(t *testing.T) {
+func requireTools(t testing.TB) {
 	t.Helper()
 	if err := nginxtest.Available(); err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func requireTools(t *testing.T) {
 }
 
 // renderFiles renders the Gateway with the manager's pipeline.
-func renderFiles(t *testing.T, extra string) []config.File {
+func renderFiles(t testing.TB, extra string) []config.File {
 	t.Helper()
 	objs, err := manifest.Decode([]byte(manifests + extra))
 	if err != nil {
@@ -148,7 +151,7 @@ func renderFiles(t *testing.T, extra string) []config.File {
 
 // startDataPlane starts NGINX on files in its own namespaces and waits
 // until it listens.
-func startDataPlane(t *testing.T, files []config.File) *dataPlane {
+func startDataPlane(t testing.TB, files []config.File) *dataPlane {
 	t.Helper()
 	return startDataPlaneWithState(t, files, nil)
 }
@@ -156,7 +159,7 @@ func startDataPlane(t *testing.T, files []config.File) *dataPlane {
 // startDataPlaneWithState starts NGINX as a pod's container restarted:
 // the endpoints client's state file (state, unless nil) is in its run
 // directory already.
-func startDataPlaneWithState(t *testing.T, files []config.File, state []byte) *dataPlane {
+func startDataPlaneWithState(t testing.TB, files []config.File, state []byte) *dataPlane {
 	t.Helper()
 	requireTools(t)
 	srv, err := nginxtest.ServeWith(nginxtest.ServeOptions{Files: files, Port: 8081, EndpointsState: state})
@@ -223,7 +226,7 @@ func (d *dataPlane) count(s string) int { return strings.Count(d.srv.Output(), s
 
 func (d *dataPlane) eventually(what string, cond func() bool) {
 	d.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("timed out waiting for %s", what)

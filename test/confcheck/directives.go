@@ -37,7 +37,7 @@ var (
 // are all fixed words have their words listed.
 var rules = map[string]rule{
 	"load_module":          {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(modules...)},
-	"worker_processes":     {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs("auto")},
+	"worker_processes":     {ctx: []string{ctxMain}, min: 1, max: 1, check: workerProcesses},
 	"pid":                  {ctx: []string{ctxMain}, min: 1, max: 1, check: oneOfArgs(config.RunDir + "nginx.pid")},
 	"error_log":            {ctx: []string{ctxMain}, min: 2, max: 2, check: errorLog},
 	"events":               {ctx: []string{ctxMain}, block: ctxEvents},
@@ -220,6 +220,13 @@ var hashBucket = number(64, 65536-64)
 
 // hashMax is a hash table's maximum size: Gatewall asks for at most 10,000.
 var hashMax = number(512, 10000)
+
+// workerProcesses is auto, or a count from a CPU limit (at most 1024).
+func workerProcesses(c *checker, d *Directive) {
+	if d.Args[0].Value != "auto" {
+		number(1, 1024)(c, d)
+	}
+}
 
 func errorLog(c *checker, d *Directive) {
 	oneOfArgs("stderr", "/var/log/nginx/error.log")(c, &Directive{Name: d.Name, Args: d.Args[:1], File: d.File, Line: d.Line})

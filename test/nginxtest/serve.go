@@ -162,6 +162,9 @@ func (s *Server) Output() string {
 	return s.out.String()
 }
 
+// PID is NGINX's master process.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Workers are the PIDs of NGINX's worker processes: a reload replaces them.
 func (s *Server) Workers() string {
 	out, _ := exec.Command("pgrep", "-P", fmt.Sprint(s.cmd.Process.Pid)).Output()

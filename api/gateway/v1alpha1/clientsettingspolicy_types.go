@@ -67,7 +67,11 @@ type ClientBody struct {
 	// larger body is answered with 413 (Request Entity Too Large). 0 turns the
 	// check off. A size of up to 4 digits with an
 	// optional k, m or g: 1024, 8k, 10m, 1g. NGINX's default is 1m.
-	// NGINX directive: client_max_body_size.
+	// NGINX directive: client_max_body_size. A body larger than its buffer
+	// is written to the data plane's disk, so a route's policy may not allow
+	// more than 1g, nor 0, unless its Gateway's own maxSize is larger; a
+	// GRPCRoute's may (gRPC bodies are streamed). A policy over it is
+	// refused on that Gateway (Accepted=False, OverBudget).
 	//
 	// +optional
 	MaxSize *ByteSize `json:"maxSize,omitempty"`
@@ -76,7 +80,11 @@ type ClientBody struct {
 	// body that does not fit is written, whole or in part, to a temporary file.
 	// A size of up to 4 digits with an optional k, m or g: 8k, 1m.
 	// NGINX's default is two memory pages (8k with the 4k pages of x86-64).
-	// NGINX directive: client_body_buffer_size.
+	// NGINX directive: client_body_buffer_size. A worker may hold one for
+	// each of its connections: bufferSize times the Gateway's
+	// workerConnections may not exceed 128m (at most 128k with the default
+	// 1024 connections; 16k always fits), or the policy is refused on that
+	// Gateway (Accepted=False, OverBudget).
 	//
 	// +optional
 	BufferSize *ByteSize `json:"bufferSize,omitempty"`

@@ -123,7 +123,10 @@ type RateLimitRule struct {
 	// size of up to 4 digits with an optional k, m or g, from 32k (NGINX
 	// refuses a zone smaller than 8 memory pages) to 1g (NGINX maps the whole
 	// zone when it reads its configuration). When unset, Gatewall gives the
-	// zone 10m.
+	// zone 10m. The zones of a Gateway's RateLimitPolicies together may not
+	// exceed 192m: the policies that use them first (the oldest) keep
+	// them, and a newer policy whose zones would not fit is refused on that
+	// Gateway (Accepted=False, OverBudget).
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=16

@@ -42,7 +42,11 @@ type UpstreamSettingsPolicySpec struct {
 	// state (the connection counts of least_conn, for one). A size of up to 4
 	// digits with an optional k, m or g, from 32k to 1g. Without it,
 	// Gatewall's upstreams have no zone and each worker keeps its own state.
-	// NGINX directive: zone.
+	// NGINX directive: zone. Each upstream of the Service (one per port,
+	// and per port spoken to with h2c) gets a zone of this size; the zones
+	// of a Gateway's upstreams together may not exceed 64m: the oldest
+	// policies keep theirs, and a newer policy whose zones would not fit is
+	// refused on that Gateway (Accepted=False, OverBudget).
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=16

@@ -138,6 +138,7 @@ const (
 	DefaultMaxTries              = 3
 	DefaultFailTimeout           = "10s"
 	DefaultWorkerShutdownTimeout = "60s"
+	DefaultWorkerConnections     = 1024
 )
 
 // Upstreams configure NGINX's connections to the endpoints of backends.
@@ -255,12 +256,35 @@ type DeploymentSpec struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Container configures the NGINX container, which also runs nginx-agent.
+	// Its resources default to requests of 100m CPU and 256Mi of memory and
+	// limits of 2 CPUs and 2560Mi (docs/budgets.md says why); NGINX runs
+	// one worker process per CPU of the limit (rounded up), or one per CPU
+	// of the node without a CPU limit. Resources set here replace the
+	// defaults whole.
 	// +optional
 	Container *ContainerSpec `json:"container,omitempty"`
 
+	// Endpoints configures the endpoints container, which takes the
+	// Gateway's endpoints from Gatewall and hands them to NGINX without a
+	// reload. It runs the NGINX container's image.
+	// +optional
+	Endpoints *EndpointsContainer `json:"endpoints,omitempty"`
+
 	// WAFContainers configures the containers added when waf is enabled.
+	// Their resources default to requests only (100m CPU and 256Mi of
+	// memory each): F5's containers could not be measured to choose limits.
 	// +optional
 	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+}
+
+// EndpointsContainer configures the endpoints container of a data-plane pod.
+type EndpointsContainer struct {
+	// Resources are the container's compute resource requests and limits.
+	// They default to requests of 10m CPU and 32Mi of memory and limits of
+	// 500m CPU and 128Mi (docs/budgets.md says why); resources set here
+	// replace the defaults whole.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // WAFContainers configures the WAF containers of a data-plane pod.

@@ -15,7 +15,7 @@ import (
 
 // Defaults of main-context settings when the NginxProxy leaves them unset.
 const (
-	defaultWorkerConnections = 1024
+	defaultWorkerConnections = v1alpha2.DefaultWorkerConnections
 	defaultErrorLevel        = "info"
 )
 
@@ -79,7 +79,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 }
 
 func mainSettings(np *v1alpha2.NginxProxySpec) Main {
-	m := Main{WorkerConnections: defaultWorkerConnections, ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
+	m := Main{WorkerConnections: defaultWorkerConnections, WorkerProcesses: (&v1alpha2.NginxProxySpec{}).WorkerProcesses(), ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
 		Upstreams: UpstreamDefaults{
 			ConnectTimeout: duration(nil, v1alpha2.DefaultConnectTimeout),
 			MaxTries:       v1alpha2.DefaultMaxTries,
@@ -98,6 +98,7 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		}
 	}
 	m.WorkerShutdownTimeout = duration(np.WorkerShutdownTimeout, v1alpha2.DefaultWorkerShutdownTimeout)
+	m.WorkerProcesses = np.WorkerProcesses()
 	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
 		m.WorkerConnections = *np.WorkerConnections

@@ -233,6 +233,13 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		next = b.putMap(dispatchMap(variable, conds, paths, groups[g], next))
 	}
 	loc.Directives = []Directive{
+		// NGINX refuses a body over client_max_body_size (413) as soon as
+		// it finds a location, before its rewrites run: here, the
+		// routes' own limits (ClientSettingsPolicy) would never be
+		// reached. This location reads no body; the internal location
+		// it passes the request to checks the size against the route's
+		// limit, declared length and chunked bodies alike.
+		d("client_max_body_size", "0"),
 		d("set", "$gw_orig_uri", "$uri"),
 		d("rewrite", "^", next, "last"),
 	}

@@ -81,9 +81,13 @@ type Config struct {
 // Main holds the main-context settings.
 type Main struct {
 	WorkerConnections int32
-	ErrorLevel        string
-	IPv4, IPv6        bool
-	Modules           []string
+	// WorkerProcesses is NGINX's worker_processes: one per CPU of the NGINX
+	// container's limit, so that its memory stays within the container's
+	// (0: auto, one per CPU of the node).
+	WorkerProcesses int32
+	ErrorLevel      string
+	IPv4, IPv6      bool
+	Modules         []string
 	// StubStatus serves NGINX's connection and request counts on
 	// StatusSocket, for the data plane's metrics.
 	StubStatus bool

@@ -47,7 +47,11 @@ func (c *Config) mainConf() []byte {
 	for _, m := range modules {
 		w.line("load_module", m)
 	}
-	w.line("worker_processes", "auto")
+	workers := "auto"
+	if c.Main.WorkerProcesses > 0 {
+		workers = strconv.Itoa(int(c.Main.WorkerProcesses))
+	}
+	w.line("worker_processes", workers)
 	w.line("worker_rlimit_nofile", strconv.Itoa(c.Main.RlimitNofile()))
 	w.line("pid", RunDir+"nginx.pid")
 	w.line("error_log", "stderr", c.Main.ErrorLevel)
