@@ -111,6 +111,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	version, published := "", t.Files != nil
+	if held := t.HeldMessage(); held != "" {
+		logger.Info("Configuration held back", "why", held)
+	}
 	if published {
 		version = r.DataPlane.Publish(req.NamespacedName, t.Files)
 		recordConfiguration(req.NamespacedName, t.Files)
@@ -153,7 +156,7 @@ func (r *GatewayReconciler) handStatuses(ctx context.Context, key types.Namespac
 // read when the job runs, so a job that waited reports the newest answer.
 func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) error {
 	key, g, t := client.ObjectKeyFromObject(j.gw), j.t.Graph, j.t
-	dp := status.DataPlane{State: status.Pending}
+	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
 	if j.published {
 		dp = r.DataPlane.State(key, j.version)
 	}
@@ -161,7 +164,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
-	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled))
+	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: key, sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.sets[ls.Key] = true

@@ -44,9 +44,18 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	held := map[types.NamespacedName]string{}
+	for _, t := range ts {
+		if msg := t.HeldMessage(); msg != "" {
+			held[t.Graph.Key] = msg
+		}
+	}
 	dataPlane := func(gw types.NamespacedName) status.DataPlane {
 		v, ok := versions[gw]
-		if !ok {
+		switch {
+		case held[gw] != "":
+			return status.DataPlane{State: status.Pending, Message: held[gw]}
+		case !ok:
 			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
 		}
 		return dp.State(gw, v)

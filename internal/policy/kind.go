@@ -92,6 +92,16 @@ type Attachment interface {
 	AddIncludes(inc *config.Includes)
 }
 
+// Holder is an Attachment that can hold its Gateway's configuration back:
+// pushing it would drop what the data plane enforces and the control plane
+// lacks (WAFGatewayBindingPolicy: bundles in force). The Gateway's data
+// plane then keeps the configuration it runs, and statuses say why.
+type Holder interface {
+	// HeldBack says why the configuration must wait, sorted; none when it
+	// need not.
+	HeldBack() []string
+}
+
 // Kinds are the policy kinds the engine evaluates, in the order their
 // <Kind>Affected conditions appear on targets.
 var Kinds = []Kind{

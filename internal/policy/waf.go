@@ -35,6 +35,9 @@ type WAF struct {
 	Bundles map[string][]byte
 	// Affected are the Gateway and routes a rendered policy protects.
 	Affected map[TargetRef]bool
+	// Held are the policies whose bundles in force Gatewall lacks, with
+	// why: the Gateway's configuration must not be pushed (HeldBack).
+	Held map[types.NamespacedName][]string
 }
 
 // InForce are the bundles a rendered policy uses.
@@ -57,6 +60,7 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 		Module:   cmp.Or(in.WAFModule, WAFModule),
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
 		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
+		Held: map[types.NamespacedName][]string{},
 	}
 	states := wafStates(in)
 	gwRef := gatewayRef(g)
@@ -163,6 +167,9 @@ func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered st
 	plan := planBundles(in, p, unrendered)
 	o.ResolvedRefs = plan.resolved
 	o.Blocked = plan.blocked
+	if len(plan.held) > 0 {
+		res.Held[key] = plan.held
+	}
 	if plan.policy == nil {
 		return nil
 	}

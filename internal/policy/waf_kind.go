@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"fmt"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +70,19 @@ func wafPoliciesIn(in *graph.Input) []*v1alpha1.WAFGatewayBindingPolicy {
 // PolicyOutcomes are the outcomes of the policies that have the Gateway as
 // an ancestor.
 func (w *WAF) PolicyOutcomes() map[types.NamespacedName]*Outcome { return w.Outcomes }
+
+// HeldBack says why the Gateway's configuration must wait: each policy whose
+// bundle in force on the data plane Gatewall does not have, sorted.
+func (w *WAF) HeldBack() []string {
+	var out []string
+	for k, held := range w.Held {
+		for _, h := range held {
+			out = append(out, fmt.Sprintf("WAFGatewayBindingPolicy %s: %s", k, h))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Affects says whether a rendered policy protects a target.
 func (w *WAF) Affects(ref TargetRef) bool { return w.Affected[ref] }

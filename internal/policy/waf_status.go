@@ -25,6 +25,13 @@ func bundleStatuses(k types.NamespacedName, gateways []*WAF, in *graph.Input,
 		return old.APPolicyStatus, old.APLogConfStatus // an unreadable policy's stub names no bundles
 	}
 	for _, w := range gateways {
+		if len(w.Held[k]) > 0 {
+			// Its bundles in force are missing here, not replaced: the
+			// records stay, so the next manager holds the Gateway back too.
+			return old.APPolicyStatus, old.APLogConfStatus
+		}
+	}
+	for _, w := range gateways {
 		f, ok := w.InForce[k]
 		if !ok {
 			continue

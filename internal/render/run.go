@@ -80,6 +80,7 @@ func Run(opts Options) error {
 		now = time.Now()
 	}
 	res := Render(in, metav1.NewTime(now.UTC().Truncate(time.Second)))
+	warnHeld(res, opts.Warnings)
 	return Write(res, opts.OutputDir)
 }
 
@@ -98,6 +99,22 @@ func warnUnbuiltKustomizations(paths []string, warnings io.Writer) {
 			}
 			return nil
 		})
+	}
+}
+
+// warnHeld says which Gateways' configurations the manager would hold
+// back, and why: their files are not written.
+func warnHeld(res Result, warnings io.Writer) {
+	if warnings == nil {
+		return
+	}
+	keys := make([]types.NamespacedName, 0, len(res.Held))
+	for k := range res.Held {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		fmt.Fprintf(warnings, "Gateway %s: no files written: %s\n", k, res.Held[k])
 	}
 }
 

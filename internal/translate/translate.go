@@ -5,6 +5,8 @@
 package translate
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -19,8 +21,12 @@ type Translation struct {
 	Graph *graph.Gateway
 	// Policies are the attachment of each kind of policy.Kinds, by kind name.
 	Policies map[string]policy.Attachment
-	// Files are the data-plane files; nil when the Gateway is not valid.
+	// Files are the data-plane files; nil when the Gateway is not valid or
+	// its configuration is held back (Held).
 	Files []config.File
+	// Held says why the configuration of a valid Gateway must not reach its
+	// data plane (policy.Holder): the data plane keeps the one it runs.
+	Held []string
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -31,6 +37,14 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	}
 	t := evaluate(in, g)
 	if !g.Valid {
+		return t
+	}
+	for _, k := range policy.Kinds {
+		if h, ok := t.Policies[k.Name()].(policy.Holder); ok {
+			t.Held = append(t.Held, h.HeldBack()...)
+		}
+	}
+	if len(t.Held) > 0 {
 		return t
 	}
 	var inc config.Includes
@@ -56,6 +70,16 @@ func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
 		t.Policies[k.Name()] = k.Evaluate(pg, in)
 	}
 	return t
+}
+
+// HeldMessage says, for statuses and logs, why a held configuration waits
+// ("" when it is not held).
+func (t *Translation) HeldMessage() string {
+	if len(t.Held) == 0 {
+		return ""
+	}
+	return "Gatewall holds this Gateway's configuration back, and its data plane keeps the one it runs, until it has what the data plane enforces: " +
+		strings.Join(t.Held, "; ")
 }
 
 // Extra returns the conditions the policies add to a target: one

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,26 +82,38 @@ func createCredentials(t *testing.T, name string) {
 // the Secret named credentials, until the test ends.
 func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
 	t.Helper()
+	held, _ := stoppableManager(t, manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: credentials})
+	return held
+}
+
+// stoppableManager runs the manager with PLM options plm until stop is
+// called or the test ends; it returns the files the manager would push.
+func stoppableManager(t *testing.T, plm manager.PLMOptions) (held *controller.HeldFiles, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	held := controller.NewHeldFiles()
+	held = controller.NewHeldFiles()
 	mgr, err := manager.New(env.Config, manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0",
 		DataPlane: held,
-		PLM:       manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: credentials},
+		PLM:       plm,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return held
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return held, stop
 }
 
 // world is a WAF-enabled Gateway with a route, and the PLM objects.
