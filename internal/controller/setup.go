@@ -83,6 +83,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if cfg.ListenerSets {
 		reconcilers = append(reconcilers, &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg})
 	}
+	if cfg.Bundles != nil {
+		reconcilers = append(reconcilers, &BundleWarmer{Client: mgr.GetClient(), Config: cfg})
+	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %T: %w", r, err)

@@ -171,17 +171,15 @@ func addBackendTLSConfigMaps(ctx context.Context, c client.Reader, in *graph.Inp
 // addPolicies adds every policy of every kind of policy.Kinds whose CRD is
 // installed (policies are few; conflicts are decided across all of them),
 // every PLM object of the group in use, every ReferenceGrant, and what the
-// fetcher has of the WAF policies' bundles. The snapshot then says which
-// bundles are wanted in full: without the grants, the bundles of APPolicies
-// in other namespaces would look unwanted, and the fetcher would forget
-// their backoff and integrity failures. With a fetcher, the listing and the
-// declaration are one step (SyncListed).
+// fetcher has of the WAF policies' bundles.
 func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	list := func() error { return listPolicies(ctx, c, cfg, in) }
-	if cfg.Bundles == nil {
-		return list()
+	if err := listPolicies(ctx, c, cfg, in); err != nil {
+		return err
 	}
-	return cfg.Bundles.SyncListed(in, list)
+	if cfg.Bundles != nil {
+		cfg.Bundles.Fill(in)
+	}
+	return nil
 }
 
 // listPolicies adds what addPolicies lists.

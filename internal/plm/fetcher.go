@@ -447,9 +447,13 @@ func (f *Fetcher) Counts() metrics.BundleCounts {
 	return c
 }
 
+// NotWanted is the message of a bundle nobody declared wanted and the cache
+// does not hold: the fetcher only fetches what Want declares.
+const NotWanted = "not fetched: Gatewall fetches the bundles of the policies attached to its Gateways, and has not seen this one wanted yet"
+
 // Result reports what is known about a sha256: the wanted entry's state, or
-// Fetched for a bundle in the cache, or Pending with the message "not
-// wanted" for anything else.
+// Fetched for a bundle in the cache, or Pending with the message NotWanted
+// for anything else.
 func (f *Fetcher) Result(sha256 string) Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -468,7 +472,7 @@ func (f *Fetcher) resultLocked(sha string) Result {
 	if c, ok := f.cached[sha]; ok {
 		return Result{State: Fetched, Path: c.path, FetchedAt: c.modTime}
 	}
-	return Result{State: Pending, Message: "not wanted"}
+	return Result{State: Pending, Message: NotWanted}
 }
 
 // SetCredentials replaces the storage credentials for later requests; ""
