@@ -2,9 +2,12 @@ package manager
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
@@ -63,6 +66,16 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"Skip verification of the PLM storage server's certificate (development only).")
 	fs.StringVar(&opts.PLM.CacheDir, "plm-cache-dir", "/var/cache/gatewall/plm",
 		"Directory for fetched WAF bundles (verified, by sha256); a persistent volume keeps them across restarts.")
+	fs.Func("plm-cache-max-size",
+		"Most bytes of WAF bundles kept in --plm-cache-dir, and so in memory (a Kubernetes quantity such as 256Mi); a bundle that does not fit evicts those no policy wants, or fails (default 256Mi).",
+		func(v string) error {
+			q, err := resource.ParseQuantity(v)
+			if err != nil || q.Sign() <= 0 {
+				return fmt.Errorf("want a positive quantity such as 256Mi")
+			}
+			opts.PLM.CacheMaxSize = q.Value()
+			return nil
+		})
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
 	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",

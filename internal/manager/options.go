@@ -96,6 +96,9 @@ type PLMOptions struct {
 	// CacheDir holds fetched bundles, verified and named by sha256, so a
 	// restart needs no network to keep what was in force.
 	CacheDir string
+	// CacheMaxSize bounds CacheDir's size in bytes, and so the bundles the
+	// manager holds in memory (0: plm.DefaultMaxCacheSize).
+	CacheMaxSize int64
 }
 
 // PLM API groups Gatewall understands.
@@ -136,6 +139,9 @@ func (o Options) Validate() error {
 		if _, err := SecretName(name, o.Namespace); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 		}
+	}
+	if o.PLM.CacheMaxSize < 0 {
+		errs = append(errs, fmt.Errorf("--plm-cache-max-size %d: must be positive", o.PLM.CacheMaxSize))
 	}
 	switch o.PLM.APIGroup {
 	case "", PLMGroupAppProtect, PLMGroupWAF:

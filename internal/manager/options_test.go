@@ -2,6 +2,7 @@ package manager
 
 import (
 	"flag"
+	"io"
 	"strings"
 	"testing"
 
@@ -86,5 +87,38 @@ func TestMetricsOptions(t *testing.T) {
 	}
 	if o := metricsOptions(opts); o.SecureServing || o.FilterProvider != nil {
 		t.Errorf("--metrics-secure=false: secure %v, filter set %v; want plain HTTP", o.SecureServing, o.FilterProvider != nil)
+	}
+}
+
+// TestPLMFlags: the PLM flags parse into the options, and refuse values
+// that cannot be used, naming the flag.
+func TestPLMFlags(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		check func(Options) bool
+		want  string // substring of the parse error; empty when valid
+	}{
+		{name: "cache size default", args: nil, check: func(o Options) bool { return o.PLM.CacheMaxSize == 0 }},
+		{name: "cache size", args: []string{"--plm-cache-max-size=1Gi"}, check: func(o Options) bool { return o.PLM.CacheMaxSize == 1<<30 }},
+		{name: "cache size not a quantity", args: []string{"--plm-cache-max-size=lots"}, want: "plm-cache-max-size"},
+		{name: "cache size zero", args: []string{"--plm-cache-max-size=0"}, want: "plm-cache-max-size"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var opts Options
+			BindFlags(fs, &opts)
+			err := fs.Parse(c.args)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want one mentioning %s", err, c.want)
+			case c.want == "" && !c.check(opts):
+				t.Fatalf("options %+v", opts.PLM)
+			}
+		})
 	}
 }

@@ -50,10 +50,11 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 		return controller.NewBundles(controller.NoStorage{}), nil
 	}
 	f, err := plmfetch.New(plmfetch.Options{
-		Endpoint: opts.PLM.StorageURL,
-		CacheDir: opts.PLM.CacheDir,
-		OnChange: func(string) { notifier.Notify() },
-		Log:      ctrl.Log.WithName("plm"),
+		Endpoint:     opts.PLM.StorageURL,
+		CacheDir:     opts.PLM.CacheDir,
+		MaxCacheSize: opts.PLM.CacheMaxSize,
+		OnChange:     func(string) { notifier.Notify() },
+		Log:          ctrl.Log.WithName("plm"),
 	})
 	if err != nil {
 		return nil, err

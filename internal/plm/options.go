@@ -17,6 +17,10 @@ const (
 	DefaultMaxBackoff     = 2 * time.Minute
 	DefaultAttemptTimeout = 5 * time.Minute
 	DefaultMaxBundleSize  = 1 << 30 // 1 GiB: bundles are tens of MB; this only stops runaway objects.
+	// DefaultMaxCacheSize bounds the cache's disk and the bundles the manager
+	// holds in memory (it serves them to the data planes from there): half
+	// of config/manager's memory limit.
+	DefaultMaxCacheSize = 256 << 20
 )
 
 // Options configure a Fetcher.
@@ -34,8 +38,15 @@ type Options struct {
 	// AttemptTimeout bounds one attempt, so a stalled server cannot hold a
 	// worker forever (default 5m).
 	AttemptTimeout time.Duration
-	// MaxBundleSize bounds a bundle's size in bytes (default 1 GiB).
+	// MaxBundleSize bounds a bundle's size in bytes (default 1 GiB, at
+	// most MaxCacheSize).
 	MaxBundleSize int64
+	// MaxCacheSize bounds the cache's size in bytes (default 256 MiB): a
+	// fetch that does not fit evicts cached bundles nobody wants (the
+	// oldest first), and fails when the wanted ones leave no room. The
+	// manager holds in memory only bundles of the cache, so this bounds
+	// that too.
+	MaxCacheSize int64
 	// OnChange is called, never under the Fetcher's lock and possibly from
 	// several goroutines at once, after a sha256's Result changed. It should
 	// only enqueue work (e.g. send a GenericEvent) and read Result for the
@@ -67,8 +78,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.AttemptTimeout == 0 {
 		o.AttemptTimeout = DefaultAttemptTimeout
 	}
+	if o.MaxCacheSize == 0 {
+		o.MaxCacheSize = DefaultMaxCacheSize
+	}
 	if o.MaxBundleSize == 0 {
-		o.MaxBundleSize = DefaultMaxBundleSize
+		o.MaxBundleSize = min(DefaultMaxBundleSize, o.MaxCacheSize)
 	}
 	if o.OnChange == nil {
 		o.OnChange = func(string) {}
@@ -92,6 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxBundleSize < 0 {
 		errs = append(errs, fmt.Errorf("max bundle size %d: must be positive", o.MaxBundleSize))
+	}
+	if o.MaxCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("max cache size %d: must be positive", o.MaxCacheSize))
 	}
 	return o, errors.Join(errs...)
 }
