@@ -45,7 +45,7 @@ var warmKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "waf-
 // Reconcile declares the bundles of the policies attached to Gatewall's Gateways.
 func (w *BundleWarmer) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	in := graph.NewInput(w.Config.ControllerName)
-	in.PLMGroup = w.Config.PLMGroup
+	w.Config.plmSettings(in)
 	return ctrl.Result{}, w.Config.Bundles.DeclareListed(in, func() error { return w.list(ctx, in) })
 }
 

@@ -35,8 +35,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tin.PLMGroup = cfg.PLMGroup
-	tin.WAFModule = cfg.WAFModule
+	cfg.plmSettings(tin)
 	if err := addPolicies(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -22,6 +24,8 @@ type Config struct {
 	Namespace string
 	// PLMGroup is the API group of the installed PLM CRDs, "" when none is.
 	PLMGroup string
+	// PLMScope is where WAF bundles may be fetched from.
+	PLMScope apiplm.Scope
 	// Bundles brings fetched WAF bundles into snapshots.
 	Bundles *Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
@@ -41,6 +45,15 @@ type Config struct {
 	// Translations are the Gateways' last translations, shared by the
 	// reconcilers (Setup makes them when nil).
 	Translations *Translations
+}
+
+// plmSettings sets what the configuration tells a snapshot about PLM and
+// WAF: the API group of its objects, where their bundles may come from, the
+// App Protect module's path.
+func (c Config) plmSettings(in *graph.Input) {
+	in.PLMGroup = c.PLMGroup
+	in.PLMScope = c.PLMScope
+	in.WAFModule = c.WAFModule
 }
 
 // policyKinds are the kinds of policy.Kinds whose CRD is installed:

@@ -26,8 +26,7 @@ import (
 // Services, EndpointSlices and Secrets those reference, and the (few) ReferenceGrants, Namespaces and NginxProxies.
 func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
 	in := graph.NewInput(cfg.ControllerName)
-	in.PLMGroup = cfg.PLMGroup
-	in.WAFModule = cfg.WAFModule
+	cfg.plmSettings(in)
 	in.Add(gw)
 	get := func(key types.NamespacedName, obj client.Object) error {
 		if err := c.Get(ctx, key, obj); err != nil {

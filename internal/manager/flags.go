@@ -56,6 +56,10 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The name of the leader election Lease (default: gatewall-leader-<hash of --gateway-ctlr-name>, one per installation).")
 	fs.StringVar(&opts.PLM.StorageURL, "plm-storage-url", "",
 		"PLM storage (S3-compatible) URL, http:// or https://; required for WAF.")
+	fs.StringVar(&opts.PLM.Bucket, "plm-storage-bucket", "",
+		"The bucket PLM stores its bundles in; required with --plm-storage-url. A bundle location elsewhere is refused in the policy's status, never fetched.")
+	fs.StringVar(&opts.PLM.Prefix, "plm-storage-prefix", "",
+		"The folder of --plm-storage-bucket PLM stores its bundles in (empty: the whole bucket). A bundle location outside it is refused.")
 	fs.StringVar(&opts.PLM.CredentialsSecret, "plm-storage-credentials-secret", "",
 		"Secret ([namespace/]name) whose seaweedfs_admin_secret is the S3 secret key (access key id admin).")
 	fs.StringVar(&opts.PLM.CASecret, "plm-storage-ca-secret", "",

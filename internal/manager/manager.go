@@ -127,6 +127,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		GatewayClassName:   opts.GatewayClassName,
 		Namespace:          opts.Namespace,
 		PLMGroup:           group,
+		PLMScope:           opts.PLM.Scope(),
 		BackendTLSPolicies: backendTLS,
 		ListenerSets:       listenerSets,
 		TLSRoutes:          tlsRoutes,

@@ -82,6 +82,10 @@ type Options struct {
 type PLMOptions struct {
 	// StorageURL is the S3-compatible endpoint, http:// or https://.
 	StorageURL string
+	// Bucket and Prefix are where bundles may be fetched from: a PLM
+	// status naming another location is refused. Bucket is required with
+	// StorageURL (the storage credentials reach more than PLM's bundles).
+	Bucket, Prefix string
 	// CredentialsSecret holds seaweedfs_admin_secret (access key id "admin").
 	CredentialsSecret string
 	// CASecret holds ca.crt to verify the storage server.
@@ -100,6 +104,9 @@ type PLMOptions struct {
 	// manager holds in memory (0: plm.DefaultMaxCacheSize).
 	CacheMaxSize int64
 }
+
+// Scope is where bundles may be fetched from.
+func (o PLMOptions) Scope() plm.Scope { return plm.Scope{Bucket: o.Bucket, Prefix: o.Prefix} }
 
 // PLM API groups Gatewall understands.
 const (
@@ -139,6 +146,12 @@ func (o Options) Validate() error {
 		if _, err := SecretName(name, o.Namespace); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 		}
+	}
+	if o.PLM.StorageURL != "" && o.PLM.Bucket == "" {
+		errs = append(errs, fmt.Errorf("--plm-storage-bucket is required with --plm-storage-url: the bucket PLM stores its bundles in (with --plm-storage-prefix, the folder), outside which nothing is fetched"))
+	}
+	if err := o.PLM.Scope().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--plm-storage-bucket %q, --plm-storage-prefix %q: %w", o.PLM.Bucket, o.PLM.Prefix, err))
 	}
 	if o.PLM.CacheMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("--plm-cache-max-size %d: must be positive", o.PLM.CacheMaxSize))

@@ -21,7 +21,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{name: "defaults", mutate: func(*Options) {}},
 		{name: "https storage and secrets", mutate: func(o *Options) {
-			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", CacheDir: "/var/cache/gatewall/plm", CredentialsSecret: "plm-creds",
+			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", Bucket: "plm", Prefix: "bundles/", CacheDir: "/var/cache/gatewall/plm", CredentialsSecret: "plm-creds",
 				CASecret: "plm-system/plm-ca", ClientSSLSecret: "plm-client", APIGroup: PLMGroupWAF}
 		}},
 		{name: "controller name without domain", mutate: func(o *Options) { o.ControllerName = "nginx" }, want: "--gateway-ctlr-name"},
@@ -31,6 +31,15 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "secret with two slashes", mutate: func(o *Options) { o.PLM.CASecret = "a/b/c" }, want: "--plm-storage-ca-secret"},
 		{name: "secret namespace invalid", mutate: func(o *Options) { o.PLM.CredentialsSecret = "Bad_NS/creds" }, want: "--plm-storage-credentials-secret"},
 		{name: "unknown PLM group", mutate: func(o *Options) { o.PLM.APIGroup = "f5.com" }, want: "--plm-api-group"},
+		{name: "storage without bucket", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-bucket is required"},
+		{name: "bucket name invalid", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", Bucket: "PLM_Bundles", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-bucket"},
+		{name: "prefix leaves its folder", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", Bucket: "plm", Prefix: "../other", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-prefix"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -103,6 +112,8 @@ func TestPLMFlags(t *testing.T) {
 		{name: "cache size", args: []string{"--plm-cache-max-size=1Gi"}, check: func(o Options) bool { return o.PLM.CacheMaxSize == 1<<30 }},
 		{name: "cache size not a quantity", args: []string{"--plm-cache-max-size=lots"}, want: "plm-cache-max-size"},
 		{name: "cache size zero", args: []string{"--plm-cache-max-size=0"}, want: "plm-cache-max-size"},
+		{name: "storage scope", args: []string{"--plm-storage-bucket=plm", "--plm-storage-prefix=bundles/"},
+			check: func(o Options) bool { return o.PLM.Scope().String() == `bucket "plm", keys under "bundles/"` }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

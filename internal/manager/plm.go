@@ -52,6 +52,7 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 	f, err := plmfetch.New(plmfetch.Options{
 		Endpoint:     opts.PLM.StorageURL,
 		CacheDir:     opts.PLM.CacheDir,
+		Scope:        opts.PLM.Scope(),
 		MaxCacheSize: opts.PLM.CacheMaxSize,
 		OnChange:     func(string) { notifier.Notify() },
 		Log:          ctrl.Log.WithName("plm"),

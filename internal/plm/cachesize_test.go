@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	apiplm "github.com/gatewall/gatewall/api/plm"
 )
 
 // TestCacheSizeLimit: the cache never holds more than MaxCacheSize bytes. A
@@ -77,5 +79,24 @@ func TestCacheSizeCountsLoadedBundles(t *testing.T) {
 	h.f.Want([]BundleRef{{Location: "s3://bundles/old", Sha256: shaOf(old)}, {Location: "s3://bundles/w", Sha256: shaOf(wanted)}})
 	if r := h.waitState(shaOf(wanted), Failed); !strings.Contains(r.Message, "cache is full") {
 		t.Errorf("%+v; want the cache full: the loaded 80 bytes are wanted", r)
+	}
+}
+
+// TestScopeRefusesOtherLocations: the fetcher itself never opens a location
+// outside its scope, whatever it is asked for.
+func TestScopeRefusesOtherLocations(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Scope = apiplm.Scope{Bucket: "plm", Prefix: "bundles"} })
+	secret := []byte("an object PLM never wrote")
+	h.src.put("s3://backups/db-dump.tgz", secret)
+	h.run()
+	h.f.Want([]BundleRef{{Location: "s3://backups/db-dump.tgz", Sha256: shaOf(secret)}})
+	r := h.f.Result(shaOf(secret))
+	if r.State != Failed || r.Reason != ReasonInvalidReference || !strings.Contains(r.Message, "outside the PLM storage") {
+		t.Errorf("%+v; want an InvalidReference outside the storage scope", r)
+	}
+	h.src.mu.Lock()
+	defer h.src.mu.Unlock()
+	if n := h.src.opened["backups/db-dump.tgz"]; n != 0 {
+		t.Errorf("the location outside the scope was opened %d times", n)
 	}
 }

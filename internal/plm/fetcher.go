@@ -186,7 +186,7 @@ func (f *Fetcher) Want(refs []BundleRef) {
 		if locs[r.Sha256] == nil {
 			locs[r.Sha256] = make(map[string]revisions)
 		}
-		if _, _, err := apiplm.ParseLocation(r.Location); err != nil {
+		if err := f.opts.Scope.Admits(r.Location); err != nil {
 			problems[r.Sha256] = append(problems[r.Sha256], fmt.Sprintf("%.64q: %v", r.Location, err))
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+
+	apiplm "github.com/gatewall/gatewall/api/plm"
 )
 
 // Defaults of Options.
@@ -30,6 +32,10 @@ type Options struct {
 	Endpoint string
 	// CacheDir holds the verified bundles; created when missing.
 	CacheDir string
+	// Scope is where bundles may be fetched from (--plm-storage-bucket,
+	// --plm-storage-prefix): Want refuses other locations. The zero Scope
+	// admits every location.
+	Scope apiplm.Scope
 	// Concurrency bounds the fetches running at once (default 4).
 	Concurrency int
 	// MinBackoff and MaxBackoff bound the delay between failed attempts
@@ -95,6 +101,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 
 	var errs []error
+	if err := o.Scope.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("storage scope: %w", err))
+	}
 	if o.Concurrency < 0 {
 		errs = append(errs, fmt.Errorf("concurrency %d: must be positive", o.Concurrency))
 	}

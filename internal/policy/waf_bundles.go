@@ -150,7 +150,7 @@ func holdFor(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, 
 // can write the status can write one) or its object, if another than cur's,
 // is gone or no longer permitted (the user removed it: nothing of it stays).
 func recordInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
-	if inForce == nil || checkBundle(inForce.Bundle.Location, inForce.Bundle.Sha256) != nil {
+	if inForce == nil || checkBundle(in, inForce.Bundle.Location, inForce.Bundle.Sha256) != nil {
 		return nil
 	}
 	old := BundleRef{Kind: kind, Object: types.NamespacedName{Namespace: inForce.Namespace, Name: inForce.Name},

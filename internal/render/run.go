@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/validation"
@@ -47,6 +48,10 @@ type Options struct {
 	// BundlesDir holds WAF bundles named <sha256>.tgz, standing in for PLM
 	// storage offline; each is verified against its name.
 	BundlesDir string
+	// PLMScope is where the manager may fetch bundles from (its
+	// --plm-storage-bucket and --plm-storage-prefix); the zero Scope
+	// admits every location.
+	PLMScope apiplm.Scope
 }
 
 // Run reads the manifests, renders them and writes the results. Only input
@@ -72,6 +77,10 @@ func Run(opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.PLMScope.Validate(); err != nil {
+		return fmt.Errorf("PLM storage bucket and prefix: %w", err)
+	}
+	in.PLMScope = opts.PLMScope
 	if err := LoadBundles(in, opts.BundlesDir); err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func withPLM(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := rt.Redeploy(ctx, "--plm-storage-url=http://"+addr, "--plm-storage-credentials-secret=plm-credentials"); err != nil {
+	if err := rt.Redeploy(ctx, "--plm-storage-url=http://"+addr, "--plm-storage-bucket=plm", "--plm-storage-credentials-secret=plm-credentials"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

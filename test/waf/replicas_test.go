@@ -28,7 +28,7 @@ func TestFollowerWarmsItsCacheAndLeadsWarm(t *testing.T) {
 	createCredentials(t, "plm-storage-credentials")
 	replica := func(cacheDir string) (*controller.HeldFiles, func()) {
 		held := controller.NewHeldFiles()
-		opts := managerOptions(held, manager.PLMOptions{StorageURL: srv.URL(), CacheDir: cacheDir, CredentialsSecret: "plm-storage-credentials"})
+		opts := managerOptions(held, manager.PLMOptions{StorageURL: srv.URL(), Bucket: bucket, CacheDir: cacheDir, CredentialsSecret: "plm-storage-credentials"})
 		opts.LeaderElection, opts.LeaderElectionID = true, "waf-replicas-test"
 		return held, start(t, opts)
 	}

@@ -31,7 +31,7 @@ import (
 func TestRestartWithoutBundleHoldsTheGateway(t *testing.T) {
 	srv := s3test.Start(t, plmfetch.AccessKeyID, adminSecret, nil)
 	createCredentials(t, "plm-storage-credentials")
-	plm := manager.PLMOptions{StorageURL: srv.URL(), CacheDir: t.TempDir(), CredentialsSecret: "plm-storage-credentials"}
+	plm := manager.PLMOptions{StorageURL: srv.URL(), Bucket: bucket, CacheDir: t.TempDir(), CredentialsSecret: "plm-storage-credentials"}
 	held, stop := stoppableManager(t, plm)
 	ns := "waf-restart"
 	world(t, ns)

@@ -82,7 +82,7 @@ func createCredentials(t *testing.T, name string) {
 // the Secret named credentials, until the test ends.
 func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
 	t.Helper()
-	held, _ := stoppableManager(t, manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: credentials})
+	held, _ := stoppableManager(t, manager.PLMOptions{StorageURL: url, Bucket: bucket, CacheDir: t.TempDir(), CredentialsSecret: credentials})
 	return held
 }
 
