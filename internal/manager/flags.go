@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
@@ -80,6 +81,10 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 			opts.PLM.CacheMaxSize = q.Value()
 			return nil
 		})
+	fs.DurationVar(&opts.PLM.BackoffInitial, "plm-fetch-backoff-initial", plmfetch.DefaultMinBackoff,
+		"Delay before retrying a bundle fetch that failed; it doubles with each failure (with jitter) up to --plm-fetch-backoff-max.")
+	fs.DurationVar(&opts.PLM.BackoffMax, "plm-fetch-backoff-max", plmfetch.DefaultMaxBackoff,
+		"Longest delay between retries of a bundle fetch that keeps failing.")
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
 	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -103,6 +104,10 @@ type PLMOptions struct {
 	// CacheMaxSize bounds CacheDir's size in bytes, and so the bundles the
 	// manager holds in memory (0: plm.DefaultMaxCacheSize).
 	CacheMaxSize int64
+	// BackoffInitial and BackoffMax bound the delay between failed fetches
+	// of a bundle, which doubles from the one to the other (0: the
+	// fetcher's defaults, 1s and 2m).
+	BackoffInitial, BackoffMax time.Duration
 }
 
 // Scope is where bundles may be fetched from.
@@ -152,6 +157,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.PLM.Scope().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--plm-storage-bucket %q, --plm-storage-prefix %q: %w", o.PLM.Bucket, o.PLM.Prefix, err))
+	}
+	if o.PLM.BackoffInitial < 0 || o.PLM.BackoffMax < 0 || o.PLM.BackoffMax > 0 && o.PLM.BackoffMax < o.PLM.BackoffInitial {
+		errs = append(errs, fmt.Errorf("--plm-fetch-backoff-initial %v, --plm-fetch-backoff-max %v: want 0 < initial <= max", o.PLM.BackoffInitial, o.PLM.BackoffMax))
 	}
 	if o.PLM.CacheMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("--plm-cache-max-size %d: must be positive", o.PLM.CacheMaxSize))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -31,6 +32,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "secret with two slashes", mutate: func(o *Options) { o.PLM.CASecret = "a/b/c" }, want: "--plm-storage-ca-secret"},
 		{name: "secret namespace invalid", mutate: func(o *Options) { o.PLM.CredentialsSecret = "Bad_NS/creds" }, want: "--plm-storage-credentials-secret"},
 		{name: "unknown PLM group", mutate: func(o *Options) { o.PLM.APIGroup = "f5.com" }, want: "--plm-api-group"},
+		{name: "backoff max below initial", mutate: func(o *Options) { o.PLM.BackoffInitial, o.PLM.BackoffMax = time.Minute, time.Second },
+			want: "--plm-fetch-backoff-initial"},
 		{name: "storage without bucket", mutate: func(o *Options) {
 			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", CacheDir: "/var/cache/gatewall/plm"}
 		}, want: "--plm-storage-bucket is required"},
@@ -112,6 +115,13 @@ func TestPLMFlags(t *testing.T) {
 		{name: "cache size", args: []string{"--plm-cache-max-size=1Gi"}, check: func(o Options) bool { return o.PLM.CacheMaxSize == 1<<30 }},
 		{name: "cache size not a quantity", args: []string{"--plm-cache-max-size=lots"}, want: "plm-cache-max-size"},
 		{name: "cache size zero", args: []string{"--plm-cache-max-size=0"}, want: "plm-cache-max-size"},
+		{name: "backoff defaults", args: nil,
+			check: func(o Options) bool { return o.PLM.BackoffInitial == time.Second && o.PLM.BackoffMax == 2*time.Minute }},
+		{name: "backoff", args: []string{"--plm-fetch-backoff-initial=5s", "--plm-fetch-backoff-max=10m"}, check: func(o Options) bool {
+			f := fetcherOptions(o.PLM, nil)
+			return f.MinBackoff == 5*time.Second && f.MaxBackoff == 10*time.Minute
+		}},
+		{name: "backoff not a duration", args: []string{"--plm-fetch-backoff-max=often"}, want: "plm-fetch-backoff-max"},
 		{name: "storage scope", args: []string{"--plm-storage-bucket=plm", "--plm-storage-prefix=bundles/"},
 			check: func(o Options) bool { return o.PLM.Scope().String() == `bucket "plm", keys under "bundles/"` }},
 	}

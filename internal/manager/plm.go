@@ -42,6 +42,21 @@ func (r everyReplica) Start(ctx context.Context) error { return r(ctx) }
 // NeedLeaderElection is false: the runnable runs on followers too.
 func (everyReplica) NeedLeaderElection() bool { return false }
 
+// fetcherOptions are the fetcher's options from the manager's: fetched
+// bundles wake the reconcilers.
+func fetcherOptions(o PLMOptions, notifier *controller.Notifier) plmfetch.Options {
+	return plmfetch.Options{
+		Endpoint:     o.StorageURL,
+		CacheDir:     o.CacheDir,
+		Scope:        o.Scope(),
+		MaxCacheSize: o.CacheMaxSize,
+		MinBackoff:   o.BackoffInitial,
+		MaxBackoff:   o.BackoffMax,
+		OnChange:     func(string) { notifier.Notify() },
+		Log:          ctrl.Log.WithName("plm"),
+	}
+}
+
 // setupPLM builds what fetches WAF bundles: the fetcher (or NoStorage
 // without --plm-storage-url) run by the manager, and the reconciler that
 // hands it the storage Secrets. Fetched bundles wake the reconcilers.
@@ -49,14 +64,7 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 	if opts.PLM.StorageURL == "" {
 		return controller.NewBundles(controller.NoStorage{}), nil
 	}
-	f, err := plmfetch.New(plmfetch.Options{
-		Endpoint:     opts.PLM.StorageURL,
-		CacheDir:     opts.PLM.CacheDir,
-		Scope:        opts.PLM.Scope(),
-		MaxCacheSize: opts.PLM.CacheMaxSize,
-		OnChange:     func(string) { notifier.Notify() },
-		Log:          ctrl.Log.WithName("plm"),
-	})
+	f, err := plmfetch.New(fetcherOptions(opts.PLM, notifier))
 	if err != nil {
 		return nil, err
 	}
