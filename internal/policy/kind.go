@@ -102,6 +102,15 @@ type Holder interface {
 	HeldBack() []string
 }
 
+// Describer is an Attachment that says how it affects a target, in the
+// message of the target's <Kind>Affected condition (WAFGatewayBindingPolicy:
+// which policy protects it, its own or its Gateway's, and which bundle).
+type Describer interface {
+	// AffectedMessage is the message for a target it Affects; "" keeps the
+	// default one.
+	AffectedMessage(ref TargetRef) string
+}
+
 // Kinds are the policy kinds the engine evaluates, in the order their
 // <Kind>Affected conditions appear on targets.
 var Kinds = []Kind{

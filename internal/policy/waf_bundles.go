@@ -30,8 +30,10 @@ type bundlePlan struct {
 	data      map[string][]byte
 	fetchedAt map[string]metav1.Time
 	// held says why the Gateway's configuration must wait: a bundle in
-	// force on its data plane that Gatewall does not have (see holdFor).
-	held []string
+	// force on its data plane that Gatewall does not have (see holdFor);
+	// heldPolicy is the APPolicy bundle among them, if it is one.
+	held       []string
+	heldPolicy *BundleRef
 }
 
 // problem is why the wanted bundle is not the one rendered.
@@ -86,6 +88,9 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 			}
 			held := fmt.Sprintf("bundle %s of %s %s is in force on the data plane and Gatewall does not have it (%s)", short(missing.Sha256), kind, missing.Object, why)
 			plan.held = append(plan.held, held)
+			if kind == KindAPPolicy {
+				plan.heldPolicy = missing
+			}
 			if missing.Sha256 != cur.Sha256 {
 				prob.msg += "; " + held
 			}

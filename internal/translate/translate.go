@@ -5,6 +5,7 @@
 package translate
 
 import (
+	"cmp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,13 +84,20 @@ func (t *Translation) HeldMessage() string {
 }
 
 // Extra returns the conditions the policies add to a target: one
-// <Kind>Affected per policy kind that affects it.
+// <Kind>Affected per policy kind that affects it, with the kind's own
+// message when it has one (policy.Describer).
 func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 	var out []metav1.Condition
 	for _, k := range policy.Kinds {
-		if t.Policies[k.Name()].Affects(ref) {
-			out = append(out, status.Affected(k.AffectedType(), k.Name()))
+		a := t.Policies[k.Name()]
+		if !a.Affects(ref) {
+			continue
 		}
+		c := status.Affected(k.AffectedType(), k.Name())
+		if d, ok := a.(policy.Describer); ok {
+			c.Message = cmp.Or(d.AffectedMessage(ref), c.Message)
+		}
+		out = append(out, c)
 	}
 	return out
 }
