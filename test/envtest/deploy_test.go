@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -112,4 +113,49 @@ func gatewallKinds() int {
 		}
 	}
 	return n
+}
+
+// TestPLMCacheVolumeComponent applies an overlay of config/default with
+// config/components/plm-cache-volume with server-side dry-run: the claim and
+// the patched Deployment are valid objects.
+func TestPLMCacheVolumeComponent(t *testing.T) {
+	ctx := context.Background()
+	overlay := t.TempDir()
+	config, err := filepath.Rel(overlay, filepath.Join(testenv.RepoRoot(), "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+		"resources: [" + filepath.Join(config, "default") + "]\n" +
+		"components: [" + filepath.Join(config, "components", "plm-cache-volume") + "]\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifest.Kustomize(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var namespaces, rest []*unstructured.Unstructured
+	claims := 0
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Namespace":
+			namespaces = append(namespaces, o)
+		case "PersistentVolumeClaim":
+			claims++
+			rest = append(rest, o)
+		case "CustomResourceDefinition": // TestDeployManifests applies them
+		default:
+			rest = append(rest, o)
+		}
+	}
+	if claims != 1 {
+		t.Errorf("%d claims, want 1", claims)
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", namespaces); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", rest, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
 }
