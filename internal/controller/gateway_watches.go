@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -82,6 +83,9 @@ func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	if r.Provisioning != nil && slices.Contains(r.Provisioning.PullSecrets, client.ObjectKeyFromObject(o)) {
+		return r.allGateways(ctx, o) // every data plane has a copy
+	}
 	secret := nsName(o.GetNamespace(), o.GetName())
 	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: secret})
 	if r.Config.ListenerSets {

@@ -66,6 +66,7 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 	}
 	base.Replicas = pick(over.Replicas, base.Replicas)
 	base.Container = overlayContainer(base.Container, over.Container)
+	base.Pod = pick(over.Pod, base.Pod)
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}

@@ -105,6 +105,13 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
 	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
 	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
+	fs.Func("nginx-docker-secret",
+		"A Secret ([namespace/]name, of type kubernetes.io/dockerconfigjson) with credentials for the data-plane images' registry (F5's private-registry.nginx.com for App Protect); "+
+			"copied into each Gateway's namespace and listed in its data-plane pods' imagePullSecrets. Repeatable.",
+		func(v string) error {
+			opts.Agent.PullSecrets = append(opts.Agent.PullSecrets, v)
+			return nil
+		})
 }
 
 // WritesTo lists the directories the manager may write in: a deployment

@@ -140,6 +140,11 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--plm-storage-url %q: must be an http:// or https:// URL", o.PLM.StorageURL))
 		}
 	}
+	for _, name := range o.Agent.PullSecrets {
+		if _, err := SecretName(name, o.Namespace); err != nil {
+			errs = append(errs, fmt.Errorf("--nginx-docker-secret: %w", err))
+		}
+	}
 	for flag, name := range map[string]string{
 		"--plm-storage-credentials-secret": o.PLM.CredentialsSecret,
 		"--plm-storage-ca-secret":          o.PLM.CASecret,

@@ -32,6 +32,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "secret with two slashes", mutate: func(o *Options) { o.PLM.CASecret = "a/b/c" }, want: "--plm-storage-ca-secret"},
 		{name: "secret namespace invalid", mutate: func(o *Options) { o.PLM.CredentialsSecret = "Bad_NS/creds" }, want: "--plm-storage-credentials-secret"},
 		{name: "unknown PLM group", mutate: func(o *Options) { o.PLM.APIGroup = "f5.com" }, want: "--plm-api-group"},
+		{name: "image pull Secret name invalid", mutate: func(o *Options) { o.Agent.PullSecrets = []string{"F5_Registry"} },
+			want: "--nginx-docker-secret"},
 		{name: "backoff max below initial", mutate: func(o *Options) { o.PLM.BackoffInitial, o.PLM.BackoffMax = time.Minute, time.Second },
 			want: "--plm-fetch-backoff-initial"},
 		{name: "storage without bucket", mutate: func(o *Options) {
@@ -122,6 +124,8 @@ func TestPLMFlags(t *testing.T) {
 			return f.MinBackoff == 5*time.Second && f.MaxBackoff == 10*time.Minute
 		}},
 		{name: "backoff not a duration", args: []string{"--plm-fetch-backoff-max=often"}, want: "plm-fetch-backoff-max"},
+		{name: "image pull Secrets", args: []string{"--nginx-docker-secret=f5-registry", "--nginx-docker-secret=registries/mirror"},
+			check: func(o Options) bool { return strings.Join(o.Agent.PullSecrets, ",") == "f5-registry,registries/mirror" }},
 		{name: "storage scope", args: []string{"--plm-storage-bucket=plm", "--plm-storage-prefix=bundles/"},
 			check: func(o Options) bool { return o.PLM.Scope().String() == `bucket "plm", keys under "bundles/"` }},
 	}

@@ -80,6 +80,10 @@ type Params struct {
 	Images  Images
 	// Owner is the installation that makes the objects (ControllerAnnotation).
 	Owner Owner
+	// PullSecrets are the installation's image pull Secrets
+	// (--nginx-docker-secret), copied into the Gateway's namespace for its
+	// pods (PullSecretName).
+	PullSecrets []*corev1.Secret
 }
 
 // progressDeadline is the data-plane Deployment's progressDeadlineSeconds.
@@ -122,12 +126,17 @@ func Objects(p Params) []client.Object {
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{AgentCAFile: p.AgentCA},
 	}
-	dep := deployment(p, meta(name), cm.Name, ca.Name)
+	copies := pullSecretCopies(p, meta)
+	dep := deployment(p, meta(name), cm.Name, ca.Name, imagePullSecrets(copies, p.NginxProxy))
 	svc := service(p, meta(name))
-	return []client.Object{sa, cm, ca, dep, svc}
+	objs := []client.Object{sa, cm, ca}
+	for _, c := range copies {
+		objs = append(objs, c)
+	}
+	return append(objs, dep, svc)
 }
 
-func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *appsv1.Deployment {
+func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) *appsv1.Deployment {
 	np := p.NginxProxy
 	replicas := int32(1)
 	var d *v1alpha2.DeploymentSpec
@@ -248,6 +257,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 						Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 					},
 					TerminationGracePeriodSeconds: ptr.To(int64(30)),
+					ImagePullSecrets:              pullSecrets,
 					Containers:                    containers,
 					Volumes:                       volumes,
 				},
