@@ -158,7 +158,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	key, g, t := client.ObjectKeyFromObject(j.gw), j.t.Graph, j.t
 	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
 	if j.published {
-		dp = r.DataPlane.State(key, j.version)
+		dp = t.ExplainDataPlane(r.DataPlane.State(key, j.version))
 	}
 	now := metav1.Now()
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {

@@ -44,7 +44,9 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 		return nil, nil, nil, err
 	}
 	held := map[types.NamespacedName]string{}
+	byGateway := map[types.NamespacedName]*translate.Translation{}
 	for _, t := range ts {
+		byGateway[t.Graph.Key] = t
 		if msg := t.HeldMessage(); msg != "" {
 			held[t.Graph.Key] = msg
 		}
@@ -57,7 +59,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 		case !ok:
 			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
 		}
-		return dp.State(gw, v)
+		return byGateway[gw].ExplainDataPlane(dp.State(gw, v))
 	}
 	return tin, ts, dataPlane, nil
 }

@@ -145,6 +145,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		CA: certs.CA, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
 		Images: provisioner.Images{
 			NGINX:        cmp.Or(a.Images.NGINX, provisioner.DefaultImages.NGINX),
+			NGINXWAF:     a.Images.NGINXWAF,
 			WAFEnforcer:  cmp.Or(a.Images.WAFEnforcer, provisioner.DefaultImages.WAFEnforcer),
 			WAFConfigMgr: cmp.Or(a.Images.WAFConfigMgr, provisioner.DefaultImages.WAFConfigMgr),
 		},

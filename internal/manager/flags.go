@@ -103,6 +103,8 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
 		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
+	fs.StringVar(&opts.Agent.Images.NGINXWAF, "nginx-waf-image", "",
+		"Default data-plane image of Gateways with WAF enabled: NGINX with F5's App Protect module, built from build/dataplane-waf/Dockerfile with your F5 subscription (docs/waf.md); empty: --nginx-image, which has no App Protect module.")
 	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
 	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
 	fs.Func("nginx-docker-secret",

@@ -111,6 +111,15 @@ type Describer interface {
 	AffectedMessage(ref TargetRef) string
 }
 
+// Explainer is an Attachment that can say what the data plane's refusal of
+// a configuration means for it (WAFGatewayBindingPolicy: NGINX that cannot
+// load the App Protect module runs an image without it).
+type Explainer interface {
+	// ExplainRefusal returns what to add to the data plane's message, ""
+	// when it has nothing to add.
+	ExplainRefusal(message string) string
+}
+
 // Kinds are the policy kinds the engine evaluates, in the order their
 // <Kind>Affected conditions appear on targets.
 var Kinds = []Kind{

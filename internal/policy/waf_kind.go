@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,6 +84,18 @@ func (w *WAF) HeldBack() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ExplainRefusal says, when NGINX could not load the App Protect module,
+// that the data-plane image has none and which image WAF needs: the pods
+// stay on their bootstrap configuration, unready, and this is all a user
+// sees of it.
+func (w *WAF) ExplainRefusal(message string) string {
+	if !w.Enabled || !strings.Contains(message, path.Base(w.Module)) || !strings.Contains(message, "dlopen()") {
+		return ""
+	}
+	return "the data-plane image has no App Protect module (" + w.Module + "): WAF needs NGINX with F5's module, an image built from build/dataplane-waf/Dockerfile (docs/waf.md); " +
+		"name it in the NginxProxy (kubernetes.deployment.container.image) or with the manager's --nginx-waf-image"
 }
 
 // Affects says whether a rendered policy protects a target.

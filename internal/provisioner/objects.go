@@ -19,7 +19,10 @@ import (
 
 // Images are the default images of the data-plane containers.
 type Images struct {
-	NGINX        string
+	NGINX string
+	// NGINXWAF is the default NGINX image of Gateways with WAF enabled:
+	// one with F5's App Protect module (build/dataplane-waf); "" uses NGINX.
+	NGINXWAF     string
 	WAFEnforcer  string
 	WAFConfigMgr string
 }
@@ -136,6 +139,14 @@ func Objects(p Params) []client.Object {
 	return append(objs, dep, svc)
 }
 
+// nginxImage is the default NGINX image of a Gateway, with WAF or without.
+func nginxImage(images Images, waf bool) string {
+	if waf && images.NGINXWAF != "" {
+		return images.NGINXWAF
+	}
+	return images.NGINX
+}
+
 func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) *appsv1.Deployment {
 	np := p.NginxProxy
 	replicas := int32(1)
@@ -156,7 +167,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 	waf := np.WAF == v1alpha2.WAFEnabled
 	nginx := corev1.Container{
 		Name:            "nginx",
-		Image:           image(main, p.Images.NGINX),
+		Image:           image(main, nginxImage(p.Images, waf)),
 		ImagePullPolicy: pullPolicy(main),
 		Ports:           containerPorts(np.MetricsPort()),
 		Resources:       resources(main),

@@ -63,3 +63,33 @@ func TestImagePullSecrets(t *testing.T) {
 		t.Errorf("long names: %d bytes, or two sources give one name", len(long))
 	}
 }
+
+// TestWAFImage: a Gateway with WAF enabled runs --nginx-waf-image unless its
+// NginxProxy names an image; one without WAF runs --nginx-image.
+func TestWAFImage(t *testing.T) {
+	images := Images{NGINX: "registry.example.com/dataplane:1", NGINXWAF: "registry.example.com/dataplane-waf:1"}
+	cases := []struct {
+		name string
+		np   *v1alpha2.NginxProxySpec
+		want string
+	}{
+		{"without WAF", &v1alpha2.NginxProxySpec{}, images.NGINX},
+		{"with WAF", &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled}, images.NGINXWAF},
+		{"with WAF and an image of its own", &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled, Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{
+			Container: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Repository: ptrTo("mirror.example.com/waf"), Tag: ptrTo("2")}}}}}, "mirror.example.com/waf:2"},
+	}
+	for _, c := range cases {
+		p := params(c.np)
+		p.Images = images
+		if got := find[*appsv1.Deployment](t, p).Spec.Template.Spec.Containers[0].Image; got != c.want {
+			t.Errorf("%s: image %s, want %s", c.name, got, c.want)
+		}
+	}
+	p := params(&v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled})
+	p.Images = Images{NGINX: "registry.example.com/dataplane:1"}
+	if got := find[*appsv1.Deployment](t, p).Spec.Template.Spec.Containers[0].Image; got != p.Images.NGINX {
+		t.Errorf("without --nginx-waf-image, a WAF Gateway runs %s, want --nginx-image", got)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -83,6 +83,23 @@ func (t *Translation) HeldMessage() string {
 		strings.Join(t.Held, "; ")
 }
 
+// ExplainDataPlane adds to the data plane's refusal of the configuration
+// what it means for the policies (policy.Explainer); other answers pass
+// unchanged.
+func (t *Translation) ExplainDataPlane(dp status.DataPlane) status.DataPlane {
+	if dp.State != status.Failed {
+		return dp
+	}
+	for _, k := range policy.Kinds {
+		if e, ok := t.Policies[k.Name()].(policy.Explainer); ok {
+			if more := e.ExplainRefusal(dp.Message); more != "" {
+				dp.Message += "; " + more
+			}
+		}
+	}
+	return dp
+}
+
 // Extra returns the conditions the policies add to a target: one
 // <Kind>Affected per policy kind that affects it, with the kind's own
 // message when it has one (policy.Describer).
