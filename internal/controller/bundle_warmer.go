@@ -51,7 +51,7 @@ func (w *BundleWarmer) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Resu
 
 // list adds the ReferenceGrants, the PLM objects and the served policies.
 func (w *BundleWarmer) list(ctx context.Context, in *graph.Input) error {
-	lists := append([]client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}, plmLists(w.Config.PLMGroup)...)
+	lists := append([]client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}, plmLists(w.Config.plmGroup())...)
 	for _, l := range lists {
 		if err := addList(ctx, w.Client, in, l); err != nil {
 			return err
@@ -108,7 +108,7 @@ func (w *BundleWarmer) SetupWithManager(mgr ctrl.Manager) error {
 		return []reconcile.Request{warmKey}
 	})
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	b := ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("waf-bundles").
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
 		WatchesRawSource(oneShot(warmKey)).
@@ -117,14 +117,14 @@ func (w *BundleWarmer) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&gatewayv1.GatewayClass{}, one, spec).
 		Watches(&gatewayv1.Gateway{}, one, spec).
 		Watches(&gatewayv1.HTTPRoute{}, one, spec).
-		Watches(&gatewayv1.GRPCRoute{}, one, spec)
-	if w.Config.ListenerSets {
-		b = b.Watches(&gatewayv1.ListenerSet{}, one, spec)
+		Watches(&gatewayv1.GRPCRoute{}, one, spec).
+		Build(w)
+	if err != nil {
+		return err
 	}
-	for _, kind := range []string{policy.KindAPPolicy, policy.KindAPLogConf} {
-		if obj := plmObject(w.Config.PLMGroup, kind); obj != nil {
-			b = b.Watches(obj, one, builder.WithPredicates(PLMStatusChanged()))
-		}
+	late := optionalWatcher{mgr: mgr, c: c, apis: w.Config.APIs}
+	if err := late.watch(APIListenerSet, &gatewayv1.ListenerSet{}, one, predicate.GenerationChangedPredicate{}); err != nil {
+		return err
 	}
-	return b.Complete(w)
+	return late.watchPLM(w.Config, one)
 }

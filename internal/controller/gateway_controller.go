@@ -196,7 +196,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 // that name it, from every route.
 func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName) error {
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: gw, sets: map[types.NamespacedName]bool{}}
-	if r.Config.ListenerSets {
+	if r.Config.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := r.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gw.String()}); err != nil {
 			return fmt.Errorf("listing ListenerSets: %w", err)
@@ -251,8 +251,12 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).Owns(&corev1.ConfigMap{}).
 			Owns(&corev1.Secret{}) // the agents' CA
 	}
-	return r.watches(b).
+	c, err := r.watches(b).
 		Named("gateway").
 		WithOptions(controller.Options{MaxConcurrentReconciles: gatewayWorkers}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.optionalWatches(mgr, c)
 }

@@ -88,10 +88,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// which Gateways proxy to it.
 		b = b.Watches(&corev1.Service{}, all)
 	}
-	if r.Config.ListenerSets {
-		// Routes attach to Gateways through ListenerSets.
-		b = b.Watches(&gatewayv1.ListenerSet{}, all, spec)
-	}
+	readsPLM := false
 	for _, kind := range r.Kind.Reads() {
 		switch kind {
 		case "NginxProxy":
@@ -101,9 +98,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		case "ConfigMap":
 			b = b.Watches(&corev1.ConfigMap{}, all)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
-			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
-				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
-			}
+			readsPLM = true // watched once PLM's CRDs are installed, below
 		default:
 			return fmt.Errorf("%s reads %s, which its reconciler cannot watch", r.Kind.Name(), kind)
 		}
@@ -112,7 +107,19 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allPolicies,
 			policiesOfGateway(r.Client, r.Config, r.Kind)))
 	}
-	return b.Named(strings.ToLower(r.Kind.Name())).Complete(r)
+	c, err := b.Named(strings.ToLower(r.Kind.Name())).Build(r)
+	if err != nil {
+		return err
+	}
+	late := optionalWatcher{mgr: mgr, c: c, apis: r.Config.APIs}
+	// Routes attach to Gateways through ListenerSets.
+	if err := late.watch(APIListenerSet, &gatewayv1.ListenerSet{}, all, predicate.GenerationChangedPredicate{}); err != nil {
+		return err
+	}
+	if readsPLM {
+		return late.watchPLM(r.Config, all)
+	}
+	return nil
 }
 
 func (r *PolicyReconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {

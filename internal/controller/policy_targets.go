@@ -53,7 +53,7 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []po
 		if err != nil {
 			return nil, err
 		}
-		if !found || refs == nil || !cfg.ListenerSets {
+		if !found || refs == nil || !cfg.served(APIListenerSet) {
 			continue
 		}
 		for _, s := range routeListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {

@@ -47,7 +47,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 		return nil, err
 	}
 	secrets := gatewaySecrets(gw)
-	if cfg.ListenerSets {
+	if cfg.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := c.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gwKey}); err != nil {
 			return nil, fmt.Errorf("listing ListenerSets: %w", err)
@@ -130,7 +130,7 @@ func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input
 			services[s] = true
 		}
 	}
-	if !cfg.TLSRoutes {
+	if !cfg.served(APITLSRoute) {
 		return nil
 	}
 	tlsRoutes := &gatewayv1.TLSRouteList{}
@@ -187,7 +187,7 @@ func listPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.In
 	for _, k := range cfg.policyKinds() {
 		lists = append(lists, k.NewList())
 	}
-	lists = append(lists, plmLists(cfg.PLMGroup)...)
+	lists = append(lists, plmLists(cfg.plmGroup())...)
 	for _, l := range lists {
 		if err := addList(ctx, c, in, l); err != nil {
 			return err

@@ -77,6 +77,10 @@ type Options struct {
 	// WAFModule is the App Protect module path written in nginx.conf; ""
 	// uses the data-plane image's.
 	WAFModule string
+
+	// APIDiscoveryInterval is how often the manager looks for the CRDs of
+	// optional APIs it does not use yet (0: DefaultAPIDiscoveryInterval).
+	APIDiscoveryInterval time.Duration
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.

@@ -78,7 +78,7 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf(format, args...), problem}
 	}
 	if in.PLMGroup == "" {
-		return invalidRef(refNotReady, "%s %s cannot be resolved: no PLM %s CRD is installed", kind, key, kind)
+		return invalidRef(refNotReady, "%s %s cannot be resolved: no PLM %s CRD is installed; install PLM (or its APPolicy and APLogConf CRDs): Gatewall uses them as soon as they are, without a restart", kind, key, kind)
 	}
 	if !in.ReferenceAllowed(v1alpha1.GroupVersion.Group, "WAFGatewayBindingPolicy", p.Namespace, in.PLMGroup, kind, ns, ref.Name) {
 		return out, &refError{v1alpha1.WAFReasonRefNotPermitted, fmt.Sprintf(
