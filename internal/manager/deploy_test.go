@@ -2,7 +2,6 @@ package manager
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -132,18 +131,7 @@ func checkWritesOnlyToVolumes(t *testing.T, d *appsv1.Deployment) {
 // rather than rolling it (the claim is ReadWriteOnce), and the claim holds
 // more than the cache may.
 func TestPLMCacheVolumeComponent(t *testing.T) {
-	overlay := t.TempDir()
-	config, err := filepath.Rel(overlay, configDir()) // kustomize takes relative paths only
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-		"resources: [" + filepath.Join(config, "default") + "]\n" +
-		"components: [" + filepath.Join(config, "components", "plm-cache-volume") + "]\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Kustomize(overlay)
+	objs, err := manifest.KustomizeOverlay(filepath.Join(configDir(), "default"), filepath.Join(configDir(), "components", "plm-cache-volume"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package envtest
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -120,18 +119,8 @@ func gatewallKinds() int {
 // the patched Deployment are valid objects.
 func TestPLMCacheVolumeComponent(t *testing.T) {
 	ctx := context.Background()
-	overlay := t.TempDir()
-	config, err := filepath.Rel(overlay, filepath.Join(testenv.RepoRoot(), "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-		"resources: [" + filepath.Join(config, "default") + "]\n" +
-		"components: [" + filepath.Join(config, "components", "plm-cache-volume") + "]\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Kustomize(overlay)
+	config := filepath.Join(testenv.RepoRoot(), "config")
+	objs, err := manifest.KustomizeOverlay(filepath.Join(config, "default"), filepath.Join(config, "components", "plm-cache-volume"))
 	if err != nil {
 		t.Fatal(err)
 	}
