@@ -16,6 +16,11 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.2
 IMG ?= ghcr.io/gatewall/gatewall:latest
 DATAPLANE_IMG ?= ghcr.io/gatewall/dataplane:edge
+# The WAF data-plane image (build/dataplane-waf): F5's App Protect module needs
+# the certificate and key of an F5 NGINX subscription to be built.
+DATAPLANE_WAF_IMG ?= ghcr.io/gatewall/dataplane-waf:edge
+NGINX_REPO_CRT ?= nginx-repo.crt
+NGINX_REPO_KEY ?= nginx-repo.key
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 GO_TEST_FLAGS ?= -count=1
@@ -115,6 +120,14 @@ docker-build: ## Build the manager image IMG and the data-plane image DATAPLANE_
 	@hack/image-binaries.sh gatewall gatewall-endpoints nginx-agent
 	$(CONTAINER_TOOL) build -f build/manager/Dockerfile -t $(IMG) .
 	$(CONTAINER_TOOL) build -f build/dataplane/Dockerfile -t $(DATAPLANE_IMG) .
+
+.PHONY: docker-build-waf
+docker-build-waf: ## Build the WAF data-plane image DATAPLANE_WAF_IMG with BuildKit (F5's NGINX_REPO_CRT and NGINX_REPO_KEY as build secrets; docs/waf.md).
+	@hack/nginx-agent.sh
+	@hack/image-binaries.sh nginx-agent
+	DOCKER_BUILDKIT=1 $(CONTAINER_TOOL) build -f build/dataplane-waf/Dockerfile \
+		--secret id=nginx-repo-crt,src=$(NGINX_REPO_CRT) --secret id=nginx-repo-key,src=$(NGINX_REPO_KEY) \
+		-t $(DATAPLANE_WAF_IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push IMG and DATAPLANE_IMG.

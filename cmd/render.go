@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 
+	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/render"
 )
@@ -26,11 +27,14 @@ func runRender(args []string) error {
 	ctlr := fs.String("gateway-ctlr-name", manager.DefaultControllerName, "The GatewayClass controllerName to render for.")
 	bundles := fs.String("plm-bundles-dir", "", "Directory of WAF bundles named <sha256>.tgz, standing in for PLM storage.")
 	group := fs.String("plm-api-group", "", "PLM API group to read (appprotect.f5.com or waf.f5.com); empty picks the one the manifests use.")
+	var scope plm.Scope
+	fs.StringVar(&scope.Bucket, "plm-storage-bucket", "", "The manager's --plm-storage-bucket: bundle locations elsewhere are refused (empty: any).")
+	fs.StringVar(&scope.Prefix, "plm-storage-prefix", "", "The manager's --plm-storage-prefix.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(paths)+len(kustomizations) == 0 || *out == "" {
 		return errors.New("render: -f or -k, and --output-dir, are required")
 	}
-	return render.Run(render.Options{Paths: paths, Kustomizations: kustomizations, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group})
+	return render.Run(render.Options{Paths: paths, Kustomizations: kustomizations, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group, PLMScope: scope})
 }

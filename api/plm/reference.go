@@ -113,3 +113,56 @@ func validateKey(k string) error {
 	}
 	return nil
 }
+
+// Scope is where bundles may be fetched from: one bucket, and, when Prefix
+// is set, only the keys under it, taken as a folder ("policies" admits
+// policies/a.tgz, not policies-old/a.tgz). A location comes from a PLM
+// object's status, which anyone allowed to write it can set: without a
+// scope, the manager would fetch any object its storage credentials reach.
+// The zero Scope admits every location.
+type Scope struct {
+	Bucket string
+	Prefix string
+}
+
+// Validate checks the scope itself: a bucket name S3 accepts, and a prefix
+// that is a plain key path (a trailing '/' is allowed).
+func (s Scope) Validate() error {
+	if s.Bucket == "" {
+		if s.Prefix != "" {
+			return errors.New("a prefix needs a bucket")
+		}
+		return nil
+	}
+	if err := validateBucket(s.Bucket); err != nil {
+		return err
+	}
+	if p := strings.TrimSuffix(s.Prefix, "/"); p != "" {
+		if err := validateKey(p); err != nil {
+			return fmt.Errorf("prefix: %w", err)
+		}
+	}
+	return nil
+}
+
+// Admits says whether a location is valid (ParseLocation) and lies within
+// the scope; its error names the scope, not the location.
+func (s Scope) Admits(loc string) error {
+	bucket, key, err := ParseLocation(loc)
+	if err != nil || s.Bucket == "" {
+		return err
+	}
+	folder := strings.TrimSuffix(s.Prefix, "/")
+	if bucket != s.Bucket || folder != "" && !strings.HasPrefix(key, folder+"/") {
+		return fmt.Errorf("the location is outside the PLM storage Gatewall may fetch from (%s)", s)
+	}
+	return nil
+}
+
+// String names the scope as the flags that set it.
+func (s Scope) String() string {
+	if s.Prefix == "" {
+		return fmt.Sprintf("bucket %q", s.Bucket)
+	}
+	return fmt.Sprintf("bucket %q, keys under %q", s.Bucket, strings.TrimSuffix(s.Prefix, "/")+"/")
+}

@@ -97,3 +97,42 @@ func TestErrorsDoNotRepeatValues(t *testing.T) {
 		}
 	}
 }
+
+func TestScope(t *testing.T) {
+	cases := []struct {
+		scope Scope
+		loc   string
+		ok    bool
+	}{
+		{Scope{}, "s3://anything/at/all.tgz", true},
+		{Scope{}, "http://not-a-location", false},
+		{Scope{Bucket: "plm"}, "s3://plm/policies/a.tgz", true},
+		{Scope{Bucket: "plm"}, "s3://plm-other/policies/a.tgz", false},
+		{Scope{Bucket: "plm"}, "s3://secrets/db-backup.tgz", false},
+		{Scope{Bucket: "plm", Prefix: "policies"}, "s3://plm/policies/a.tgz", true},
+		{Scope{Bucket: "plm", Prefix: "policies/"}, "s3://plm/policies/ns/a.tgz", true},
+		{Scope{Bucket: "plm", Prefix: "policies"}, "s3://plm/policies-old/a.tgz", false},
+		{Scope{Bucket: "plm", Prefix: "policies"}, "s3://plm/policies", false},
+		{Scope{Bucket: "plm", Prefix: "policies"}, "s3://plm/logs/a.tgz", false},
+		{Scope{Bucket: "plm", Prefix: "policies"}, "not a location", false},
+	}
+	for _, c := range cases {
+		err := c.scope.Admits(c.loc)
+		if (err == nil) != c.ok {
+			t.Errorf("%+v admits %q: %v; want ok=%v", c.scope, c.loc, err, c.ok)
+		}
+		if err != nil && c.scope.Bucket != "" && strings.Contains(err.Error(), "secrets") {
+			t.Errorf("the error repeats the location: %v", err)
+		}
+	}
+	for _, bad := range []Scope{{Prefix: "p"}, {Bucket: "Bad_Bucket"}, {Bucket: "plm", Prefix: "../x"}, {Bucket: "plm", Prefix: "a//b"}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v validates", bad)
+		}
+	}
+	for _, good := range []Scope{{}, {Bucket: "plm"}, {Bucket: "plm", Prefix: "policies/"}, {Bucket: "plm.bundles", Prefix: "a/b"}} {
+		if err := good.Validate(); err != nil {
+			t.Errorf("%+v: %v", good, err)
+		}
+	}
+}

@@ -39,6 +39,11 @@ const (
 // Bundles brings fetched WAF bundles into snapshots. Bundles are immutable
 // (named by sha256), so their bytes are read once and kept while wanted.
 //
+// What is fetched is declared in one place (Declare, by the BundleWarmer):
+// the bundles of the policies that attach to a Gateway of Gatewall's
+// classes, on every replica, so a new leader starts with them. Snapshots
+// only read what the fetcher has (Fill).
+//
 // It also prunes the fetcher's on-disk cache of bundles no longer wanted,
 // after pruneGrace. Protection in force survives a manager restart without
 // storage: a bundle in force is recorded in its policy's status, and
@@ -52,13 +57,15 @@ type Bundles struct {
 	grace   time.Duration
 	log     logr.Logger
 
-	// declaring makes SyncListed's listing and declaring one step.
+	// declaring makes DeclareListed's listing and declaring one step.
 	declaring sync.Mutex
 
-	mu      sync.Mutex
-	data    map[string][]byte
-	started time.Time
-	// lastWanted is when each sha256 was last wanted by a Sync.
+	mu sync.Mutex
+	// data are the bytes of the declared bundles read so far.
+	data     map[string][]byte
+	declared map[string]bool
+	started  time.Time
+	// lastWanted is when each sha256 was last declared.
 	lastWanted map[string]time.Time
 	lastPrune  time.Time
 }
@@ -69,31 +76,31 @@ func NewBundles(f BundleFetcher) *Bundles {
 }
 
 func newBundles(f BundleFetcher, c clock.PassiveClock, grace time.Duration, log logr.Logger) *Bundles {
-	return &Bundles{fetcher: f, clock: c, grace: grace, log: log, data: map[string][]byte{},
+	return &Bundles{fetcher: f, clock: c, grace: grace, log: log, data: map[string][]byte{}, declared: map[string]bool{},
 		started: c.Now(), lastWanted: map[string]time.Time{}}
 }
 
-// SyncListed runs list, which fills in from the informer cache, then Sync,
-// one caller at a time. Reconcilers snapshot concurrently; a snapshot listed
-// before a newer one but declared after it would tell the fetcher that a
-// bundle just reported is not wanted, and the fetcher would forget its
-// integrity failure or backoff and fetch it again at the next declaration.
-// The cache only moves forward, so in this order every declaration is at
-// least as new as the one before.
-func (b *Bundles) SyncListed(in *graph.Input, list func() error) error {
+// DeclareListed runs list, which fills in from the informer cache, then
+// Declare, one caller at a time: a listing declared after a newer one would
+// tell the fetcher that a bundle just reported is not wanted, and the
+// fetcher would forget its integrity failure or backoff and fetch it again
+// at the next declaration. The cache only moves forward, so in this order
+// every declaration is at least as new as the one before.
+func (b *Bundles) DeclareListed(in *graph.Input, list func() error) error {
 	b.declaring.Lock()
 	defer b.declaring.Unlock()
 	if err := list(); err != nil {
 		return err
 	}
-	b.Sync(in)
+	b.Declare(in)
 	return nil
 }
 
-// Sync declares every bundle the snapshot's WAF policies need (the full set:
-// the snapshot holds every WAF policy and PLM object) and fills the
-// snapshot's Bundles with what the fetcher has of each.
-func (b *Bundles) Sync(in *graph.Input) {
+// Declare tells the fetcher the full set of bundles to fetch: every bundle
+// the snapshot's WAF policies need (in holds exactly the policies whose
+// bundles Gatewall fetches, and every PLM object and ReferenceGrant). The
+// bytes of bundles no longer declared are let go.
+func (b *Bundles) Declare(in *graph.Input) {
 	wanted := policy.WantedBundles(in)
 	refs := make([]plm.BundleRef, 0, len(wanted))
 	keep := map[string]bool{}
@@ -109,12 +116,26 @@ func (b *Bundles) Sync(in *graph.Input) {
 			delete(b.data, sha)
 		}
 	}
+	b.declared = keep
 	now := b.clock.Now()
 	for sha := range keep {
-		in.Bundles[sha] = b.lookupLocked(sha)
 		b.lastWanted[sha] = now
 	}
 	b.pruneLocked(now)
+}
+
+// Fill fills the snapshot's Bundles with what the fetcher has of each bundle
+// its WAF policies need. Only declared bundles' bytes are kept for the next
+// snapshot; a bundle not declared yet (a policy the warmer has not seen) is
+// read from the cache if it is there, or reported pending.
+func (b *Bundles) Fill(in *graph.Input) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range policy.WantedBundles(in) {
+		if _, done := in.Bundles[r.Sha256]; !done {
+			in.Bundles[r.Sha256] = b.lookupLocked(r.Sha256)
+		}
+	}
 }
 
 // pruneLocked removes from the fetcher's cache the bundles not wanted for
@@ -153,7 +174,9 @@ func (b *Bundles) lookupLocked(sha string) graph.Bundle {
 			if data, err = os.ReadFile(r.Path); err != nil {
 				return graph.Bundle{State: graph.BundleFailed, Reason: string(plm.ReasonFetchError), Message: fmt.Sprintf("reading the cached bundle: %v", err)}
 			}
-			b.data[sha] = data
+			if b.declared[sha] {
+				b.data[sha] = data
+			}
 		}
 		return graph.Bundle{State: graph.BundleFetched, Data: data, FetchedAt: metav1.NewTime(r.FetchedAt)}
 	case plm.Failed:

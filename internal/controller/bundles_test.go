@@ -47,7 +47,7 @@ func wafInput(sha, loc, datetime string, inForce *v1alpha1.BundleReferenceStatus
 	return in
 }
 
-// recordingFetcher records what Sync asks of a fetcher.
+// recordingFetcher records what Declare asks of a fetcher.
 type recordingFetcher struct {
 	wants  [][]plm.BundleRef
 	prunes [][]string
@@ -62,15 +62,15 @@ func (f *recordingFetcher) Prune(keep []string) (int, error) {
 	return 0, nil
 }
 
-// TestSyncWantsPLMRevision: the fetcher learns PLM's processing datetime
+// TestDeclareWantsPLMRevision: the fetcher learns PLM's processing datetime
 // with each bundle, so a new one (PLM processed the object again, same
 // location and sha256) can retry an IntegrityError.
-func TestSyncWantsPLMRevision(t *testing.T) {
+func TestDeclareWantsPLMRevision(t *testing.T) {
 	f := &recordingFetcher{}
 	b := newBundles(f, clocktesting.NewFakeClock(time.Now()), time.Hour, logr.Discard())
 	sha := shaHex([]byte("bundle"))
 	for _, datetime := range []string{"2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"} {
-		b.Sync(wafInput(sha, "s3://plm/base.tgz", datetime, nil))
+		b.Declare(wafInput(sha, "s3://plm/base.tgz", datetime, nil))
 	}
 	want := [][]plm.BundleRef{
 		{{Location: "s3://plm/base.tgz", Sha256: sha, Revision: "2026-01-01T00:00:00Z"}},
@@ -81,36 +81,36 @@ func TestSyncWantsPLMRevision(t *testing.T) {
 	}
 }
 
-// TestSyncPrunesAfterGrace: a bundle no longer wanted leaves the cache only
+// TestDeclarePrunesAfterGrace: a bundle no longer wanted leaves the cache only
 // once it has not been wanted for the grace period, and nothing is pruned
 // in the grace period after start.
-func TestSyncPrunesAfterGrace(t *testing.T) {
+func TestDeclarePrunesAfterGrace(t *testing.T) {
 	const grace = time.Hour
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f := &recordingFetcher{}
 	b := newBundles(f, clock, grace, logr.Discard())
 	v1, v2 := shaHex([]byte("v1")), shaHex([]byte("v2"))
 
-	b.Sync(wafInput(v1, "s3://plm/v1.tgz", "1", nil))
+	b.Declare(wafInput(v1, "s3://plm/v1.tgz", "1", nil))
 	clock.Step(grace / 2)
-	b.Sync(wafInput(v1, "s3://plm/v1.tgz", "1", nil))
+	b.Declare(wafInput(v1, "s3://plm/v1.tgz", "1", nil))
 	clock.Step(time.Second)
-	b.Sync(wafInput(v2, "s3://plm/v2.tgz", "2", nil)) // v1 no longer wanted
+	b.Declare(wafInput(v2, "s3://plm/v2.tgz", "2", nil)) // v1 no longer wanted
 	if len(f.prunes) != 0 {
 		t.Fatalf("pruned during the grace period after start: %v", f.prunes)
 	}
 	clock.Step(grace / 2) // past start's grace; v1 was wanted half a grace ago
-	b.Sync(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
+	b.Declare(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
 	if got := f.prunes; len(got) != 1 || !slices.Equal(got[0], slices.Sorted(slices.Values([]string{v1, v2}))) {
 		t.Fatalf("Prune calls = %v; want one keeping v1 (within its grace) and v2", got)
 	}
 	clock.Step(pruneEvery / 2)
-	b.Sync(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
+	b.Declare(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
 	if len(f.prunes) != 1 {
 		t.Fatalf("pruned again within %s: %v", pruneEvery, f.prunes)
 	}
 	clock.Step(grace / 2)
-	b.Sync(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
+	b.Declare(wafInput(v2, "s3://plm/v2.tgz", "2", nil))
 	if got := f.prunes; len(got) != 2 || !slices.Equal(got[1], []string{v2}) {
 		t.Fatalf("Prune calls = %v; want the second keeping v2 only", got)
 	}
@@ -142,7 +142,8 @@ func TestBundleInForceSurvivesRestartAndPrune(t *testing.T) {
 	update := shaHex([]byte("update PLM compiled"))
 	for i := 0; i < 4; i++ {
 		in := wafInput(update, "s3://plm/v2.tgz", "2", record)
-		b.Sync(in)
+		b.Declare(in)
+		b.Fill(in)
 		if got := in.Bundles[shaHex(inForce)]; got.State != graph.BundleFetched || string(got.Data) != string(inForce) {
 			t.Fatalf("after %s: the bundle in force is %+v; want it fetched from the cache", time.Duration(i)*grace, got)
 		}
@@ -156,10 +157,10 @@ func TestBundleInForceSurvivesRestartAndPrune(t *testing.T) {
 	}
 }
 
-// TestSyncListedDeclaresInListingOrder: a snapshot listed while another
+// TestDeclareListedDeclaresInListingOrder: a snapshot listed while another
 // caller declares waits its turn, so an older listing is never declared
 // after a newer one (the fetcher would forget the newer one's failures).
-func TestSyncListedDeclaresInListingOrder(t *testing.T) {
+func TestDeclareListedDeclaresInListingOrder(t *testing.T) {
 	f := &recordingFetcher{}
 	b := newBundles(f, clocktesting.NewFakePassiveClock(time.Now()), time.Hour, logr.Discard())
 	older := wafInput(shaHex([]byte("old")), "s3://plm/old.tgz", "1", nil)
@@ -167,10 +168,10 @@ func TestSyncListedDeclaresInListingOrder(t *testing.T) {
 
 	listing, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 2)
 	go func() {
-		done <- b.SyncListed(older, func() error { close(listing); <-release; return nil })
+		done <- b.DeclareListed(older, func() error { close(listing); <-release; return nil })
 	}()
 	<-listing
-	go func() { done <- b.SyncListed(newer, func() error { return nil }) }()
+	go func() { done <- b.DeclareListed(newer, func() error { return nil }) }()
 	// Without the ordering, the newer listing is declared during this pause.
 	time.Sleep(100 * time.Millisecond)
 	close(release)

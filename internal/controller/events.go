@@ -119,18 +119,21 @@ type dataPlaneSeen struct {
 	problem string
 	// stalled is why the data plane's Deployment cannot bring its pods up.
 	stalled string
+	// held is why the configuration is held back (translate.HeldMessage).
+	held string
 }
 
 // observe records what a reconcile saw and returns the events it calls for;
-// stalled is why the data plane's pods cannot be brought up ("" if they can).
-func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition, stalled string) []userEvent {
+// stalled is why the data plane's pods cannot be brought up, held why its
+// configuration is held back ("" if it is not).
+func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition, stalled, held string) []userEvent {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
 		d.last = map[types.NamespacedName]dataPlaneSeen{}
 	}
 	prev := d.last[gw]
-	now := dataPlaneSeen{failed: prev.failed, message: prev.message, stalled: stalled} // pending or unknown: no news
+	now := dataPlaneSeen{failed: prev.failed, message: prev.message, stalled: stalled, held: held} // pending or unknown: no news
 	if problem != nil {
 		now.problem = problem.Reason + ": " + problem.Message
 	}
@@ -155,6 +158,13 @@ func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, 
 	}
 	if stalled != "" && stalled != prev.stalled {
 		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", stalled})
+	}
+	switch {
+	case held != "" && held != prev.held:
+		out = append(out, userEvent{corev1.EventTypeWarning, "ConfigurationHeld", "Publish", held})
+	case held == "" && prev.held != "":
+		out = append(out, userEvent{corev1.EventTypeNormal, "ConfigurationReleased", "Publish",
+			"Gatewall has what the data plane enforces again: the configuration is published"})
 	}
 	return out
 }

@@ -73,7 +73,8 @@ func TestPolicyEvents(t *testing.T) {
 // TestDataPlaneEvents: a Gateway's events mark changes of its data plane
 // only: a refused apply once (again if NGINX says something else), the
 // recovery once, nothing while an answer is awaited or unknown, a data
-// plane that cannot be made ready once per problem.
+// plane that cannot be made ready once per problem, a configuration held
+// back once per reason and its release once.
 func TestDataPlaneEvents(t *testing.T) {
 	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
 	d := &dataPlaneEvents{}
@@ -84,29 +85,35 @@ func TestDataPlaneEvents(t *testing.T) {
 		dp      status.DataPlane
 		problem *metav1.Condition
 		stalled string
+		held    string
 		want    string
 	}{
-		{status.DataPlane{State: status.Pending}, nil, "", ""},
-		{status.DataPlane{State: status.Applied}, nil, "", ""},
-		{failed, nil, "", "ApplyFailed"},
-		{failed, nil, "", ""},
-		{status.DataPlane{State: status.Unknown}, nil, "", ""},
-		{status.DataPlane{State: status.Failed, Message: "pod p: [emerg] y"}, nil, "", "ApplyFailed"},
-		{status.DataPlane{State: status.Pending}, nil, "", ""},
-		{status.DataPlane{State: status.Applied}, nil, "", "ApplyRecovered"}, // through a pending push
-		{status.DataPlane{State: status.Applied}, noAddress, "", "DataPlaneNotReady"},
-		{status.DataPlane{State: status.Applied}, noAddress, "", ""},
-		{failed, nil, "", "ApplyFailed"},
-		{status.DataPlane{State: status.Applied}, nil, "", "ApplyRecovered"},
-		{status.DataPlane{State: status.Pending}, nil, quota, "DataPlaneNotReady"},
-		{status.DataPlane{State: status.Pending}, nil, quota, ""},
-		{status.DataPlane{State: status.Pending}, nil, deadline, "DataPlaneNotReady"},
-		{status.DataPlane{State: status.Applied}, nil, "", ""},
-		{status.DataPlane{State: status.Applied}, nil, quota, "DataPlaneNotReady"}, // stalled again
+		{status.DataPlane{State: status.Pending}, nil, "", "", ""},
+		{status.DataPlane{State: status.Applied}, nil, "", "", ""},
+		{failed, nil, "", "", "ApplyFailed"},
+		{failed, nil, "", "", ""},
+		{status.DataPlane{State: status.Unknown}, nil, "", "", ""},
+		{status.DataPlane{State: status.Failed, Message: "pod p: [emerg] y"}, nil, "", "", "ApplyFailed"},
+		{status.DataPlane{State: status.Pending}, nil, "", "", ""},
+		{status.DataPlane{State: status.Applied}, nil, "", "", "ApplyRecovered"}, // through a pending push
+		{status.DataPlane{State: status.Applied}, noAddress, "", "", "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Applied}, noAddress, "", "", ""},
+		{failed, nil, "", "", "ApplyFailed"},
+		{status.DataPlane{State: status.Applied}, nil, "", "", "ApplyRecovered"},
+		{status.DataPlane{State: status.Pending}, nil, quota, "", "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Pending}, nil, quota, "", ""},
+		{status.DataPlane{State: status.Pending}, nil, deadline, "", "DataPlaneNotReady"},
+		{status.DataPlane{State: status.Applied}, nil, "", "", ""},
+		{status.DataPlane{State: status.Applied}, nil, quota, "", "DataPlaneNotReady"}, // stalled again
+		{status.DataPlane{State: status.Pending}, nil, "", "bundle b missing", "ConfigurationHeld"},
+		{status.DataPlane{State: status.Pending}, nil, "", "bundle b missing", ""},
+		{status.DataPlane{State: status.Pending}, nil, "", "bundle c missing", "ConfigurationHeld"},
+		{status.DataPlane{State: status.Applied}, nil, "", "", "ConfigurationReleased"},
+		{status.DataPlane{State: status.Applied}, nil, "", "", ""},
 	}
 	for i, s := range steps {
 		var got []string
-		for _, e := range d.observe(gw, s.dp, s.problem, s.stalled) {
+		for _, e := range d.observe(gw, s.dp, s.problem, s.stalled, s.held) {
 			got = append(got, e.reason)
 		}
 		if strings.Join(got, ",") != s.want {
@@ -114,7 +121,7 @@ func TestDataPlaneEvents(t *testing.T) {
 		}
 	}
 	d.forget(gw)
-	if evs := d.observe(gw, failed, nil, ""); len(evs) != 1 {
+	if evs := d.observe(gw, failed, nil, "", ""); len(evs) != 1 {
 		t.Errorf("after forget, a failing data plane: %v, want ApplyFailed once", evs)
 	}
 }

@@ -111,6 +111,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	version, published := "", t.Files != nil
+	if held := t.HeldMessage(); held != "" {
+		logger.Info("Configuration held back", "why", held)
+	}
 	if published {
 		r.DataPlane.PublishEndpoints(req.NamespacedName, t.Endpoints)
 		version = r.DataPlane.Publish(req.NamespacedName, t.Files)
@@ -154,9 +157,9 @@ func (r *GatewayReconciler) handStatuses(ctx context.Context, key types.Namespac
 // read when the job runs, so a job that waited reports the newest answer.
 func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) error {
 	key, g, t := client.ObjectKeyFromObject(j.gw), j.t.Graph, j.t
-	dp := status.DataPlane{State: status.Pending}
+	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
 	if j.published {
-		dp = r.DataPlane.State(key, j.version)
+		dp = t.ExplainDataPlane(r.DataPlane.State(key, j.version))
 	}
 	if dp.State == status.Failed {
 		// NGINX names the file that failed; the Gateway's status and its
@@ -167,7 +170,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
-	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled))
+	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: key, sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.sets[ls.Key] = true
@@ -199,7 +202,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 // that name it, from every route.
 func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName) error {
 	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: gw, sets: map[types.NamespacedName]bool{}}
-	if r.Config.ListenerSets {
+	if r.Config.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := r.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gw.String()}); err != nil {
 			return fmt.Errorf("listing ListenerSets: %w", err)
@@ -255,8 +258,12 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			b = b.Owns(k.Object())
 		}
 	}
-	return r.watches(b).
+	c, err := r.watches(b).
 		Named("gateway").
 		WithOptions(controller.Options{MaxConcurrentReconciles: gatewayWorkers}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.optionalWatches(mgr, c)
 }

@@ -2,12 +2,15 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -37,17 +40,10 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
-	for _, k := range r.Config.policyKinds() {
-		b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
-	}
-	if r.Config.ListenerSets {
-		b = b.Watches(&gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged)
-	}
-	if r.Config.TLSRoutes {
-		b = b.Watches(&gatewayv1.TLSRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
-	}
-	for _, obj := range plmObjects(r.Config.PLMGroup) {
-		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(PLMStatusChanged()))
+	for _, k := range policy.Kinds {
+		if optionalKind(k) == "" {
+			b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
+		}
 	}
 	if r.Config.Notifier != nil {
 		// A data plane's report concerns its Gateway only; fetched bundles
@@ -55,6 +51,27 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, justGateway))
 	}
 	return b
+}
+
+// optionalWatches watch the kinds of the optional APIs, once their CRDs
+// are installed (at start or later).
+func (r *GatewayReconciler) optionalWatches(mgr ctrl.Manager, c controller.Controller) error {
+	specChanged := predicate.GenerationChangedPredicate{}
+	w := optionalWatcher{mgr: mgr, c: c, apis: r.Config.APIs}
+	for _, k := range policy.Kinds {
+		if api := optionalKind(k); api != "" {
+			if err := w.watch(api, k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.watch(APIListenerSet, &gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged); err != nil {
+		return err
+	}
+	if err := w.watch(APITLSRoute, &gatewayv1.TLSRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
+		return err
+	}
+	return w.watchPLM(r.Config, handler.EnqueueRequestsFromMapFunc(r.allGateways))
 }
 
 func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
@@ -83,9 +100,12 @@ func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	if r.Provisioning != nil && slices.Contains(r.Provisioning.PullSecrets, client.ObjectKeyFromObject(o)) {
+		return r.allGateways(ctx, o) // every data plane has a copy
+	}
 	secret := nsName(o.GetNamespace(), o.GetName())
 	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: secret})
-	if r.Config.ListenerSets {
+	if r.Config.served(APIListenerSet) {
 		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{indexListenerSetSecret: secret})...)
 	}
 	return reqs
@@ -118,7 +138,7 @@ func (r *GatewayReconciler) gatewaysOfListenerSets(ctx context.Context, opts ...
 }
 
 func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
-	if r.Config.BackendTLSPolicies && backendTLSConfigMap(ctx, r.Client, o) {
+	if r.Config.served(APIBackendTLSPolicy) && backendTLSConfigMap(ctx, r.Client, o) {
 		return r.allGateways(ctx, o)
 	}
 	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayConfigMap: nsName(o.GetNamespace(), o.GetName())})
@@ -171,7 +191,7 @@ func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client
 		ns, name := splitNsName(gw)
 		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
 	}
-	if !cfg.ListenerSets {
+	if !cfg.served(APIListenerSet) {
 		return out
 	}
 	for _, s := range sets {
@@ -203,7 +223,7 @@ func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
-	routes, err := listRoutes(ctx, r.Client, r.Config.TLSRoutes, client.MatchingFields{indexRouteService: svc})
+	routes, err := listRoutes(ctx, r.Client, r.Config.served(APITLSRoute), client.MatchingFields{indexRouteService: svc})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
 		return nil

@@ -44,16 +44,8 @@ const (
 func nsName(namespace, name string) string { return namespace + "/" + name }
 
 // listenerSetIndexes are the indexes that need the ListenerSet CRD.
-func listenerSetIndexes(controllerName string) []fieldIndex {
+func listenerSetIndexes() []fieldIndex {
 	return []fieldIndex{
-		{&gatewayv1.HTTPRoute{}, indexRouteListenerSet, func(o client.Object) []string {
-			r := o.(*gatewayv1.HTTPRoute)
-			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}},
-		{&gatewayv1.GRPCRoute{}, indexRouteListenerSet, func(o client.Object) []string {
-			r := o.(*gatewayv1.GRPCRoute)
-			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}},
 		{&gatewayv1.ListenerSet{}, indexListenerSetGateway, func(o client.Object) []string {
 			if gw := graph.ListenerSetParent(o.(*gatewayv1.ListenerSet)); gw.Name != "" {
 				return []string{gw.String()}
@@ -103,19 +95,34 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return nil
 		}},
 	}
-	if cfg.ListenerSets {
-		indexes = append(indexes, listenerSetIndexes(controllerName)...)
-	}
-	if cfg.TLSRoutes {
-		indexes = append(indexes, tlsRouteIndexes(cfg)...)
-	}
+	// Routes are indexed by the ListenerSets they name whether or not the
+	// ListenerSet CRD is installed: it may be later.
+	indexes = append(indexes,
+		fieldIndex{&gatewayv1.HTTPRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+			r := o.(*gatewayv1.HTTPRoute)
+			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}},
+		fieldIndex{&gatewayv1.GRPCRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+			r := o.(*gatewayv1.GRPCRoute)
+			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
+		}})
 	idx := mgr.GetFieldIndexer()
-	for _, e := range indexes {
-		if err := idx.IndexField(ctx, e.obj, e.field, e.fn); err != nil {
-			return fmt.Errorf("indexing %T by %s: %w", e.obj, e.field, err)
+	index := func(indexes []fieldIndex) error {
+		for _, e := range indexes {
+			if err := idx.IndexField(ctx, e.obj, e.field, e.fn); err != nil {
+				return fmt.Errorf("indexing %T by %s: %w", e.obj, e.field, err)
+			}
 		}
+		return nil
 	}
-	return nil
+	if err := index(indexes); err != nil {
+		return err
+	}
+	// Before anything that lists by them (When runs uses in order).
+	if err := cfg.APIs.When(APIListenerSet, func() error { return index(listenerSetIndexes()) }); err != nil {
+		return err
+	}
+	return cfg.APIs.When(APITLSRoute, func() error { return index(tlsRouteIndexes(cfg)) })
 }
 
 // routeGateways lists the Gateways a route names or has Gatewall status from.
@@ -216,12 +223,10 @@ func tlsRouteIndexes(cfg Config) []fieldIndex {
 			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
 		}},
 		{&gatewayv1.TLSRoute{}, indexRouteService, func(o client.Object) []string { return tlsRouteServices(o.(*gatewayv1.TLSRoute)) }},
-	}
-	if cfg.ListenerSets {
-		out = append(out, fieldIndex{&gatewayv1.TLSRoute{}, indexRouteListenerSet, func(o client.Object) []string {
+		{&gatewayv1.TLSRoute{}, indexRouteListenerSet, func(o client.Object) []string {
 			r := o.(*gatewayv1.TLSRoute)
 			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
-		}})
+		}},
 	}
 	return out
 }

@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -139,7 +141,8 @@ func (r *PLMStorageReconciler) secretNames() string {
 // SetupWithManager registers the reconciler for the configured Secrets only,
 // and holds the fetcher until its first reconcile has applied them all: a
 // fetch before would go out without them, fail, and show that failure in
-// statuses until the retry.
+// statuses until the retry. It runs on every replica, as the fetcher does
+// (BundleWarmer).
 func (r *PLMStorageReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Storage.Hold(notAppliedYet + "waiting to read " + r.secretNames())
 	names := r.names()
@@ -147,5 +150,6 @@ func (r *PLMStorageReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Secret{}, builder.OnlyMetadata, builder.WithPredicates(ours)).
 		Named("plmstorage").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Complete(r)
 }

@@ -87,15 +87,8 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A Service's existence and ports decide whether it is found and
 		// which Gateways proxy to it.
 		b = b.Watches(&corev1.Service{}, all)
-		if r.Config.TLSRoutes {
-			// TLSRoutes passing to a Service make their Gateways ancestors.
-			b = b.Watches(&gatewayv1.TLSRoute{}, all, spec)
-		}
 	}
-	if r.Config.ListenerSets {
-		// Routes attach to Gateways through ListenerSets.
-		b = b.Watches(&gatewayv1.ListenerSet{}, all, spec)
-	}
+	readsPLM := false
 	for _, kind := range r.Kind.Reads() {
 		switch kind {
 		case "NginxProxy":
@@ -107,9 +100,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// kind that reads ConfigMaps): tenants change theirs often.
 			b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfConfigMap), builder.OnlyMetadata)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
-			if obj := plmObject(r.Config.PLMGroup, kind); obj != nil {
-				b = b.Watches(obj, all, builder.WithPredicates(PLMStatusChanged()))
-			}
+			readsPLM = true // watched once PLM's CRDs are installed, below
 		default:
 			return fmt.Errorf("%s reads %s, which its reconciler cannot watch", r.Kind.Name(), kind)
 		}
@@ -122,7 +113,25 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(r.Config.Translated.GatewaySource(r.allPolicies,
 			policiesOfGateway(r.Client, r.Config, r.Kind)))
 	}
-	return b.Named(strings.ToLower(r.Kind.Name())).Complete(r)
+	c, err := b.Named(strings.ToLower(r.Kind.Name())).Build(r)
+	if err != nil {
+		return err
+	}
+	late := optionalWatcher{mgr: mgr, c: c, apis: r.Config.APIs}
+	// Routes attach to Gateways through ListenerSets.
+	if err := late.watch(APIListenerSet, &gatewayv1.ListenerSet{}, all, predicate.GenerationChangedPredicate{}); err != nil {
+		return err
+	}
+	if r.Kind.Targets().Allow(gatewayv1.LocalPolicyTargetReference{Kind: "Service"}) {
+		// TLSRoutes passing to a Service make their Gateways ancestors.
+		if err := late.watch(APITLSRoute, &gatewayv1.TLSRoute{}, all, predicate.GenerationChangedPredicate{}); err != nil {
+			return err
+		}
+	}
+	if readsPLM {
+		return late.watchPLM(r.Config, all)
+	}
+	return nil
 }
 
 // policiesOfConfigMap is every policy of the kind when a BackendTLSPolicy

@@ -35,8 +35,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tin.PLMGroup = cfg.PLMGroup
-	tin.WAFModule = cfg.WAFModule
+	cfg.plmSettings(tin)
 	if err := addPolicies(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}
@@ -44,12 +43,23 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp Dat
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	held := map[types.NamespacedName]string{}
+	byGateway := map[types.NamespacedName]*translate.Translation{}
+	for _, t := range ts {
+		byGateway[t.Graph.Key] = t
+		if msg := t.HeldMessage(); msg != "" {
+			held[t.Graph.Key] = msg
+		}
+	}
 	dataPlane := func(gw types.NamespacedName) status.DataPlane {
 		v, ok := versions[gw]
-		if !ok {
+		switch {
+		case held[gw] != "":
+			return status.DataPlane{State: status.Pending, Message: held[gw]}
+		case !ok:
 			return status.DataPlane{State: status.Pending, Message: "Gateway " + gw.String() + " is not accepted, so it has no data plane configuration"}
 		}
-		return dp.State(gw, v)
+		return byGateway[gw].ExplainDataPlane(dp.State(gw, v))
 	}
 	return tin, ts, dataPlane, nil
 }

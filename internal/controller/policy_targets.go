@@ -53,7 +53,7 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []po
 		if err != nil {
 			return nil, err
 		}
-		if !found || refs == nil || !cfg.ListenerSets {
+		if !found || refs == nil || !cfg.served(APIListenerSet) {
 			continue
 		}
 		for _, s := range routeListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {
@@ -108,7 +108,7 @@ func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services 
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, svc := range services {
-		routes, err := listRoutes(ctx, c, cfg.TLSRoutes, client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
+		routes, err := listRoutes(ctx, c, cfg.served(APITLSRoute), client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
 		if err != nil {
 			return nil, err
 		}

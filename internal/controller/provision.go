@@ -11,7 +11,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -55,6 +57,10 @@ type Provisioning struct {
 	// Applied, if set, skips data-plane objects that neither Gatewall's
 	// wish nor anybody else changed since they were last applied.
 	Applied *provisioner.Applied
+	// PullSecrets are the installation's image pull Secrets
+	// (--nginx-docker-secret), copied into each Gateway's namespace for its
+	// data-plane pods.
+	PullSecrets []types.NamespacedName
 }
 
 // notOwnedRetry is how often a Gateway whose data-plane names are taken by
@@ -103,10 +109,14 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	for _, l := range g.AcceptedListeners() {
 		ports = append(ports, int32(l.Source.Port))
 	}
+	pullSecrets, missing, err := r.pullSecrets(ctx)
+	if err != nil {
+		return provisioned{}, err
+	}
 	objs := provisioner.Objects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
-		Owner: r.owner(),
+		Owner: r.owner(), PullSecrets: pullSecrets,
 	})
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {
 		var notOwned *provisioner.NotOwnedError
@@ -126,6 +136,11 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		return provisioned{}, client.IgnoreNotFound(err)
 	}
 	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}
+	if len(missing) > 0 {
+		// Installed when it appears (the Secret is watched); pods that need
+		// it fail to pull meanwhile, which the Deployment reports.
+		log.FromContext(ctx).Error(errors.New("image pull Secrets not found"), "Data-plane pods get no copy of them", "secrets", missing)
+	}
 	dep := &appsv1.Deployment{}
 	if err := r.Get(ctx, key, dep); err != nil {
 		// Not in the cache yet: nothing to say of its pods.
@@ -133,6 +148,25 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	}
 	out.stalled = deploymentStalled(dep)
 	return out, nil
+}
+
+// pullSecrets reads the installation's image pull Secrets; those that do
+// not exist are returned apart.
+func (r *GatewayReconciler) pullSecrets(ctx context.Context) ([]*corev1.Secret, []string, error) {
+	var found []*corev1.Secret
+	var missing []string
+	for _, k := range r.Provisioning.PullSecrets {
+		s := &corev1.Secret{}
+		if err := r.Get(ctx, k, s); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, nil, fmt.Errorf("reading image pull Secret %s: %w", k, err)
+			}
+			missing = append(missing, k.String())
+			continue
+		}
+		found = append(found, s)
+	}
+	return found, missing, nil
 }
 
 // deploymentStalled is why a data-plane Deployment cannot bring its pods

@@ -159,7 +159,7 @@ func eachRouteBut(ctx context.Context, c client.Reader, tlsRoutes bool, keep map
 }
 
 // listRoutes lists the HTTPRoutes and GRPCRoutes matching the options, and
-// the TLSRoutes when tlsRoutes says their CRD is installed (Config.TLSRoutes:
+// the TLSRoutes when tlsRoutes says their CRD is installed (APITLSRoute:
 // their indexes exist only then).
 func listRoutes(ctx context.Context, c client.Reader, tlsRoutes bool, opts ...client.ListOption) ([]client.Object, error) {
 	hr, gr, tr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}, &gatewayv1.TLSRouteList{}

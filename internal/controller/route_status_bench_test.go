@@ -52,7 +52,7 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(routes...).Build()
 	ctx := context.Background()
 	b.Run("every-route", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), false)
+		w := NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
 		for b.Loop() {
 			for i, r := range routes {
 				w.set(r, owner, ours[i])
@@ -65,7 +65,7 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 		}
 	})
 	b.Run("changed-only", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), false)
+		w := NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
 		for b.Loop() {
 			for i, r := range routes {
 				w.setChanged(r, owner, ours[i], routeParents(r))

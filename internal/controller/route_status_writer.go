@@ -33,8 +33,9 @@ const routeStatusWorkers = 4
 // leader only, like the reconcilers that feed it.
 type RouteStatusWriter struct {
 	*jobs[routeID]
-	client    client.Client
-	tlsRoutes bool
+	client client.Client
+	// tlsRoutes says whether the TLSRoute CRD is installed now.
+	tlsRoutes func() bool
 
 	mu sync.Mutex
 	// pending are the writes not made yet: per route, the newest per Gateway.
@@ -49,8 +50,8 @@ type routeStatusWrite struct {
 }
 
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
-// tlsRoutes says whether the TLSRoute CRD is installed (Config.TLSRoutes).
-func NewRouteStatusWriter(c client.Client, log logr.Logger, tlsRoutes bool) *RouteStatusWriter {
+// tlsRoutes says whether the TLSRoute CRD is installed (it may be later).
+func NewRouteStatusWriter(c client.Client, log logr.Logger, tlsRoutes func() bool) *RouteStatusWriter {
 	return &RouteStatusWriter{jobs: newJobs[routeID]("route-status", log, routeStatusWorkers), client: c, tlsRoutes: tlsRoutes,
 		pending: map[routeID]map[types.NamespacedName]routeStatusWrite{}, writing: map[routeID]bool{}}
 }
@@ -157,7 +158,7 @@ func (w *RouteStatusWriter) write(ctx context.Context, id routeID) error {
 // clear clears owner's parent statuses from every route that may hold one,
 // except those in keep.
 func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
-	return eachRouteBut(ctx, w.client, w.tlsRoutes, keep, routeQueries(owner), func(route client.Object) error {
+	return eachRouteBut(ctx, w.client, w.tlsRoutes(), keep, routeQueries(owner), func(route client.Object) error {
 		w.set(route, owner, nil)
 		return nil
 	})

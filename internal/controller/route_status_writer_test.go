@@ -68,7 +68,7 @@ func TestRouteStatusWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := types.NamespacedName{Namespace: "writer", Name: "gw"}
-	w := controller.NewRouteStatusWriter(c, logr.Discard(), false)
+	w := controller.NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
 
 	// Three writes before the writer runs: one update, the newest.
 	for _, reason := range []string{"First", "Second", "Newest"} {
@@ -107,7 +107,7 @@ func TestRouteStatusWriter(t *testing.T) {
 	// are one update with both: a route with many parents is not updated
 	// once per Gateway.
 	second := types.NamespacedName{Namespace: "writer", Name: "other"}
-	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), false)
+	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
 	w2.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "Both")})
 	w2.SetRouteParents(route, ours, second, []gatewayv1.RouteParentStatus{parent(ours, "other", "Both")})
 	rw2, err := wc.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("writer"))

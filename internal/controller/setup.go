@@ -9,6 +9,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -20,8 +22,12 @@ type Config struct {
 	GatewayClassName string
 	// Namespace is the namespace Gatewall runs in.
 	Namespace string
-	// PLMGroup is the API group of the installed PLM CRDs, "" when none is.
-	PLMGroup string
+	// APIs says which optional APIs (PLM, TLSRoute, ListenerSet,
+	// BackendTLSPolicy) the cluster serves, and sets up what uses one when
+	// its CRD is installed later; nil serves none.
+	APIs *APIs
+	// PLMScope is where WAF bundles may be fetched from.
+	PLMScope apiplm.Scope
 	// Bundles brings fetched WAF bundles into snapshots.
 	Bundles *Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
@@ -31,15 +37,6 @@ type Config struct {
 	// everything the Gateway's translation reads (its GatewayClass,
 	// Secrets, Namespaces, ...), not only the kinds policies watch.
 	Translated *Notifier
-	// BackendTLSPolicies says whether the BackendTLSPolicy CRD is installed
-	// (Gatewall then watches them and applies them to backends).
-	BackendTLSPolicies bool
-	// ListenerSets says whether the ListenerSet CRD is installed (Gatewall
-	// then merges the listeners of attached ListenerSets into their Gateways).
-	ListenerSets bool
-	// TLSRoutes says whether the TLSRoute CRD (v1) is installed (Gatewall
-	// then watches them and passes TLS connections to their backends).
-	TLSRoutes bool
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
@@ -52,14 +49,38 @@ type Config struct {
 	Referenced *Referenced
 }
 
-// policyKinds are the kinds of policy.Kinds whose CRD is installed:
+// plmSettings sets what the configuration tells a snapshot about PLM and
+// WAF: the API group of its objects, where their bundles may come from, the
+// App Protect module's path.
+func (c Config) plmSettings(in *graph.Input) {
+	in.PLMGroup = c.plmGroup()
+	in.PLMScope = c.PLMScope
+	in.WAFModule = c.WAFModule
+}
+
+// plmGroup is the API group of the PLM objects in use, "" while no PLM CRD
+// is installed.
+func (c Config) plmGroup() string { return c.APIs.PLMGroup() }
+
+// served says whether the cluster serves an optional API now.
+func (c Config) served(api API) bool { return c.APIs.Served(api) }
+
+// policyKinds are the kinds of policy.Kinds whose CRD is installed now:
 // Gatewall's own always are (config/crd); BackendTLSPolicy is the Gateway
-// API's, which may not be.
+// API's, which may not be yet.
 func (c Config) policyKinds() []policy.Kind {
 	return slices.DeleteFunc(slices.Clone(policy.Kinds), func(k policy.Kind) bool {
-		_, gatewayAPI := k.NewObject().(*gatewayv1.BackendTLSPolicy)
-		return gatewayAPI && !c.BackendTLSPolicies
+		return optionalKind(k) != "" && !c.served(optionalKind(k))
 	})
+}
+
+// optionalKind is the optional API a policy kind belongs to, "" for
+// Gatewall's own kinds.
+func optionalKind(k policy.Kind) API {
+	if _, gatewayAPI := k.NewObject().(*gatewayv1.BackendTLSPolicy); gatewayAPI {
+		return APIBackendTLSPolicy
+	}
+	return ""
 }
 
 // Setup registers every reconciler with the manager. dp receives each
@@ -71,7 +92,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if cfg.Referenced == nil {
 		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
-	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.TLSRoutes)
+	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), func() bool { return cfg.served(APITLSRoute) })
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
@@ -88,17 +109,32 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
 	}
-	for _, k := range cfg.policyKinds() {
-		reconcilers = append(reconcilers, &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,
-			Recorder: mgr.GetEventRecorder("gatewall-" + strings.ToLower(k.Name()))})
-	}
-	if cfg.ListenerSets {
-		reconcilers = append(reconcilers, &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg})
+	if cfg.Bundles != nil {
+		reconcilers = append(reconcilers, &BundleWarmer{Client: mgr.GetClient(), Config: cfg})
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %T: %w", r, err)
 		}
+	}
+	// The reconcilers of optional APIs start when their CRD is installed,
+	// at start or later.
+	for _, k := range policy.Kinds {
+		r := &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,
+			Recorder: mgr.GetEventRecorder("gatewall-" + strings.ToLower(k.Name()))}
+		var err error
+		if api := optionalKind(k); api != "" {
+			err = cfg.APIs.When(api, func() error { return r.SetupWithManager(mgr) })
+		} else {
+			err = r.SetupWithManager(mgr)
+		}
+		if err != nil {
+			return fmt.Errorf("setting up the %s reconciler: %w", k.Name(), err)
+		}
+	}
+	ls := &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg}
+	if err := cfg.APIs.When(APIListenerSet, func() error { return ls.SetupWithManager(mgr) }); err != nil {
+		return fmt.Errorf("setting up the ListenerSet reconciler: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/go-logr/logr"
 	"testing"
 
 	"github.com/gatewall/gatewall/internal/policy"
@@ -18,7 +19,11 @@ func TestPolicyKindsFollowInstalledCRDs(t *testing.T) {
 		}
 		return out
 	}
-	with, without := names(Config{BackendTLSPolicies: true}.policyKinds()), names(Config{}.policyKinds())
+	apis := NewAPIs(logr.Discard(), nil)
+	if err := apis.Serve(APIBackendTLSPolicy, ""); err != nil {
+		t.Fatal(err)
+	}
+	with, without := names(Config{APIs: apis}.policyKinds()), names(Config{}.policyKinds())
 	if len(with) != len(policy.Kinds) {
 		t.Errorf("with every CRD: %v, want all %d kinds", with, len(policy.Kinds))
 	}

@@ -32,8 +32,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	refs := cfg.Referenced.reads()
 	defer refs.done(client.ObjectKeyFromObject(gw))
 	in := graph.NewInput(cfg.ControllerName)
-	in.PLMGroup = cfg.PLMGroup
-	in.WAFModule = cfg.WAFModule
+	cfg.plmSettings(in)
 	in.Add(gw)
 	get := func(key types.NamespacedName, obj client.Object) error {
 		if err := c.Get(ctx, key, obj); err != nil {
@@ -54,7 +53,7 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 		return nil, err
 	}
 	secrets := gatewaySecrets(gw)
-	if cfg.ListenerSets {
+	if cfg.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := c.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gwKey}); err != nil {
 			return nil, fmt.Errorf("listing ListenerSets: %w", err)
@@ -150,7 +149,7 @@ func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input
 			services[s] = true
 		}
 	}
-	if !cfg.TLSRoutes {
+	if !cfg.served(APITLSRoute) {
 		return nil
 	}
 	tlsRoutes := &gatewayv1.TLSRouteList{}
@@ -185,17 +184,15 @@ func addBackendTLSConfigMaps(ctx context.Context, in *graph.Input, refs *refRead
 // addPolicies adds every policy of every kind of policy.Kinds whose CRD is
 // installed (policies are few; conflicts are decided across all of them),
 // every PLM object of the group in use, every ReferenceGrant, and what the
-// fetcher has of the WAF policies' bundles. The snapshot then says which
-// bundles are wanted in full: without the grants, the bundles of APPolicies
-// in other namespaces would look unwanted, and the fetcher would forget
-// their backoff and integrity failures. With a fetcher, the listing and the
-// declaration are one step (SyncListed).
+// fetcher has of the WAF policies' bundles.
 func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	list := func() error { return listPolicies(ctx, c, cfg, in) }
-	if cfg.Bundles == nil {
-		return list()
+	if err := listPolicies(ctx, c, cfg, in); err != nil {
+		return err
 	}
-	return cfg.Bundles.SyncListed(in, list)
+	if cfg.Bundles != nil {
+		cfg.Bundles.Fill(in)
+	}
+	return nil
 }
 
 // listPolicies adds what addPolicies lists.
@@ -204,7 +201,7 @@ func listPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.In
 	for _, k := range cfg.policyKinds() {
 		lists = append(lists, k.NewList())
 	}
-	lists = append(lists, plmLists(cfg.PLMGroup)...)
+	lists = append(lists, plmLists(cfg.plmGroup())...)
 	for _, l := range lists {
 		if err := addList(ctx, c, in, l); err != nil {
 			return err

@@ -55,7 +55,7 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	for ref, why := range in.unreadable {
 		f.add("Unreadable\x00%s\x00%s\x00%s", ref.Kind, ref.Key, why)
 	}
-	f.add("Input\x00%s\x00%s\x00%s", in.ControllerName, in.PLMGroup, in.WAFModule)
+	f.add("Input\x00%s\x00%s\x00%s\x00%s\x00%s", in.ControllerName, in.PLMGroup, in.WAFModule, in.PLMScope.Bucket, in.PLMScope.Prefix)
 	slices.Sort(f.lines)
 	h := sha256.New()
 	for _, l := range f.lines {

@@ -19,7 +19,7 @@ import (
 var fingerprinted = []string{
 	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
-	"Policies", "PLMGroup", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
+	"Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",
 }
 
@@ -66,6 +66,7 @@ func TestFingerprintChangesWithEveryChange(t *testing.T) {
 		"a bundle fetched":      func(in *Input) { in.Bundles["sha"] = Bundle{State: BundleFetched, Data: []byte("x")} },
 		"an object not decoded": func(in *Input) { in.AddUnreadable(ObjectRef{Kind: "HTTPRoute", Key: key("apps", "bad")}, "bad") },
 		"the WAF module moved":  func(in *Input) { in.WAFModule = "/x.so" },
+		"the storage scope":     func(in *Input) { in.PLMScope = plm.Scope{Bucket: "plm", Prefix: "bundles"} },
 	} {
 		in := base()
 		change(in)

@@ -49,6 +49,10 @@ type Input struct {
 	// PLMGroup is the API group of the installed PLM APPolicy/APLogConf CRDs
 	// ("" when PLM is not installed).
 	PLMGroup string
+	// PLMScope is where bundles may be fetched from (the manager's
+	// --plm-storage-bucket and --plm-storage-prefix): a PLM status naming a
+	// location outside it is refused. The zero Scope admits every location.
+	PLMScope plm.Scope
 	// APPolicies and APLogConfs are the PLM objects' statuses, by namespace/name.
 	APPolicies map[types.NamespacedName]*plm.Status
 	APLogConfs map[types.NamespacedName]*plm.Status

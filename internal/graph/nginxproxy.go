@@ -81,6 +81,7 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		}
 		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
 	}
+	base.Pod = pick(over.Pod, base.Pod)
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}

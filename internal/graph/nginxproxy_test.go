@@ -242,3 +242,29 @@ func TestEndpointsResourcesOverlay(t *testing.T) {
 		})
 	}
 }
+
+// TestImagePullSecretsOverlay: a Gateway's NginxProxy that lists image pull
+// Secrets replaces its class's list; one that does not keeps it.
+func TestImagePullSecretsOverlay(t *testing.T) {
+	pod := func(names ...string) *v1alpha2.NginxProxySpec {
+		var refs []v1alpha2.LocalSecretReference
+		for _, n := range names {
+			refs = append(refs, v1alpha2.LocalSecretReference{Name: n})
+		}
+		return &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{ImagePullSecrets: refs}}}}
+	}
+	names := func(s *v1alpha2.NginxProxySpec) []string {
+		var out []string
+		for _, r := range s.Kubernetes.Deployment.Pod.ImagePullSecrets {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	if got := names(EffectiveNginxProxy(pod("class-registry"), pod("team-registry"))); strings.Join(got, ",") != "team-registry" {
+		t.Errorf("the Gateway's list should replace the class's: %v", got)
+	}
+	gwReplicas := &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2))}}}
+	if got := names(EffectiveNginxProxy(pod("class-registry"), gwReplicas)); strings.Join(got, ",") != "class-registry" {
+		t.Errorf("a Gateway setting only replicas keeps the class's list: %v", got)
+	}
+}

@@ -44,6 +44,10 @@ type AgentOptions struct {
 	// Images of the data-plane containers (provisioner.DefaultImages for
 	// those left empty).
 	Images provisioner.Images
+	// PullSecrets name Secrets ([namespace/]name) with registry
+	// credentials for those images, copied into each Gateway's namespace
+	// and listed in its data-plane pods' imagePullSecrets.
+	PullSecrets []string
 	// ReloadMonitoringPeriod is how long agents watch NGINX's error log
 	// after a reload before reporting success (0: the agent's default, 10 s).
 	// Every successful push takes at least this long.
@@ -98,6 +102,14 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	if err != nil {
 		return nil, nil, err
 	}
+	var pullSecrets []types.NamespacedName
+	for _, s := range a.PullSecrets {
+		k, err := SecretName(s, opts.Namespace)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--nginx-docker-secret: %w", err)
+		}
+		pullSecrets = append(pullSecrets, k)
+	}
 	log := ctrl.Log.WithName("agent")
 	feed, err := endpointfeed.NewServer(endpointfeed.Options{
 		Identify: func(ctx context.Context) (types.NamespacedName, types.NamespacedName, bool) {
@@ -149,11 +161,13 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		CA: certs.CA, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
 		Images: provisioner.Images{
 			NGINX:        cmp.Or(a.Images.NGINX, provisioner.DefaultImages.NGINX),
+			NGINXWAF:     a.Images.NGINXWAF,
 			WAFEnforcer:  cmp.Or(a.Images.WAFEnforcer, provisioner.DefaultImages.WAFEnforcer),
 			WAFConfigMgr: cmp.Or(a.Images.WAFConfigMgr, provisioner.DefaultImages.WAFConfigMgr),
 		},
-		APIReader: mgr.GetAPIReader(),
-		Applied:   provisioner.NewApplied(),
+		APIReader:   mgr.GetAPIReader(),
+		Applied:     provisioner.NewApplied(),
+		PullSecrets: pullSecrets,
 	}, nil
 }
 

@@ -9,19 +9,33 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gatewall/gatewall/internal/manifest"
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
 )
+
+// configDir is the repository's config/ directory.
+func configDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	dir, _ := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", "config"))
+	return dir
+}
 
 // deployedManager returns the manager Deployment `make deploy` applies.
 func deployedManager(t *testing.T) *appsv1.Deployment {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	objs, err := manifest.Kustomize(filepath.Join(filepath.Dir(file), "..", "..", "config", "default"))
+	objs, err := manifest.Kustomize(filepath.Join(configDir(), "default"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return managerDeployment(t, objs)
+}
+
+// managerDeployment is the Deployment among a build's objects.
+func managerDeployment(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
+	t.Helper()
 	for _, o := range objs {
 		if o.GetKind() != "Deployment" {
 			continue
@@ -32,7 +46,7 @@ func deployedManager(t *testing.T) *appsv1.Deployment {
 		}
 		return d
 	}
-	t.Fatal("config/default has no Deployment")
+	t.Fatal("the build has no Deployment")
 	return nil
 }
 
@@ -41,7 +55,11 @@ func deployedManager(t *testing.T) *appsv1.Deployment {
 // is a writable volume, and the agent TLS Secret it serves is mounted where
 // --agent-tls-dir says (the manager writes no copy of it).
 func TestDeployedManagerWritesOnlyToVolumes(t *testing.T) {
-	d := deployedManager(t)
+	checkWritesOnlyToVolumes(t, deployedManager(t))
+}
+
+func checkWritesOnlyToVolumes(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
 	pod := d.Spec.Template.Spec
 	var c *corev1.Container
 	for i := range pod.Containers {
@@ -105,4 +123,47 @@ func TestDeployedManagerWritesOnlyToVolumes(t *testing.T) {
 	if opts.Agent.ReloadMonitoringPeriod <= 0 {
 		t.Errorf("--agent-reload-monitoring-period %s: agents would wait their 10 s default after every reload", opts.Agent.ReloadMonitoringPeriod)
 	}
+}
+
+// TestPLMCacheVolumeComponent: an overlay of config/default with
+// config/components/plm-cache-volume keeps the bundle cache on the claim it
+// adds (the manager still writes only to volumes), recreates the pod
+// rather than rolling it (the claim is ReadWriteOnce), and the claim holds
+// more than the cache may.
+func TestPLMCacheVolumeComponent(t *testing.T) {
+	objs, err := manifest.KustomizeOverlay(filepath.Join(configDir(), "default"), filepath.Join(configDir(), "components", "plm-cache-volume"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := managerDeployment(t, objs)
+	checkWritesOnlyToVolumes(t, d)
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("strategy %q, want Recreate", d.Spec.Strategy.Type)
+	}
+	var claim string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "plm-cache" && v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if claim == "" {
+		t.Fatalf("the plm-cache volume is not a claim: %+v", d.Spec.Template.Spec.Volumes)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "PersistentVolumeClaim" || o.GetName() != claim {
+			continue
+		}
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, pvc); err != nil {
+			t.Fatal(err)
+		}
+		if pvc.Namespace != d.Namespace {
+			t.Errorf("claim in namespace %q, the Deployment in %q", pvc.Namespace, d.Namespace)
+		}
+		if size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; size.Value() <= plmfetch.DefaultMaxCacheSize {
+			t.Errorf("the claim requests %s, no more than the cache may hold (%d bytes)", size.String(), plmfetch.DefaultMaxCacheSize)
+		}
+		return
+	}
+	t.Errorf("no PersistentVolumeClaim %s in the build", claim)
 }

@@ -2,10 +2,14 @@ package manager
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
@@ -53,6 +57,10 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"The name of the leader election Lease (default: gatewall-leader-<hash of --gateway-ctlr-name>, one per installation).")
 	fs.StringVar(&opts.PLM.StorageURL, "plm-storage-url", "",
 		"PLM storage (S3-compatible) URL, http:// or https://; required for WAF.")
+	fs.StringVar(&opts.PLM.Bucket, "plm-storage-bucket", "",
+		"The bucket PLM stores its bundles in; required with --plm-storage-url. A bundle location elsewhere is refused in the policy's status, never fetched.")
+	fs.StringVar(&opts.PLM.Prefix, "plm-storage-prefix", "",
+		"The folder of --plm-storage-bucket PLM stores its bundles in (empty: the whole bucket). A bundle location outside it is refused.")
 	fs.StringVar(&opts.PLM.CredentialsSecret, "plm-storage-credentials-secret", "",
 		"Secret ([namespace/]name) whose seaweedfs_admin_secret is the S3 secret key (access key id admin).")
 	fs.StringVar(&opts.PLM.CASecret, "plm-storage-ca-secret", "",
@@ -63,6 +71,20 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"Skip verification of the PLM storage server's certificate (development only).")
 	fs.StringVar(&opts.PLM.CacheDir, "plm-cache-dir", "/var/cache/gatewall/plm",
 		"Directory for fetched WAF bundles (verified, by sha256); a persistent volume keeps them across restarts.")
+	fs.Func("plm-cache-max-size",
+		"Most bytes of WAF bundles kept in --plm-cache-dir, and so in memory (a Kubernetes quantity such as 256Mi); a bundle that does not fit evicts those no policy wants, or fails (default 256Mi).",
+		func(v string) error {
+			q, err := resource.ParseQuantity(v)
+			if err != nil || q.Sign() <= 0 {
+				return fmt.Errorf("want a positive quantity such as 256Mi")
+			}
+			opts.PLM.CacheMaxSize = q.Value()
+			return nil
+		})
+	fs.DurationVar(&opts.PLM.BackoffInitial, "plm-fetch-backoff-initial", plmfetch.DefaultMinBackoff,
+		"Delay before retrying a bundle fetch that failed; it doubles with each failure (with jitter) up to --plm-fetch-backoff-max.")
+	fs.DurationVar(&opts.PLM.BackoffMax, "plm-fetch-backoff-max", plmfetch.DefaultMaxBackoff,
+		"Longest delay between retries of a bundle fetch that keeps failing.")
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
 	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",
@@ -81,8 +103,17 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
 		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")
+	fs.StringVar(&opts.Agent.Images.NGINXWAF, "nginx-waf-image", "",
+		"Default data-plane image of Gateways with WAF enabled: NGINX with F5's App Protect module, built from build/dataplane-waf/Dockerfile with your F5 subscription (docs/waf.md); empty: --nginx-image, which has no App Protect module.")
 	fs.StringVar(&opts.Agent.Images.WAFEnforcer, "waf-enforcer-image", provisioner.DefaultImages.WAFEnforcer, "Default WAF enforcer image.")
 	fs.StringVar(&opts.Agent.Images.WAFConfigMgr, "waf-config-mgr-image", provisioner.DefaultImages.WAFConfigMgr, "Default WAF config manager image.")
+	fs.Func("nginx-docker-secret",
+		"A Secret ([namespace/]name, of type kubernetes.io/dockerconfigjson) with credentials for the data-plane images' registry (F5's private-registry.nginx.com for App Protect); "+
+			"copied into each Gateway's namespace and listed in its data-plane pods' imagePullSecrets. Repeatable.",
+		func(v string) error {
+			opts.Agent.PullSecrets = append(opts.Agent.PullSecrets, v)
+			return nil
+		})
 }
 
 // WritesTo lists the directories the manager may write in: a deployment

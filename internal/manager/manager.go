@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -108,32 +107,21 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setting up PLM bundle fetching: %w", err)
 	}
-	group := detectPLMGroup(mgr, opts.PLM.APIGroup)
-	ctrl.Log.WithName("setup").Info("PLM API", "group", group, "storage", opts.PLM.StorageURL)
-	backendTLS := crdInstalled(mgr, gatewayv1.GroupName, "BackendTLSPolicy")
-	if !backendTLS {
-		ctrl.Log.WithName("setup").Info("BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs and restart to use it")
+	apis, err := setupAPIs(mgr, opts, notifier)
+	if err != nil {
+		return nil, err
 	}
-	listenerSets := crdInstalled(mgr, gatewayv1.GroupName, "ListenerSet")
-	if !listenerSets {
-		ctrl.Log.WithName("setup").Info("ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs and restart to use it")
-	}
-	tlsRoutes := crdInstalled(mgr, gatewayv1.GroupName, "TLSRoute", gatewayv1.GroupVersion.Version)
-	if !tlsRoutes {
-		ctrl.Log.WithName("setup").Info("TLSRoute CRD (v1) not installed: TLS listeners serve no routes; install the Gateway API's standard CRDs (v1.5 or later) and restart to use them")
-	}
+	ctrl.Log.WithName("setup").Info("PLM API", "group", apis.PLMGroup(), "storage", opts.PLM.StorageURL)
 	err = controller.Setup(mgr, controller.Config{
-		ControllerName:     opts.ControllerName,
-		GatewayClassName:   opts.GatewayClassName,
-		Namespace:          opts.Namespace,
-		PLMGroup:           group,
-		BackendTLSPolicies: backendTLS,
-		ListenerSets:       listenerSets,
-		TLSRoutes:          tlsRoutes,
-		Bundles:            bundles,
-		Notifier:           notifier,
-		Translated:         &controller.Notifier{},
-		WAFModule:          opts.WAFModule,
+		ControllerName:   opts.ControllerName,
+		GatewayClassName: opts.GatewayClassName,
+		Namespace:        opts.Namespace,
+		APIs:             apis,
+		PLMScope:         opts.PLM.Scope(),
+		Bundles:          bundles,
+		Notifier:         notifier,
+		Translated:       &controller.Notifier{},
+		WAFModule:        opts.WAFModule,
 	}, dp, prov)
 	if err != nil {
 		return nil, err

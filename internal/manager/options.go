@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -76,12 +77,20 @@ type Options struct {
 	// WAFModule is the App Protect module path written in nginx.conf; ""
 	// uses the data-plane image's.
 	WAFModule string
+
+	// APIDiscoveryInterval is how often the manager looks for the CRDs of
+	// optional APIs it does not use yet (0: DefaultAPIDiscoveryInterval).
+	APIDiscoveryInterval time.Duration
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.
 type PLMOptions struct {
 	// StorageURL is the S3-compatible endpoint, http:// or https://.
 	StorageURL string
+	// Bucket and Prefix are where bundles may be fetched from: a PLM
+	// status naming another location is refused. Bucket is required with
+	// StorageURL (the storage credentials reach more than PLM's bundles).
+	Bucket, Prefix string
 	// CredentialsSecret holds seaweedfs_admin_secret (access key id "admin").
 	CredentialsSecret string
 	// CASecret holds ca.crt to verify the storage server.
@@ -96,7 +105,17 @@ type PLMOptions struct {
 	// CacheDir holds fetched bundles, verified and named by sha256, so a
 	// restart needs no network to keep what was in force.
 	CacheDir string
+	// CacheMaxSize bounds CacheDir's size in bytes, and so the bundles the
+	// manager holds in memory (0: plm.DefaultMaxCacheSize).
+	CacheMaxSize int64
+	// BackoffInitial and BackoffMax bound the delay between failed fetches
+	// of a bundle, which doubles from the one to the other (0: the
+	// fetcher's defaults, 1s and 2m).
+	BackoffInitial, BackoffMax time.Duration
 }
+
+// Scope is where bundles may be fetched from.
+func (o PLMOptions) Scope() plm.Scope { return plm.Scope{Bucket: o.Bucket, Prefix: o.Prefix} }
 
 // PLM API groups Gatewall understands.
 const (
@@ -125,6 +144,11 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--plm-storage-url %q: must be an http:// or https:// URL", o.PLM.StorageURL))
 		}
 	}
+	for _, name := range o.Agent.PullSecrets {
+		if _, err := SecretName(name, o.Namespace); err != nil {
+			errs = append(errs, fmt.Errorf("--nginx-docker-secret: %w", err))
+		}
+	}
 	for flag, name := range map[string]string{
 		"--plm-storage-credentials-secret": o.PLM.CredentialsSecret,
 		"--plm-storage-ca-secret":          o.PLM.CASecret,
@@ -136,6 +160,18 @@ func (o Options) Validate() error {
 		if _, err := SecretName(name, o.Namespace); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 		}
+	}
+	if o.PLM.StorageURL != "" && o.PLM.Bucket == "" {
+		errs = append(errs, fmt.Errorf("--plm-storage-bucket is required with --plm-storage-url: the bucket PLM stores its bundles in (with --plm-storage-prefix, the folder), outside which nothing is fetched"))
+	}
+	if err := o.PLM.Scope().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--plm-storage-bucket %q, --plm-storage-prefix %q: %w", o.PLM.Bucket, o.PLM.Prefix, err))
+	}
+	if o.PLM.BackoffInitial < 0 || o.PLM.BackoffMax < 0 || o.PLM.BackoffMax > 0 && o.PLM.BackoffMax < o.PLM.BackoffInitial {
+		errs = append(errs, fmt.Errorf("--plm-fetch-backoff-initial %v, --plm-fetch-backoff-max %v: want 0 < initial <= max", o.PLM.BackoffInitial, o.PLM.BackoffMax))
+	}
+	if o.PLM.CacheMaxSize < 0 {
+		errs = append(errs, fmt.Errorf("--plm-cache-max-size %d: must be positive", o.PLM.CacheMaxSize))
 	}
 	switch o.PLM.APIGroup {
 	case "", PLMGroupAppProtect, PLMGroupWAF:

@@ -2,8 +2,10 @@ package manager
 
 import (
 	"flag"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -20,7 +22,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{name: "defaults", mutate: func(*Options) {}},
 		{name: "https storage and secrets", mutate: func(o *Options) {
-			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", CacheDir: "/var/cache/gatewall/plm", CredentialsSecret: "plm-creds",
+			o.PLM = PLMOptions{StorageURL: "https://plm-storage.plm-system.svc:8333", Bucket: "plm", Prefix: "bundles/", CacheDir: "/var/cache/gatewall/plm", CredentialsSecret: "plm-creds",
 				CASecret: "plm-system/plm-ca", ClientSSLSecret: "plm-client", APIGroup: PLMGroupWAF}
 		}},
 		{name: "controller name without domain", mutate: func(o *Options) { o.ControllerName = "nginx" }, want: "--gateway-ctlr-name"},
@@ -30,6 +32,19 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "secret with two slashes", mutate: func(o *Options) { o.PLM.CASecret = "a/b/c" }, want: "--plm-storage-ca-secret"},
 		{name: "secret namespace invalid", mutate: func(o *Options) { o.PLM.CredentialsSecret = "Bad_NS/creds" }, want: "--plm-storage-credentials-secret"},
 		{name: "unknown PLM group", mutate: func(o *Options) { o.PLM.APIGroup = "f5.com" }, want: "--plm-api-group"},
+		{name: "image pull Secret name invalid", mutate: func(o *Options) { o.Agent.PullSecrets = []string{"F5_Registry"} },
+			want: "--nginx-docker-secret"},
+		{name: "backoff max below initial", mutate: func(o *Options) { o.PLM.BackoffInitial, o.PLM.BackoffMax = time.Minute, time.Second },
+			want: "--plm-fetch-backoff-initial"},
+		{name: "storage without bucket", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-bucket is required"},
+		{name: "bucket name invalid", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", Bucket: "PLM_Bundles", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-bucket"},
+		{name: "prefix leaves its folder", mutate: func(o *Options) {
+			o.PLM = PLMOptions{StorageURL: "http://plm-storage:8333", Bucket: "plm", Prefix: "../other", CacheDir: "/var/cache/gatewall/plm"}
+		}, want: "--plm-storage-prefix"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,5 +101,49 @@ func TestMetricsOptions(t *testing.T) {
 	}
 	if o := metricsOptions(opts); o.SecureServing || o.FilterProvider != nil {
 		t.Errorf("--metrics-secure=false: secure %v, filter set %v; want plain HTTP", o.SecureServing, o.FilterProvider != nil)
+	}
+}
+
+// TestPLMFlags: the PLM flags parse into the options, and refuse values
+// that cannot be used, naming the flag.
+func TestPLMFlags(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		check func(Options) bool
+		want  string // substring of the parse error; empty when valid
+	}{
+		{name: "cache size default", args: nil, check: func(o Options) bool { return o.PLM.CacheMaxSize == 0 }},
+		{name: "cache size", args: []string{"--plm-cache-max-size=1Gi"}, check: func(o Options) bool { return o.PLM.CacheMaxSize == 1<<30 }},
+		{name: "cache size not a quantity", args: []string{"--plm-cache-max-size=lots"}, want: "plm-cache-max-size"},
+		{name: "cache size zero", args: []string{"--plm-cache-max-size=0"}, want: "plm-cache-max-size"},
+		{name: "backoff defaults", args: nil,
+			check: func(o Options) bool { return o.PLM.BackoffInitial == time.Second && o.PLM.BackoffMax == 2*time.Minute }},
+		{name: "backoff", args: []string{"--plm-fetch-backoff-initial=5s", "--plm-fetch-backoff-max=10m"}, check: func(o Options) bool {
+			f := fetcherOptions(o.PLM, nil)
+			return f.MinBackoff == 5*time.Second && f.MaxBackoff == 10*time.Minute
+		}},
+		{name: "backoff not a duration", args: []string{"--plm-fetch-backoff-max=often"}, want: "plm-fetch-backoff-max"},
+		{name: "image pull Secrets", args: []string{"--nginx-docker-secret=f5-registry", "--nginx-docker-secret=registries/mirror"},
+			check: func(o Options) bool { return strings.Join(o.Agent.PullSecrets, ",") == "f5-registry,registries/mirror" }},
+		{name: "storage scope", args: []string{"--plm-storage-bucket=plm", "--plm-storage-prefix=bundles/"},
+			check: func(o Options) bool { return o.PLM.Scope().String() == `bucket "plm", keys under "bundles/"` }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var opts Options
+			BindFlags(fs, &opts)
+			err := fs.Parse(c.args)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want one mentioning %s", err, c.want)
+			case c.want == "" && !c.check(opts):
+				t.Fatalf("options %+v", opts.PLM)
+			}
+		})
 	}
 }

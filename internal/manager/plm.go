@@ -1,12 +1,12 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
@@ -34,6 +34,29 @@ func crdInstalled(mgr ctrl.Manager, group, kind string, versions ...string) bool
 	return err == nil
 }
 
+// everyReplica is a runnable that runs on every replica, leader or not.
+type everyReplica func(context.Context) error
+
+func (r everyReplica) Start(ctx context.Context) error { return r(ctx) }
+
+// NeedLeaderElection is false: the runnable runs on followers too.
+func (everyReplica) NeedLeaderElection() bool { return false }
+
+// fetcherOptions are the fetcher's options from the manager's: fetched
+// bundles wake the reconcilers.
+func fetcherOptions(o PLMOptions, notifier *controller.Notifier) plmfetch.Options {
+	return plmfetch.Options{
+		Endpoint:     o.StorageURL,
+		CacheDir:     o.CacheDir,
+		Scope:        o.Scope(),
+		MaxCacheSize: o.CacheMaxSize,
+		MinBackoff:   o.BackoffInitial,
+		MaxBackoff:   o.BackoffMax,
+		OnChange:     func(string) { notifier.Notify() },
+		Log:          ctrl.Log.WithName("plm"),
+	}
+}
+
 // setupPLM builds what fetches WAF bundles: the fetcher (or NoStorage
 // without --plm-storage-url) run by the manager, and the reconciler that
 // hands it the storage Secrets. Fetched bundles wake the reconcilers.
@@ -41,16 +64,12 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 	if opts.PLM.StorageURL == "" {
 		return controller.NewBundles(controller.NoStorage{}), nil
 	}
-	f, err := plmfetch.New(plmfetch.Options{
-		Endpoint: opts.PLM.StorageURL,
-		CacheDir: opts.PLM.CacheDir,
-		OnChange: func(string) { notifier.Notify() },
-		Log:      ctrl.Log.WithName("plm"),
-	})
+	f, err := plmfetch.New(fetcherOptions(opts.PLM, notifier))
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(manager.RunnableFunc(f.Run)); err != nil {
+	// Every replica fetches (BundleWarmer), so a new leader starts warm.
+	if err := mgr.Add(everyReplica(f.Run)); err != nil {
 		return nil, err
 	}
 	metrics.SetBundlesSource(f.Counts)

@@ -42,6 +42,41 @@ func Kustomize(dir string) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
+// KustomizeOverlay builds what a user's overlay of the kustomization base
+// with the given components builds (a config/components entry added to
+// config/default, say): it writes that overlay in a temporary directory,
+// with the relative paths kustomize wants, and removes it after.
+func KustomizeOverlay(base string, components ...string) ([]*unstructured.Unstructured, error) {
+	dir, err := os.MkdirTemp("", "overlay-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	rel := func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Rel(dir, abs)
+	}
+	b, err := rel(base)
+	if err != nil {
+		return nil, err
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + b + "]\ncomponents:\n"
+	for _, c := range components {
+		r, err := rel(c)
+		if err != nil {
+			return nil, err
+		}
+		k += "- " + r + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		return nil, err
+	}
+	return Kustomize(dir)
+}
+
 // ReadFiles reads every object in the given files and directories (recursively,
 // .yaml, .yml and .json files, kustomization files excluded), in lexical order
 // of paths and document order within a file.

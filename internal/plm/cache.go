@@ -29,6 +29,7 @@ type cache struct {
 type cachedFile struct {
 	path    string
 	modTime time.Time
+	size    int64
 }
 
 func newCache(dir string) (*cache, error) {
@@ -76,7 +77,7 @@ func (c *cache) load(log logr.Logger) (files map[string]cachedFile, discarded in
 			discarded++
 			continue
 		}
-		files[name] = cachedFile{path: p, modTime: info.ModTime()}
+		files[name] = cachedFile{path: p, modTime: info.ModTime(), size: info.Size()}
 	}
 	return files, discarded, nil
 }

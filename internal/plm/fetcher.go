@@ -35,7 +35,10 @@ type Fetcher struct {
 	entries  map[string]*entry
 	cached   map[string]cachedFile
 	inFlight map[string]*entry // by sha256: at most one attempt per bundle
-	stats    Stats
+	// cachedBytes is the size of the cached bundles; reserved what the
+	// attempts in flight may add (reserveLocked).
+	cachedBytes, reserved int64
+	stats                 Stats
 	// held keeps attempts from starting until the storage settings are
 	// first read (Hold, Release); heldWhy is what Pending results say.
 	held, released bool
@@ -115,6 +118,9 @@ func New(opts Options) (*Fetcher, error) {
 	if f.source == nil {
 		f.source = storage
 	}
+	for _, c := range files {
+		f.cachedBytes += c.size
+	}
 	f.log.V(1).Info("Loaded bundle cache", "dir", opts.CacheDir, "bundles", len(files), "discarded", discarded)
 	return f, nil
 }
@@ -180,7 +186,7 @@ func (f *Fetcher) Want(refs []BundleRef) {
 		if locs[r.Sha256] == nil {
 			locs[r.Sha256] = make(map[string]revisions)
 		}
-		if _, _, err := apiplm.ParseLocation(r.Location); err != nil {
+		if err := f.opts.Scope.Admits(r.Location); err != nil {
 			problems[r.Sha256] = append(problems[r.Sha256], fmt.Sprintf("%.64q: %v", r.Location, err))
 			continue
 		}
@@ -336,7 +342,7 @@ func (f *Fetcher) nextDueLocked() time.Time {
 func (f *Fetcher) attempt(runCtx context.Context, e *entry, loc string) {
 	defer f.workers.Done()
 	start := f.opts.Clock.Now()
-	path, size, err := f.fetch(runCtx, e.sha, loc)
+	path, size, reserved, err := f.fetch(runCtx, e.sha, loc)
 	now := f.opts.Clock.Now()
 	if runCtx.Err() == nil {
 		countFetch(size, err, now.Sub(start))
@@ -345,7 +351,8 @@ func (f *Fetcher) attempt(runCtx context.Context, e *entry, loc string) {
 	f.mu.Lock()
 	before := f.snapshotLocked([]string{e.sha})
 	delete(f.inFlight, e.sha)
-	f.completeLocked(runCtx, e, loc, path, err, now)
+	f.reserved -= reserved
+	f.completeLocked(runCtx, e, loc, path, size, err, now)
 	f.dispatchLocked(now)
 	changed := f.changedLocked(before)
 	f.mu.Unlock()
@@ -353,13 +360,14 @@ func (f *Fetcher) attempt(runCtx context.Context, e *entry, loc string) {
 	f.notify(changed)
 }
 
-func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path string, err error, now time.Time) {
+func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path string, size int64, err error, now time.Time) {
 	cur := f.entries[e.sha]
 	var integrity *IntegrityError
 	switch {
 	case err == nil:
 		f.stats.Succeeded++
-		f.cached[e.sha] = cachedFile{path: path, modTime: now}
+		f.cached[e.sha] = cachedFile{path: path, modTime: now, size: size}
+		f.cachedBytes += size
 		if cur != nil {
 			attempts := cur.result.Attempts
 			if cur == e {
@@ -407,32 +415,95 @@ func (f *Fetcher) completeLocked(runCtx context.Context, e *entry, loc, path str
 	e.result.RetryAt = e.due
 }
 
-// fetch downloads one object into the cache, verifying its sha256.
-func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, int64, error) {
+// fetch downloads one object into the cache, verifying its sha256. It
+// returns the file's path and size, and the cache space it reserved, which
+// the caller gives back (f.reserved) under the lock it records the file
+// with.
+func (f *Fetcher) fetch(runCtx context.Context, sha, loc string) (string, int64, int64, error) {
 	ctx, cancel := context.WithTimeout(runCtx, f.opts.AttemptTimeout)
 	defer cancel()
 	bucket, key, err := apiplm.ParseLocation(loc)
 	if err != nil {
-		return "", 0, &FetchError{Location: loc, Err: err} // Want let only valid ones through
+		return "", 0, 0, &FetchError{Location: loc, Err: err} // Want let only valid ones through
 	}
 	body, size, err := f.source.Open(ctx, bucket, key)
 	if err != nil {
-		return "", 0, &FetchError{Location: loc, Err: err}
+		return "", 0, 0, &FetchError{Location: loc, Err: err}
 	}
 	defer body.Close()
 	if size > f.opts.MaxBundleSize {
-		return "", 0, &FetchError{Location: loc, Err: fmt.Errorf("object is %d bytes, more than the maximum of %d", size, f.opts.MaxBundleSize)}
+		return "", 0, 0, &FetchError{Location: loc, Err: fmt.Errorf("object is %d bytes, more than the maximum of %d", size, f.opts.MaxBundleSize)}
 	}
-	path, n, err := f.cache.store(sha, body, f.opts.MaxBundleSize)
+	// An object of unknown size may take up to the largest bundle allowed.
+	need := size
+	if need < 0 {
+		need = f.opts.MaxBundleSize
+	}
+	f.mu.Lock()
+	evicted, err := f.reserveLocked(need)
+	f.mu.Unlock()
+	f.notify(evicted)
+	if err != nil {
+		return "", 0, 0, &FetchError{Location: loc, Err: err}
+	}
+	path, n, err := f.cache.store(sha, body, need)
 	var integrity *IntegrityError
 	if errors.As(err, &integrity) {
 		integrity.Location = loc
-		return "", 0, integrity
+		return "", 0, need, integrity
 	}
 	if err != nil {
-		return "", 0, &FetchError{Location: loc, Err: err}
+		return "", 0, need, &FetchError{Location: loc, Err: err}
 	}
-	return path, n, nil
+	return path, n, need, nil
+}
+
+// reserveLocked reserves n bytes of the cache for a fetch, evicting cached
+// bundles nobody wants (no entry: neither PLM's current bundles of served
+// policies nor the ones their statuses record in force), the least recently
+// fetched first, as far as needed. It fails, evicting nothing, when the
+// wanted bundles leave no room. It returns the sha256s evicted.
+func (f *Fetcher) reserveLocked(n int64) ([]string, error) {
+	limit := f.opts.MaxCacheSize
+	used := f.cachedBytes + f.reserved
+	if used+n <= limit {
+		f.reserved += n
+		return nil, nil
+	}
+	var evictable []string
+	freeable := int64(0)
+	for sha, c := range f.cached {
+		if f.entries[sha] == nil && f.inFlight[sha] == nil {
+			evictable = append(evictable, sha)
+			freeable += c.size
+		}
+	}
+	if used-freeable+n > limit {
+		return nil, fmt.Errorf("the WAF bundle cache is full: a bundle of %d bytes does not fit beside the %d bytes the wanted bundles take, within the %d bytes --plm-cache-max-size allows",
+			n, used-freeable, limit)
+	}
+	slices.SortFunc(evictable, func(a, b string) int {
+		if c := f.cached[a].modTime.Compare(f.cached[b].modTime); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var evicted []string
+	for _, sha := range evictable {
+		if used+n <= limit {
+			break
+		}
+		if err := f.cache.remove(sha); err != nil {
+			return evicted, err
+		}
+		used -= f.cached[sha].size
+		f.cachedBytes -= f.cached[sha].size
+		delete(f.cached, sha)
+		evicted = append(evicted, sha)
+	}
+	f.log.Info("Evicted WAF bundles no policy wants to make room in the cache", "evicted", len(evicted), "maxCacheSize", limit)
+	f.reserved += n
+	return evicted, nil
 }
 
 // Counts are the bundles in the cache and the wanted ones by state, for
@@ -447,9 +518,13 @@ func (f *Fetcher) Counts() metrics.BundleCounts {
 	return c
 }
 
+// NotWanted is the message of a bundle nobody declared wanted and the cache
+// does not hold: the fetcher only fetches what Want declares.
+const NotWanted = "not fetched: Gatewall fetches the bundles of the policies attached to its Gateways, and has not seen this one wanted yet"
+
 // Result reports what is known about a sha256: the wanted entry's state, or
-// Fetched for a bundle in the cache, or Pending with the message "not
-// wanted" for anything else.
+// Fetched for a bundle in the cache, or Pending with the message NotWanted
+// for anything else.
 func (f *Fetcher) Result(sha256 string) Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -468,7 +543,7 @@ func (f *Fetcher) resultLocked(sha string) Result {
 	if c, ok := f.cached[sha]; ok {
 		return Result{State: Fetched, Path: c.path, FetchedAt: c.modTime}
 	}
-	return Result{State: Pending, Message: "not wanted"}
+	return Result{State: Pending, Message: NotWanted}
 }
 
 // SetCredentials replaces the storage credentials for later requests; ""
@@ -529,6 +604,7 @@ func (f *Fetcher) Prune(keep []string) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
+		f.cachedBytes -= f.cached[sha].size
 		delete(f.cached, sha)
 		removed = append(removed, sha)
 	}

@@ -217,7 +217,7 @@ func TestWantRemovingRefStopsRetries(t *testing.T) {
 	}
 
 	h.f.Want(nil)
-	if r := h.f.Result(failing.Sha256); r.State != Pending || r.Message != "not wanted" {
+	if r := h.f.Result(failing.Sha256); r.State != Pending || r.Message != NotWanted {
 		t.Errorf("after Want(nil): %+v; want the failure forgotten", r)
 	}
 	if s := h.f.Stats(); s.Wanted != 0 {

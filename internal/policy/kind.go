@@ -92,6 +92,34 @@ type Attachment interface {
 	AddIncludes(inc *config.Includes)
 }
 
+// Holder is an Attachment that can hold its Gateway's configuration back:
+// pushing it would drop what the data plane enforces and the control plane
+// lacks (WAFGatewayBindingPolicy: bundles in force). The Gateway's data
+// plane then keeps the configuration it runs, and statuses say why.
+type Holder interface {
+	// HeldBack says why the configuration must wait, sorted; none when it
+	// need not.
+	HeldBack() []string
+}
+
+// Describer is an Attachment that says how it affects a target, in the
+// message of the target's <Kind>Affected condition (WAFGatewayBindingPolicy:
+// which policy protects it, its own or its Gateway's, and which bundle).
+type Describer interface {
+	// AffectedMessage is the message for a target it Affects; "" keeps the
+	// default one.
+	AffectedMessage(ref TargetRef) string
+}
+
+// Explainer is an Attachment that can say what the data plane's refusal of
+// a configuration means for it (WAFGatewayBindingPolicy: NGINX that cannot
+// load the App Protect module runs an image without it).
+type Explainer interface {
+	// ExplainRefusal returns what to add to the data plane's message, ""
+	// when it has nothing to add.
+	ExplainRefusal(message string) string
+}
+
 // Kinds are the policy kinds the engine evaluates, in the order their
 // <Kind>Affected conditions appear on targets.
 var Kinds = []Kind{

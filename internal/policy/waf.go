@@ -35,6 +35,12 @@ type WAF struct {
 	Bundles map[string][]byte
 	// Affected are the Gateway and routes a rendered policy protects.
 	Affected map[TargetRef]bool
+	// Held are the policies whose bundles in force Gatewall lacks, with
+	// why: the Gateway's configuration must not be pushed (HeldBack).
+	Held map[types.NamespacedName][]string
+	// Protections say which policy, with which bundle, protects each
+	// target in Affected (AffectedMessage).
+	Protections map[TargetRef]Protection
 }
 
 // InForce are the bundles a rendered policy uses.
@@ -57,17 +63,23 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 		Module:   cmp.Or(in.WAFModule, WAFModule),
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
 		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
+		Held: map[types.NamespacedName][]string{}, Protections: map[TargetRef]Protection{},
 	}
 	states := wafStates(in)
 	gwRef := gatewayRef(g)
 	// The Gateway first: what a route policy that renders nothing leaves its
 	// routes with is the Gateway's protection, inherited from http level.
 	var gwPolicy *wafState
+	var gwProtection *Protection
 	for _, s := range states {
 		if s.hasTarget(gwRef) {
-			if dirs := res.evaluate(g, in, s, fmt.Sprintf("Gateway %s has no WAF protection", g.Key)); dirs != nil {
+			dirs, prot := res.evaluate(g, in, s, fmt.Sprintf("Gateway %s has no WAF protection", g.Key))
+			if dirs != nil {
 				res.HTTP, gwPolicy = dirs, s
-				res.Affected[gwRef] = true
+			}
+			if prot != nil {
+				res.protect(gwRef, *prot)
+				gwProtection = prot
 			}
 		}
 	}
@@ -89,13 +101,18 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 			if !s.hasTarget(ref) {
 				continue
 			}
-			if dirs := res.evaluate(g, in, s, unrendered); dirs != nil {
+			dirs, prot := res.evaluate(g, in, s, unrendered)
+			if dirs != nil {
 				res.Routes[ref] = dirs
-				res.Affected[ref] = true
+			}
+			if prot != nil {
+				res.protect(ref, *prot)
 			}
 		}
-		if gwPolicy != nil {
-			res.Affected[ref] = true
+		if _, own := res.Protections[ref]; !own && gwProtection != nil {
+			inherited := *gwProtection
+			inherited.From = &g.Key
+			res.protect(ref, inherited)
 		}
 	}
 	for _, ref := range g.unattached {
@@ -140,9 +157,11 @@ func (s *wafState) hasTarget(ref TargetRef) bool {
 }
 
 // evaluate decides one policy's outcome for this Gateway and returns its
-// directives, or nil when nothing of it is rendered; unrendered says what its
-// targets are left with then, for status.
-func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered string) []string {
+// directives, or nil when nothing of it is rendered (unrendered says what
+// its targets are left with then, for status), and the protection it gives
+// its targets: nil when it gives none, also when held (its bundle in force
+// missing here: the data plane keeps enforcing it).
+func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered string) ([]string, *Protection) {
 	p := s.policy
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	o := res.Outcomes[key]
@@ -153,24 +172,30 @@ func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered st
 	}
 	if s.rejected != nil {
 		o.Accepted = *s.rejected
-		return nil
+		return nil, nil
 	}
 	if !res.Enabled {
 		o.Accepted = conditions.False(string(gatewayv1.PolicyConditionAccepted), v1alpha1.WAFReasonWAFDisabled,
 			fmt.Sprintf("WAF is not enabled for Gateway %s: set waf: enabled in its effective NginxProxy (the GatewayClass's, overlaid by the Gateway's)", g.Key))
-		return nil
+		return nil, nil
 	}
 	plan := planBundles(in, p, unrendered)
 	o.ResolvedRefs = plan.resolved
 	o.Blocked = plan.blocked
+	if len(plan.held) > 0 {
+		res.Held[key] = plan.held
+		if plan.heldPolicy != nil {
+			return nil, &Protection{Policy: key, Bundle: *plan.heldPolicy, Held: true}
+		}
+	}
 	if plan.policy == nil {
-		return nil
+		return nil, nil
 	}
 	res.InForce[key] = InForce{Policy: *plan.policy, Logs: plan.logs, FetchedAt: plan.fetchedAt}
 	for sha, data := range plan.data {
 		res.Bundles[sha] = data
 	}
-	return wafDirectives(plan)
+	return wafDirectives(plan), &Protection{Policy: key, Bundle: *plan.policy, Logs: plan.logs, Held: len(plan.held) > 0}
 }
 
 // wafStates validates every policy and decides conflicts: a target belongs

@@ -29,6 +29,11 @@ type bundlePlan struct {
 	dests     []string
 	data      map[string][]byte
 	fetchedAt map[string]metav1.Time
+	// held says why the Gateway's configuration must wait: a bundle in
+	// force on its data plane that Gatewall does not have (see holdFor);
+	// heldPolicy is the APPolicy bundle among them, if it is one.
+	held       []string
+	heldPolicy *BundleRef
 }
 
 // problem is why the wanted bundle is not the one rendered.
@@ -75,6 +80,22 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 			problems = append(problems, *prob)
 			return old
 		}
+		if missing := holdFor(in, p, kind, cur, inForce); missing != nil {
+			b := in.Bundles[missing.Sha256]
+			why := b.Message
+			if why == "" {
+				why = "not fetched yet"
+			}
+			held := fmt.Sprintf("bundle %s of %s %s is in force on the data plane and Gatewall does not have it (%s)", short(missing.Sha256), kind, missing.Object, why)
+			plan.held = append(plan.held, held)
+			if kind == KindAPPolicy {
+				plan.heldPolicy = missing
+			}
+			if missing.Sha256 != cur.Sha256 {
+				prob.msg += "; " + held
+			}
+			prob.msg += "; the Gateway's configuration is held, and its data plane keeps the one it runs, until Gatewall has it"
+		}
 		problems = append(problems, *prob)
 		return nil
 	}
@@ -93,6 +114,9 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 		}
 	}
 	plan.resolved = resolvedCondition(refErrs)
+	if len(plan.held) > 0 {
+		unrendered = "" // nothing reaches the data plane: it keeps what it enforces
+	}
 	plan.blocked = blockedCondition(plan.policy != nil, refErrs, problems, unrendered)
 	return plan
 }
@@ -105,8 +129,33 @@ func planBundles(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, unrendere
 // still exists and may still be referred to (a deleted or no longer
 // permitted object leaves nothing in force, like the current reference).
 func keptInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
-	if inForce == nil || inForce.Bundle.Sha256 == cur.Sha256 || checkBundle(inForce.Bundle.Location, inForce.Bundle.Sha256) != nil ||
-		in.Bundles[inForce.Bundle.Sha256].State != graph.BundleFetched {
+	old := recordInForce(in, p, kind, cur, inForce)
+	if old == nil || old.Sha256 == cur.Sha256 || in.Bundles[old.Sha256].State != graph.BundleFetched {
+		return nil
+	}
+	return old
+}
+
+// holdFor returns the bundle in force when neither it nor the wanted one
+// cur is available: the control plane lacks what the data plane enforces (a
+// manager restart, a new leader, a cache wiped, storage down at start), and
+// rendering the policy without it would drop the protection. Only a record
+// with lastFetched counts: one without it mirrors what PLM reported, nothing
+// of it having been in force.
+func holdFor(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
+	old := recordInForce(in, p, kind, cur, inForce)
+	if old == nil || inForce.LastFetched == nil || in.Bundles[old.Sha256].State == graph.BundleFetched {
+		return nil
+	}
+	return old
+}
+
+// recordInForce is the bundle the policy's status records for a reference,
+// when it may stay in force: nil when the record is malformed (anyone who
+// can write the status can write one) or its object, if another than cur's,
+// is gone or no longer permitted (the user removed it: nothing of it stays).
+func recordInForce(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind string, cur BundleRef, inForce *v1alpha1.BundleReferenceStatus) *BundleRef {
+	if inForce == nil || checkBundle(in, inForce.Bundle.Location, inForce.Bundle.Sha256) != nil {
 		return nil
 	}
 	old := BundleRef{Kind: kind, Object: types.NamespacedName{Namespace: inForce.Namespace, Name: inForce.Name},
@@ -157,7 +206,9 @@ func resolvedCondition(errs []*refError) *metav1.Condition {
 }
 
 // blockedCondition is Programmed=False for reasons before the data plane:
-// the most severe bundle problem, or references that leave nothing to render.
+// the most severe bundle problem, or references that leave nothing to render;
+// unrendered says what the policy's targets have meanwhile ("" when what
+// they had stays).
 func blockedCondition(rendered bool, refErrs []*refError, problems []problem, unrendered string) *metav1.Condition {
 	if len(problems) == 0 {
 		if rendered {
@@ -175,7 +226,7 @@ func blockedCondition(rendered bool, refErrs []*refError, problems []problem, un
 		msgs = append(msgs, p.msg)
 	}
 	msg := strings.Join(msgs, "; ")
-	if !rendered {
+	if !rendered && unrendered != "" {
 		msg += "; until it is available, " + unrendered
 	}
 	c := conditions.False(v1alpha1.PolicyConditionProgrammed, worst.reason, msg)

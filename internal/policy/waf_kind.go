@@ -1,6 +1,11 @@
 package policy
 
 import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +72,31 @@ func wafPoliciesIn(in *graph.Input) []*v1alpha1.WAFGatewayBindingPolicy {
 // PolicyOutcomes are the outcomes of the policies that have the Gateway as
 // an ancestor.
 func (w *WAF) PolicyOutcomes() map[types.NamespacedName]*Outcome { return w.Outcomes }
+
+// HeldBack says why the Gateway's configuration must wait: each policy whose
+// bundle in force on the data plane Gatewall does not have, sorted.
+func (w *WAF) HeldBack() []string {
+	var out []string
+	for k, held := range w.Held {
+		for _, h := range held {
+			out = append(out, fmt.Sprintf("WAFGatewayBindingPolicy %s: %s", k, h))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ExplainRefusal says, when NGINX could not load the App Protect module,
+// that the data-plane image has none and which image WAF needs: the pods
+// stay on their bootstrap configuration, unready, and this is all a user
+// sees of it.
+func (w *WAF) ExplainRefusal(message string) string {
+	if !w.Enabled || !strings.Contains(message, path.Base(w.Module)) || !strings.Contains(message, "dlopen()") {
+		return ""
+	}
+	return "the data-plane image has no App Protect module (" + w.Module + "): WAF needs NGINX with F5's module, an image built from build/dataplane-waf/Dockerfile (docs/waf.md); " +
+		"name it in the NginxProxy (kubernetes.deployment.container.image) or with the manager's --nginx-waf-image"
+}
 
 // Affects says whether a rendered policy protects a target.
 func (w *WAF) Affects(ref TargetRef) bool { return w.Affected[ref] }

@@ -78,7 +78,7 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 		return out, &refError{v1alpha1.WAFReasonInvalidRef, fmt.Sprintf(format, args...), problem}
 	}
 	if in.PLMGroup == "" {
-		return invalidRef(refNotReady, "%s %s cannot be resolved: no PLM %s CRD is installed", kind, key, kind)
+		return invalidRef(refNotReady, "%s %s cannot be resolved: no PLM %s CRD is installed; install PLM (or its APPolicy and APLogConf CRDs): Gatewall uses them as soon as they are, without a restart", kind, key, kind)
 	}
 	if !in.ReferenceAllowed(v1alpha1.GroupVersion.Group, "WAFGatewayBindingPolicy", p.Namespace, in.PLMGroup, kind, ns, ref.Name) {
 		return out, &refError{v1alpha1.WAFReasonRefNotPermitted, fmt.Sprintf(
@@ -115,7 +115,7 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 		return invalidRef(refNotReady, "%s %s is ready but its status has no bundle location or sha256", kind, key)
 	}
 	sha := strings.ToLower(b.Sha256)
-	if err := checkBundle(b.Location, sha); err != nil {
+	if err := checkBundle(in, b.Location, sha); err != nil {
 		return invalidRef(refInvalid, "%s %s reports a bundle Gatewall cannot use: %v", kind, key, err)
 	}
 	out.Location, out.Sha256 = b.Location, sha
@@ -125,15 +125,17 @@ func resolvePLM(in *graph.Input, p *v1alpha1.WAFGatewayBindingPolicy, kind strin
 	return out, nil
 }
 
-// checkBundle refuses a bundle whose sha256 or location is malformed: the
-// sha256 names files on the data plane and in the fetcher's cache and is
-// what the bundle is verified against; the location is where it is fetched
-// from. The message shows the value quoted and cut.
-func checkBundle(location, sha string) error {
+// checkBundle refuses a bundle whose sha256 or location is malformed, or
+// whose location is outside the storage Gatewall may fetch from: the sha256
+// names files on the data plane and in the fetcher's cache and is what the
+// bundle is verified against; the location is where it is fetched from,
+// with the manager's storage credentials. The message shows the value
+// quoted and cut.
+func checkBundle(in *graph.Input, location, sha string) error {
 	if err := apiplm.ValidateSha256(sha); err != nil {
 		return fmt.Errorf("sha256 %s: %w", conditions.Quote(sha), err)
 	}
-	if _, _, err := apiplm.ParseLocation(location); err != nil {
+	if err := in.PLMScope.Admits(location); err != nil {
 		return fmt.Errorf("location %s: %w", conditions.Quote(location), err)
 	}
 	return nil
@@ -185,11 +187,11 @@ func WantedBundles(in *graph.Input) []BundleRef {
 		}
 		// A record the policy's status holds is Gatewall's own, but anyone
 		// allowed to write the status can change it: it is wanted only if valid.
-		if s := p.Status.APPolicyStatus; s != nil && checkBundle(s.Bundle.Location, s.Bundle.Sha256) == nil {
+		if s := p.Status.APPolicyStatus; s != nil && checkBundle(in, s.Bundle.Location, s.Bundle.Sha256) == nil {
 			add(BundleRef{Kind: KindAPPolicy, Location: s.Bundle.Location, Sha256: s.Bundle.Sha256})
 		}
 		for _, s := range p.Status.APLogConfStatus {
-			if checkBundle(s.Bundle.Location, s.Bundle.Sha256) == nil {
+			if checkBundle(in, s.Bundle.Location, s.Bundle.Sha256) == nil {
 				add(BundleRef{Kind: KindAPLogConf, Location: s.Bundle.Location, Sha256: s.Bundle.Sha256})
 			}
 		}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"cmp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -25,6 +27,24 @@ func bundleStatuses(k types.NamespacedName, gateways []*WAF, in *graph.Input,
 		return old.APPolicyStatus, old.APLogConfStatus // an unreadable policy's stub names no bundles
 	}
 	for _, w := range gateways {
+		if len(w.Held[k]) > 0 {
+			// Its bundles in force are missing here, not replaced: the
+			// records stay, so the next manager holds the Gateway back too.
+			return old.APPolicyStatus, old.APLogConfStatus
+		}
+	}
+	// A log profile not in force keeps its record, nothing having replaced
+	// it, unless the record is malformed (anyone who can write the status
+	// could have written it).
+	oldLog := func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
+		for i := range old.APLogConfStatus {
+			if r := &old.APLogConfStatus[i]; r.Name == o.Name && r.Namespace == o.Namespace && checkBundle(in, r.Bundle.Location, r.Bundle.Sha256) == nil {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, w := range gateways {
 		f, ok := w.InForce[k]
 		if !ok {
 			continue
@@ -34,21 +54,14 @@ func bundleStatuses(k types.NamespacedName, gateways []*WAF, in *graph.Input,
 			logs[l.Object] = inForce(in, l, f.FetchedAt, now)
 		}
 		return inForce(in, f.Policy, f.FetchedAt, now),
-			logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus { return logs[o] })
+			logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus { return cmp.Or(logs[o], oldLog(o)) })
 	}
 	// Nothing is in force: keep the records of what the policy refers to.
 	apPolicy, apPolicyRef := old.APPolicyStatus, plmRef(p, p.Spec.APPolicySource)
 	if r := apPolicy; r == nil || r.Name != apPolicyRef.Name || r.Namespace != apPolicyRef.Namespace {
 		apPolicy = reported(in, KindAPPolicy, apPolicyRef)
 	}
-	return apPolicy, logStatuses(in, p, func(o types.NamespacedName) *v1alpha1.BundleReferenceStatus {
-		for i := range old.APLogConfStatus {
-			if r := &old.APLogConfStatus[i]; r.Name == o.Name && r.Namespace == o.Namespace {
-				return r
-			}
-		}
-		return nil
-	})
+	return apPolicy, logStatuses(in, p, oldLog)
 }
 
 // logStatuses lists each APLogConf the policy refers to once, in the order

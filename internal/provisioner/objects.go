@@ -19,7 +19,10 @@ import (
 
 // Images are the default images of the data-plane containers.
 type Images struct {
-	NGINX        string
+	NGINX string
+	// NGINXWAF is the default NGINX image of Gateways with WAF enabled:
+	// one with F5's App Protect module (build/dataplane-waf); "" uses NGINX.
+	NGINXWAF     string
 	WAFEnforcer  string
 	WAFConfigMgr string
 }
@@ -84,6 +87,10 @@ type Params struct {
 	Images                       Images
 	// Owner is the installation that makes the objects (ControllerAnnotation).
 	Owner Owner
+	// PullSecrets are the installation's image pull Secrets
+	// (--nginx-docker-secret), copied into the Gateway's namespace for its
+	// pods (PullSecretName).
+	PullSecrets []*corev1.Secret
 }
 
 // progressDeadline is the data-plane Deployment's progressDeadlineSeconds.
@@ -126,12 +133,25 @@ func Objects(p Params) []client.Object {
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{AgentCAFile: p.AgentCA},
 	}
-	dep := deployment(p, meta(name), cm.Name, ca.Name)
+	copies := pullSecretCopies(p, meta)
+	dep := deployment(p, meta(name), cm.Name, ca.Name, imagePullSecrets(copies, p.NginxProxy))
 	svc := service(p, meta(name))
-	return []client.Object{sa, cm, ca, dep, svc}
+	objs := []client.Object{sa, cm, ca}
+	for _, c := range copies {
+		objs = append(objs, c)
+	}
+	return append(objs, dep, svc)
 }
 
-func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *appsv1.Deployment {
+// nginxImage is the default NGINX image of a Gateway, with WAF or without.
+func nginxImage(images Images, waf bool) string {
+	if waf && images.NGINXWAF != "" {
+		return images.NGINXWAF
+	}
+	return images.NGINX
+}
+
+func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) *appsv1.Deployment {
 	np := p.NginxProxy
 	replicas := int32(1)
 	var d *v1alpha2.DeploymentSpec
@@ -151,7 +171,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 	waf := np.WAF == v1alpha2.WAFEnabled
 	nginx := corev1.Container{
 		Name:            "nginx",
-		Image:           image(main, p.Images.NGINX),
+		Image:           image(main, nginxImage(p.Images, waf)),
 		ImagePullPolicy: pullPolicy(main),
 		Ports:           containerPorts(np.MetricsPort()),
 		Resources:       np.NGINXResources(),
@@ -252,6 +272,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string) *a
 						Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 					},
 					TerminationGracePeriodSeconds: ptr.To(int64(30)),
+					ImagePullSecrets:              pullSecrets,
 					Containers:                    containers,
 					Volumes:                       volumes,
 				},

@@ -28,11 +28,15 @@ import (
 
 // Result is what rendering a snapshot produces.
 type Result struct {
-	// Files are each valid Gateway's data-plane files.
+	// Files are each valid Gateway's data-plane files, but for those held.
 	Files map[types.NamespacedName][]config.File
 	// Endpoints are each valid Gateway's dynamic endpoints, which its data
 	// plane receives apart from the files.
 	Endpoints map[types.NamespacedName]endpoints.Set
+	// Held are the Gateways whose configuration the manager would hold
+	// back, with why (translate.Translation.HeldMessage): their files are
+	// not written, as the manager would not push them.
+	Held map[types.NamespacedName]string
 	// Statuses are the objects whose status Gatewall sets, with that status,
 	// sorted by kind, namespace and name.
 	Statuses []client.Object
@@ -42,7 +46,8 @@ type Result struct {
 // conditions' transition times.
 func Render(in *graph.Input, now metav1.Time) Result {
 	in = withOfflineBundles(in)
-	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{}}
+	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{},
+		Held: map[types.NamespacedName]string{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
@@ -64,12 +69,17 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			res.Files[k] = t.Files
 			res.Endpoints[k] = t.Endpoints
 		}
+		dp := status.Offline
+		if held := t.HeldMessage(); held != "" {
+			res.Held[k] = held
+			dp = status.DataPlane{State: status.Pending, Message: held}
+		}
 		gw := g.Source.DeepCopy()
-		gw.Status = status.Gateway(g, status.Offline, nil, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
+		gw.Status = status.Gateway(g, dp, nil, nil, t.Extra(t.GatewayRef()), gatewayv1.GatewayStatus{}, now)
 		res.Statuses = append(res.Statuses, gw)
 		for _, ls := range g.ListenerSets {
 			c := ls.Source.DeepCopy()
-			c.Status = status.ListenerSet(ls, status.Offline, gatewayv1.ListenerSetStatus{}, now)
+			c.Status = status.ListenerSet(ls, dp, gatewayv1.ListenerSetStatus{}, now)
 			res.Statuses = append(res.Statuses, c)
 		}
 		for _, r := range g.Routes {
@@ -91,7 +101,12 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		gc.Status = status.GatewayClass(c, status.SupportedFeatures(), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
 	}
-	offline := func(types.NamespacedName) status.DataPlane { return status.Offline }
+	offline := func(gw types.NamespacedName) status.DataPlane {
+		if held := res.Held[gw]; held != "" {
+			return status.DataPlane{State: status.Pending, Message: held}
+		}
+		return status.Offline
+	}
 	for _, kind := range policy.Kinds {
 		for _, p := range kind.Policies(in) {
 			ancestors := translate.PolicyAncestors(kind, p, translations, in, offline)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/validation"
@@ -52,6 +53,10 @@ type Options struct {
 	// BundlesDir holds WAF bundles named <sha256>.tgz, standing in for PLM
 	// storage offline; each is verified against its name.
 	BundlesDir string
+	// PLMScope is where the manager may fetch bundles from (its
+	// --plm-storage-bucket and --plm-storage-prefix); the zero Scope
+	// admits every location.
+	PLMScope apiplm.Scope
 }
 
 // Run reads the manifests, renders them and writes the results. Only input
@@ -77,6 +82,10 @@ func Run(opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.PLMScope.Validate(); err != nil {
+		return fmt.Errorf("PLM storage bucket and prefix: %w", err)
+	}
+	in.PLMScope = opts.PLMScope
 	if err := LoadBundles(in, opts.BundlesDir); err != nil {
 		return err
 	}
@@ -85,6 +94,7 @@ func Run(opts Options) error {
 		now = time.Now()
 	}
 	res := Render(in, metav1.NewTime(now.UTC().Truncate(time.Second)))
+	warnHeld(res, opts.Warnings)
 	return Write(res, opts.OutputDir)
 }
 
@@ -103,6 +113,22 @@ func warnUnbuiltKustomizations(paths []string, warnings io.Writer) {
 			}
 			return nil
 		})
+	}
+}
+
+// warnHeld says which Gateways' configurations the manager would hold
+// back, and why: their files are not written.
+func warnHeld(res Result, warnings io.Writer) {
+	if warnings == nil {
+		return
+	}
+	keys := make([]types.NamespacedName, 0, len(res.Held))
+	for k := range res.Held {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		fmt.Fprintf(warnings, "Gateway %s: no files written: %s\n", k, res.Held[k])
 	}
 }
 

@@ -5,6 +5,9 @@
 package translate
 
 import (
+	"cmp"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -20,7 +23,8 @@ type Translation struct {
 	Graph *graph.Gateway
 	// Policies are the attachment of each kind of policy.Kinds, by kind name.
 	Policies map[string]policy.Attachment
-	// Files are the data-plane files; nil when the Gateway is not valid.
+	// Files are the data-plane files; nil when the Gateway is not valid or
+	// its configuration is held back (Held).
 	Files []config.File
 	// Endpoints are the endpoints of the files' dynamic upstreams, which
 	// reach the data plane apart from the files; nil with them.
@@ -28,6 +32,9 @@ type Translation struct {
 	// FileOrigins are, by path, the objects some of Files are written
 	// from (see NameFiles).
 	FileOrigins map[string][]string
+	// Held says why the configuration of a valid Gateway must not reach its
+	// data plane (policy.Holder): the data plane keeps the one it runs.
+	Held []string
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -38,6 +45,14 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	}
 	t := evaluate(in, g)
 	if !g.Valid {
+		return t
+	}
+	for _, k := range policy.Kinds {
+		if h, ok := t.Policies[k.Name()].(policy.Holder); ok {
+			t.Held = append(t.Held, h.HeldBack()...)
+		}
+	}
+	if len(t.Held) > 0 {
 		return t
 	}
 	var inc config.Includes
@@ -62,14 +77,48 @@ func evaluate(in *graph.Input, g *graph.Gateway) *Translation {
 	return t
 }
 
+// HeldMessage says, for statuses and logs, why a held configuration waits
+// ("" when it is not held).
+func (t *Translation) HeldMessage() string {
+	if len(t.Held) == 0 {
+		return ""
+	}
+	return "Gatewall holds this Gateway's configuration back, and its data plane keeps the one it runs, until it has what the data plane enforces: " +
+		strings.Join(t.Held, "; ")
+}
+
+// ExplainDataPlane adds to the data plane's refusal of the configuration
+// what it means for the policies (policy.Explainer); other answers pass
+// unchanged.
+func (t *Translation) ExplainDataPlane(dp status.DataPlane) status.DataPlane {
+	if dp.State != status.Failed {
+		return dp
+	}
+	for _, k := range policy.Kinds {
+		if e, ok := t.Policies[k.Name()].(policy.Explainer); ok {
+			if more := e.ExplainRefusal(dp.Message); more != "" {
+				dp.Message += "; " + more
+			}
+		}
+	}
+	return dp
+}
+
 // Extra returns the conditions the policies add to a target: one
-// <Kind>Affected per policy kind that affects it.
+// <Kind>Affected per policy kind that affects it, with the kind's own
+// message when it has one (policy.Describer).
 func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 	var out []metav1.Condition
 	for _, k := range policy.Kinds {
-		if t.Policies[k.Name()].Affects(ref) {
-			out = append(out, status.Affected(k.AffectedType(), k.Name()))
+		a := t.Policies[k.Name()]
+		if !a.Affects(ref) {
+			continue
 		}
+		c := status.Affected(k.AffectedType(), k.Name())
+		if d, ok := a.(policy.Describer); ok {
+			c.Message = cmp.Or(d.AffectedMessage(ref), c.Message)
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -31,6 +31,7 @@ const (
 	maxReplicas           = 1000
 	maxImageRepositoryLen = 255
 	maxImageTagLen        = 128
+	maxImagePullSecrets   = 16
 )
 
 // NginxProxy re-checks an NginxProxy against its CRD's rules.
@@ -88,6 +89,15 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 		errs = append(errs, intRange(path.Child("replicas"), int64(*d.Replicas), 0, maxReplicas)...)
 	}
 	errs = append(errs, container(path.Child("container"), d.Container)...)
+	if p := d.Pod; p != nil {
+		secrets := path.Child("pod", "imagePullSecrets")
+		if len(p.ImagePullSecrets) > maxImagePullSecrets {
+			errs = append(errs, field.TooMany(secrets, len(p.ImagePullSecrets), maxImagePullSecrets))
+		}
+		for i, s := range p.ImagePullSecrets {
+			errs = append(errs, DNS1123Subdomain(secrets.Index(i).Child("name"), s.Name)...)
+		}
+	}
 	if w := d.WAFContainers; w != nil {
 		errs = append(errs, container(path.Child("wafContainers", "enforcer"), w.Enforcer)...)
 		errs = append(errs, container(path.Child("wafContainers", "configManager"), w.ConfigManager)...)

@@ -279,6 +279,25 @@ func nginxProxyCases() []Case {
 		{Name: "NginxProxy: enforcer tag starting with -", Object: np(func(s *v1alpha2.NginxProxySpec) {
 			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{WAFContainers: &v1alpha2.WAFContainers{Enforcer: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Tag: ptr("-latest")}}}}}
 		}), Field: "spec.kubernetes.deployment.wafContainers.enforcer.image.tag", Message: "should match '" + validation.ImageTagPattern + "'"},
+		{Name: "NginxProxy: image pull Secrets", Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{
+				ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "f5-registry"}, {Name: "mirror.example.com"}}}}}
+		})},
+		{Name: "NginxProxy: image pull Secret with a capital", Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{
+				ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "F5-registry"}}}}}
+		}), Field: "spec.kubernetes.deployment.pod.imagePullSecrets[0].name", Message: "should match '" + validation.DNS1123SubdomainPattern + "'"},
+		{Name: "NginxProxy: image pull Secret without a name", Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{
+				ImagePullSecrets: []v1alpha2.LocalSecretReference{{}}}}}
+		}), Field: "spec.kubernetes.deployment.pod.imagePullSecrets[0].name", Message: "should be at least 1 chars long"},
+		{Name: "NginxProxy: 17 image pull Secrets", Object: np(func(s *v1alpha2.NginxProxySpec) {
+			var refs []v1alpha2.LocalSecretReference
+			for i := range 17 {
+				refs = append(refs, v1alpha2.LocalSecretReference{Name: fmt.Sprintf("registry-%d", i)})
+			}
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{ImagePullSecrets: refs}}}
+		}), Field: "spec.kubernetes.deployment.pod.imagePullSecrets", Message: "must have at most 16 items"},
 		{Name: "NginxProxy: full deployment", Object: np(func(s *v1alpha2.NginxProxySpec) {
 			s.WAF = v1alpha2.WAFEnabled
 			img := &v1alpha2.Image{Repository: ptr("registry.example.com:5000/gatewall/nginx"), Tag: ptr("1.2.3"), PullPolicy: ptr(corev1.PullIfNotPresent)}

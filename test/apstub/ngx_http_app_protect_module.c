@@ -10,10 +10,15 @@
  * can prove which routes a policy protects: where app_protect_enable is on,
  * a request carrying the header X-Gatewall-Test-Attack is answered 403, with
  * the policy file's path in the response header X-Gatewall-Test-Policy.
+ * Where app_protect_security_log_enable is on, each blocked request is also
+ * logged to every app_protect_security_log destination (stderr, a file, or
+ * syslog:server=IP:port over UDP) as one line:
+ *   gatewall-test-waf: blocked uri=<uri> policy=<policy file> profile=<log bundle>
  */
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <netdb.h>
 
 typedef struct {
     ngx_flag_t   enable;
@@ -177,6 +182,69 @@ ngx_http_app_protect_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     return NGX_CONF_OK;
 }
 
+/* security_log writes one blocked request's line to a destination. Errors
+ * are logged and otherwise ignored: the request is blocked regardless. */
+static void
+security_log(ngx_http_request_t *r, ngx_http_app_protect_loc_conf_t *lcf, ngx_str_t *profile, ngx_str_t *dest)
+{
+    u_char line[2048], *last, host[256], *colon, *port;
+    ngx_fd_t fd;
+    struct addrinfo hints, *ai;
+    int s;
+    size_t n;
+
+    last = ngx_snprintf(line, sizeof(line) - 1, "gatewall-test-waf: blocked uri=%V policy=%V profile=%V\n",
+                        &r->uri, &lcf->policy_file, profile);
+    n = last - line;
+    if (dest->len == 6 && ngx_strncmp(dest->data, "stderr", 6) == 0) {
+        (void) ngx_write_fd(ngx_stderr, line, n);
+        return;
+    }
+    if (dest->len > 14 && ngx_strncmp(dest->data, "syslog:server=", 14) == 0) {
+        if (dest->len - 14 >= sizeof(host)) {
+            return;
+        }
+        ngx_cpystrn(host, dest->data + 14, dest->len - 14 + 1);
+        colon = (u_char *) ngx_strchr(host, ':');
+        if (colon == NULL) {
+            return;
+        }
+        *colon = '\0';
+        port = colon + 1;
+        ngx_memzero(&hints, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_DGRAM;
+        if (getaddrinfo((char *) host, (char *) port, &hints, &ai) != 0) {
+            ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "app_protect test double: cannot resolve syslog server \"%s\"", host);
+            return;
+        }
+        s = socket(ai->ai_family, SOCK_DGRAM, 0);
+        if (s != -1) {
+            /* RFC 3164's PRI: facility local0 (16), severity info (6). */
+            u_char msg[2100];
+            u_char *end = ngx_snprintf(msg, sizeof(msg), "<134>%*s", n, line);
+            (void) sendto(s, msg, end - msg, 0, ai->ai_addr, ai->ai_addrlen);
+            close(s);
+        }
+        freeaddrinfo(ai);
+        return;
+    }
+    {
+        u_char path[1024];
+        if (dest->len >= sizeof(path)) {
+            return;
+        }
+        ngx_cpystrn(path, dest->data, dest->len + 1);
+        fd = ngx_open_file(path, NGX_FILE_APPEND, NGX_FILE_CREATE_OR_OPEN, 0644);
+        if (fd == NGX_INVALID_FILE) {
+            ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno, "app_protect test double: cannot open \"%s\"", path);
+            return;
+        }
+        (void) ngx_write_fd(fd, line, n);
+        ngx_close_file(fd);
+    }
+}
+
 static ngx_int_t
 ngx_http_app_protect_handler(ngx_http_request_t *r)
 {
@@ -203,6 +271,13 @@ ngx_http_app_protect_handler(ngx_http_request_t *r)
                 p->hash = 1;
                 ngx_str_set(&p->key, "X-Gatewall-Test-Policy");
                 p->value = lcf->policy_file;
+                if (lcf->log_enable && lcf->logs != NULL) {
+                    ngx_str_t *log = lcf->logs->elts;
+                    ngx_uint_t k;
+                    for (k = 0; k < lcf->logs->nelts; k++) {
+                        security_log(r, lcf, &log[2 * k], &log[2 * k + 1]);
+                    }
+                }
                 return NGX_HTTP_FORBIDDEN;
             }
         }

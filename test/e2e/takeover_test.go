@@ -71,18 +71,7 @@ func TestLeaderTakeover(t *testing.T) {
 	load := testenv.StartLoad(t, addr, "app.example.com", "/")
 
 	killed := time.Now()
-	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = localrun.ManagerNamespace, old
-	if err := rt.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
-		t.Fatal(err)
-	}
-	var next string
-	eventually(t, 60*time.Second, func() error {
-		if next = rt.LeaderName(ctx); next == "" || next == old {
-			return fmt.Errorf("leader still %q", next)
-		}
-		return nil
-	})
+	next := killLeader(t, old)
 	tookOver := time.Since(killed)
 	eventually(t, 30*time.Second, func() error {
 		if pods, err := agentEndpoints(ctx); err != nil || len(pods) != 1 || pods[0] != next {
@@ -114,4 +103,24 @@ func TestLeaderTakeover(t *testing.T) {
 	}
 	t.Logf("leader %s killed: %s took over after %s, was the agent Service's endpoint after %s; the agent reconnected after %s; a new route served and Accepted after %s; %d requests, %d failed",
 		old, next, tookOver.Round(time.Millisecond), endpoints.Round(time.Millisecond), reconnected.Round(time.Millisecond), served.Round(time.Millisecond), sent, failed)
+}
+
+// killLeader kills the leader's pod (no graceful release of its Lease) and
+// waits for another replica to lead; it returns the new leader.
+func killLeader(t *testing.T, leader string) string {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = localrun.ManagerNamespace, leader
+	if err := rt.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	var next string
+	eventually(t, 60*time.Second, func() error {
+		if next = rt.LeaderName(ctx); next == "" || next == leader {
+			return fmt.Errorf("leader still %q", next)
+		}
+		return nil
+	})
+	return next
 }

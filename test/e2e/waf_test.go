@@ -45,7 +45,7 @@ func withPLM(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := rt.Redeploy(ctx, "--plm-storage-url=http://"+addr, "--plm-storage-credentials-secret=plm-credentials"); err != nil {
+	if err := rt.Redeploy(ctx, "--plm-storage-url=http://"+addr, "--plm-storage-bucket=plm", "--plm-storage-credentials-secret=plm-credentials"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -79,8 +79,14 @@ func protectedBy(addr, host string) (string, error) {
 		return "", err
 	}
 	req.Host = host
+	return blockedBy(httpClient, req)
+}
+
+// blockedBy sends req with the attack marker and returns the policy bundle
+// the App Protect test double says blocked it ("" if not blocked).
+func blockedBy(c *http.Client, req *http.Request) (string, error) {
 	req.Header.Set("X-Gatewall-Test-Attack", "1")
-	resp, err := httpClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return "", err
 	}

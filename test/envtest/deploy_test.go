@@ -115,3 +115,38 @@ func gatewallKinds() int {
 	}
 	return n
 }
+
+// TestPLMCacheVolumeComponent applies an overlay of config/default with
+// config/components/plm-cache-volume with server-side dry-run: the claim and
+// the patched Deployment are valid objects.
+func TestPLMCacheVolumeComponent(t *testing.T) {
+	ctx := context.Background()
+	config := filepath.Join(testenv.RepoRoot(), "config")
+	objs, err := manifest.KustomizeOverlay(filepath.Join(config, "default"), filepath.Join(config, "components", "plm-cache-volume"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var namespaces, rest []*unstructured.Unstructured
+	claims := 0
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Namespace":
+			namespaces = append(namespaces, o)
+		case "PersistentVolumeClaim":
+			claims++
+			rest = append(rest, o)
+		case "CustomResourceDefinition": // TestDeployManifests applies them
+		default:
+			rest = append(rest, o)
+		}
+	}
+	if claims != 1 {
+		t.Errorf("%d claims, want 1", claims)
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", namespaces); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifest.Apply(ctx, env.Client, "gatewall-test", rest, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+}

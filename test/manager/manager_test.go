@@ -94,7 +94,7 @@ func startManager() (func(), error) {
 		LeaderElection:   true,
 		LeaderElectionID: "gatewall-test",
 		DataPlane:        held,
-		PLM:              manager.PLMOptions{StorageURL: storage.URL(), CacheDir: main.TempDir(), CredentialsSecret: plmCredentials},
+		PLM:              manager.PLMOptions{StorageURL: storage.URL(), Bucket: "plm", CacheDir: main.TempDir(), CredentialsSecret: plmCredentials},
 	})
 	if err != nil {
 		cancel()

@@ -156,6 +156,7 @@ var parityCases = []parityCase{
 	{name: "waf"},
 	{name: "waf-statuses"},
 	{name: "waf-fallbacks"},
+	{name: "waf-held"},
 	{name: "waf-bad-bundle-refs", refused: []string{"WAFGatewayBindingPolicy default/bad-sha", "WAFGatewayBindingPolicy default/keeps-old"}},
 	{name: "policies-tls-listeners"},
 	{name: "policy-unattached-targets"},

@@ -32,7 +32,8 @@ const provController = "gatewall.test/provisioning"
 // provisions data planes, until the test ends. TMPDIR names no directory:
 // the deployed manager's root filesystem is read-only, so the manager must
 // not write temporary files (it used to copy the agent's TLS files there).
-func startProvisioningManager(t *testing.T) {
+// pullSecrets are its --nginx-docker-secret flags.
+func startProvisioningManager(t *testing.T, pullSecrets ...string) {
 	t.Helper()
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "not-writable"))
 	mgr, err := manager.New(env.Config, manager.Options{
@@ -45,6 +46,7 @@ func startProvisioningManager(t *testing.T) {
 			ListenAddress: "127.0.0.1:0",
 			ServerAddress: "gatewall-agent.test:8443",
 			TLSSecret:     "provisioning-test-agent-tls",
+			PullSecrets:   pullSecrets,
 		},
 	})
 	if err != nil {
@@ -142,7 +144,10 @@ func waitGatewayCondition(t *testing.T, key types.NamespacedName, typ, want, msg
 
 func TestProvisioning(t *testing.T) {
 	ctx := context.Background()
-	startProvisioningManager(t)
+	registry := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "prov-registry"},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"private-registry.nginx.com":{"auth":"djE="}}}`)}}
+	startProvisioningManager(t, registry.Name)
+	create(t, registry)
 	create(t, provClass("prov", provController), provClass("prov-renamed", provController),
 		provClass("prov-other", "example.com/another-controller"))
 	ns := namespace(t)
@@ -233,6 +238,36 @@ func TestProvisioning(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("the installation's image pull Secret is copied for the pods and kept current", func(t *testing.T) {
+		copyKey := types.NamespacedName{Namespace: ns, Name: "gw-prov-pull-prov-registry"}
+		wantCopy := func(auth string) {
+			t.Helper()
+			eventually(t, 15*time.Second, func() error {
+				c := &corev1.Secret{}
+				if err := env.Client.Get(ctx, copyKey, c); err != nil {
+					return err
+				}
+				if c.Type != corev1.SecretTypeDockerConfigJson || !strings.Contains(string(c.Data[corev1.DockerConfigJsonKey]), auth) {
+					return fmt.Errorf("copy %s: type %s, %s", copyKey, c.Type, c.Data[corev1.DockerConfigJsonKey])
+				}
+				d := &appsv1.Deployment{}
+				if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-prov"}, d); err != nil {
+					return err
+				}
+				if ps := d.Spec.Template.Spec.ImagePullSecrets; len(ps) != 1 || ps[0].Name != copyKey.Name {
+					return fmt.Errorf("the pods' imagePullSecrets are %+v", ps)
+				}
+				return nil
+			})
+		}
+		wantCopy(`"auth":"djE="`)
+		registry.Data[corev1.DockerConfigJsonKey] = []byte(`{"auths":{"private-registry.nginx.com":{"auth":"djI="}}}`)
+		if err := env.Client.Update(ctx, registry); err != nil {
+			t.Fatal(err)
+		}
+		wantCopy(`"auth":"djI="`)
 	})
 
 	t.Run("an invalid Gateway keeps its data plane", func(t *testing.T) {

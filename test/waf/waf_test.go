@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,26 +82,50 @@ func createCredentials(t *testing.T, name string) {
 // the Secret named credentials, until the test ends.
 func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	held := controller.NewHeldFiles()
-	mgr, err := manager.New(env.Config, manager.Options{
+	held, _ := stoppableManager(t, manager.PLMOptions{StorageURL: url, Bucket: bucket, CacheDir: t.TempDir(), CredentialsSecret: credentials})
+	return held
+}
+
+// stoppableManager runs the manager with PLM options plm until stop is
+// called or the test ends; it returns the files the manager would push.
+func stoppableManager(t *testing.T, plm manager.PLMOptions) (held *controller.HeldFiles, stop func()) {
+	t.Helper()
+	held = controller.NewHeldFiles()
+	return held, start(t, managerOptions(held, plm))
+}
+
+// managerOptions are the options of a test manager without a data plane
+// (held receives its files) and with PLM options plm.
+func managerOptions(held *controller.HeldFiles, plm manager.PLMOptions) manager.Options {
+	return manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0",
 		DataPlane: held,
-		PLM:       manager.PLMOptions{StorageURL: url, CacheDir: t.TempDir(), CredentialsSecret: credentials},
-	})
+		PLM:       plm,
+	}
+}
+
+// start runs a manager until stop is called or the test ends.
+func start(t *testing.T, opts manager.Options) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := manager.New(env.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return held
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // world is a WAF-enabled Gateway with a route, and the PLM objects.
@@ -132,9 +157,15 @@ func world(t *testing.T, ns string) {
 // compiled plays PLM: the APPolicy ns/base's bundle is ready at key with sha.
 func compiled(t *testing.T, ns, key, sha string) {
 	t.Helper()
+	compiledAs(t, types.NamespacedName{Namespace: ns, Name: "base"}, key, sha)
+}
+
+// compiledAs plays PLM for the APPolicy ap: its bundle is ready at key with sha.
+func compiledAs(t *testing.T, ap types.NamespacedName, key, sha string) {
+	t.Helper()
 	ctx := context.Background()
 	p := &appprotectv1.APPolicy{}
-	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "base"}, p); err != nil {
+	if err := env.Client.Get(ctx, ap, p); err != nil {
 		t.Fatal(err)
 	}
 	p.Status = plm.Status{

@@ -275,6 +275,36 @@ type DeploymentSpec struct {
 	// memory each): F5's containers could not be measured to choose limits.
 	// +optional
 	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+
+	// Pod configures the data-plane pods (the shape of NGINX Gateway
+	// Fabric's deployment.pod).
+	// +optional
+	Pod *PodSpec `json:"pod,omitempty"`
+}
+
+// PodSpec configures the data-plane pods.
+type PodSpec struct {
+	// ImagePullSecrets are Secrets of the Gateway's namespace that hold
+	// credentials for the registries of the data-plane images (F5's private
+	// registry for App Protect's, say), as in a Pod's imagePullSecrets.
+	// They come in addition to the copies of the Secrets the manager's
+	// --nginx-docker-secret names. A Gateway's NginxProxy that sets them
+	// replaces its GatewayClass's list.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []LocalSecretReference `json:"imagePullSecrets,omitempty"`
+}
+
+// LocalSecretReference names a Secret in the same namespace.
+type LocalSecretReference struct {
+	// Name is the Secret's name.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }
 
 // EndpointsContainer configures the endpoints container of a data-plane pod.

@@ -1,0 +1,116 @@
+package manager
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/controller"
+)
+
+// DefaultAPIDiscoveryInterval is how often the manager looks for the CRDs of
+// optional APIs it does not use yet: one installed after the manager
+// started is used within this time, without a restart.
+const DefaultAPIDiscoveryInterval = 10 * time.Second
+
+// missingAPI says, for the log, what an optional API's absence leaves out.
+var missingAPI = map[controller.API]string{
+	controller.APIPLM:              "no PLM APPolicy/APLogConf CRD installed: WAF policies cannot resolve their references",
+	controller.APITLSRoute:         "TLSRoute CRD (v1) not installed: TLS listeners serve no routes; install the Gateway API's standard CRDs (v1.5 or later)",
+	controller.APIListenerSet:      "ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs",
+	controller.APIBackendTLSPolicy: "BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs",
+}
+
+// setupAPIs finds the optional APIs the cluster serves now, and adds a
+// runnable (on every replica) that keeps looking for the others.
+func setupAPIs(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*controller.APIs, error) {
+	log := ctrl.Log.WithName("apis")
+	apis := controller.NewAPIs(log, notifier.Notify)
+	d := apiDiscovery{served: crdServed(mgr, opts.PLM.APIGroup), apis: apis, every: opts.APIDiscoveryInterval, log: log}
+	if d.every == 0 {
+		d.every = DefaultAPIDiscoveryInterval
+	}
+	if err := d.discover(); err != nil {
+		return nil, err
+	}
+	for _, api := range controller.OptionalAPIs {
+		if !apis.Served(api) {
+			log.Info(missingAPI[api]+"; Gatewall uses it as soon as it is installed, without a restart", "api", api)
+		}
+	}
+	if err := mgr.Add(d); err != nil {
+		return nil, err
+	}
+	return apis, nil
+}
+
+// crdServed says whether the API server serves an optional API now, and in
+// which group for PLM (forcedPLM, or the first installed of
+// appprotect.f5.com and waf.f5.com).
+func crdServed(mgr ctrl.Manager, forcedPLM string) func(controller.API) (string, bool) {
+	return func(api controller.API) (string, bool) {
+		switch api {
+		case controller.APIPLM:
+			g := detectPLMGroup(mgr, forcedPLM)
+			return g, g != "" && crdInstalled(mgr, g, "APPolicy")
+		case controller.APITLSRoute:
+			return "", crdInstalled(mgr, gatewayv1.GroupName, "TLSRoute", gatewayv1.GroupVersion.Version)
+		}
+		return "", crdInstalled(mgr, gatewayv1.GroupName, string(api))
+	}
+}
+
+// apiDiscovery looks for the CRDs of the optional APIs not served yet, every
+// interval, until all are; it runs on every replica (what it enables, the
+// bundle warmer among them, does too).
+type apiDiscovery struct {
+	served func(controller.API) (group string, ok bool)
+	apis   *controller.APIs
+	every  time.Duration
+	log    logr.Logger
+}
+
+func (d apiDiscovery) discover() error {
+	for _, api := range controller.OptionalAPIs {
+		if d.apis.Served(api) {
+			continue
+		}
+		if group, ok := d.served(api); ok {
+			if err := d.apis.Serve(api, group); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Start looks until every optional API is served or ctx ends. A failure to
+// set up for an API is logged; the API stays served (its watches that
+// started keep running).
+func (d apiDiscovery) Start(ctx context.Context) error {
+	t := time.NewTicker(d.every)
+	defer t.Stop()
+	for {
+		all := true
+		for _, api := range controller.OptionalAPIs {
+			all = all && d.apis.Served(api)
+		}
+		if all {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := d.discover(); err != nil {
+			d.log.Error(err, "Setting up for a newly installed API")
+		}
+	}
+}
+
+// NeedLeaderElection is false: followers use the optional APIs too.
+func (apiDiscovery) NeedLeaderElection() bool { return false }
