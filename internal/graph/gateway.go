@@ -23,6 +23,9 @@ type Gateway struct {
 	// attachable says whether routes may attach: the Gateway as a whole is
 	// acceptable, even if none of its listeners is valid.
 	attachable bool
+	// overrides says what of the Gateway's NginxProxy and
+	// spec.infrastructure its class does not allow (overridesNote).
+	overrides string
 	// NginxProxy is the effective data-plane settings: the class's NginxProxy
 	// overlaid by the Gateway's. Never nil.
 	NginxProxy *v1alpha2.NginxProxySpec
@@ -132,7 +135,10 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 		}
 		gwNP = np
 	}
-	g.NginxProxy = EffectiveNginxProxy(specOf(g.Class.NginxProxy), specOf(gwNP))
+	gwSpec, refusedFields := allowedOverrides(g.Class.NginxProxy, gwNP)
+	g.NginxProxy = EffectiveNginxProxy(specOf(g.Class.NginxProxy), gwSpec)
+	_, _, refusedKeys := InfrastructureMetadata(gw, g.NginxProxy)
+	g.overrides = overridesNote(g.Class.NginxProxy, gwNP, refusedFields, refusedKeys)
 	if msg := checkOverlay(g.Class.NginxProxy, gwNP, g.NginxProxy); msg != "" {
 		return reject(gatewayv1.GatewayReasonInvalidParameters, "%s", msg)
 	}
@@ -227,11 +233,11 @@ func (g *Gateway) acceptedCondition(rejected *metav1.Condition) metav1.Condition
 	switch {
 	case len(invalid) == 0:
 		g.Valid = true
-		return conditions.True(accepted, string(gatewayv1.GatewayReasonAccepted), "Gateway is accepted")
+		return conditions.True(accepted, string(gatewayv1.GatewayReasonAccepted), "Gateway is accepted"+g.overrides)
 	case len(invalid) < len(g.Listeners):
 		g.Valid = true
 		return conditions.True(accepted, string(gatewayv1.GatewayReasonListenersNotValid),
-			"Gateway is accepted, but these listeners are not valid: "+strings.Join(invalid, ", "))
+			"Gateway is accepted, but these listeners are not valid: "+strings.Join(invalid, ", ")+g.overrides)
 	default:
 		g.Valid = false
 		return conditions.False(accepted, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")

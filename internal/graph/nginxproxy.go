@@ -8,14 +8,18 @@ import (
 )
 
 // EffectiveNginxProxy overlays the Gateway's NginxProxy spec on the
-// GatewayClass's, field by field: a field set on the Gateway's wins. Either
-// may be nil. The result is a new spec; the inputs are not modified.
+// GatewayClass's, field by field: a field set on the Gateway's wins, but
+// allowGatewayOverrides is the class's alone. Either may be nil. The result
+// is a new spec; the inputs are not modified. The Gateway's spec is what
+// its class lets it set (allowedOverrides).
 func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.NginxProxySpec {
 	switch {
 	case class == nil && gateway == nil:
 		return &v1alpha2.NginxProxySpec{}
 	case class == nil:
-		return gateway.DeepCopy()
+		out := gateway.DeepCopy()
+		out.AllowGatewayOverrides = nil
+		return out
 	case gateway == nil:
 		return class.DeepCopy()
 	}

@@ -107,6 +107,8 @@ func TestEffectiveNginxProxyRevalidated(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The class lets its Gateways choose their Service (overrides.go).
+			tc.class.AllowGatewayOverrides = &v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideService}}
 			g := Build(overlayInput(tc.class, tc.gateway), key("default", "gw"))
 			accepted := meta.FindStatusCondition(g.Conditions, string(gatewayv1.GatewayConditionAccepted))
 			if accepted == nil {

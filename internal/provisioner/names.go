@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Labels on every provisioned object and pod.
@@ -33,14 +36,15 @@ func Name(gw *gatewayv1.Gateway) string {
 	return n[:54] + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
-// Labels are the labels of a Gateway's data-plane objects and pods: the
-// Gateway's spec.infrastructure.labels, and Gatewall's own, which win.
-func Labels(gw *gatewayv1.Gateway) map[string]string {
+// Labels are the labels of a Gateway's data-plane objects and pods: those
+// of the Gateway's spec.infrastructure its class allows
+// (graph.InfrastructureMetadata; np is its effective NginxProxy), and
+// Gatewall's own, which win.
+func Labels(gw *gatewayv1.Gateway, np *v1alpha2.NginxProxySpec) map[string]string {
 	out := map[string]string{}
-	if infra := gw.Spec.Infrastructure; infra != nil {
-		for k, v := range infra.Labels {
-			out[string(k)] = string(v)
-		}
+	labels, _, _ := graph.InfrastructureMetadata(gw, np)
+	for k, v := range labels {
+		out[k] = v
 	}
 	out[GatewayNameLabel] = gw.Name
 	out[GatewayClassLabel] = string(gw.Spec.GatewayClassName)
@@ -49,18 +53,11 @@ func Labels(gw *gatewayv1.Gateway) map[string]string {
 	return out
 }
 
-// Annotations are the Gateway's spec.infrastructure.annotations, put on its
-// data-plane objects and pods (nil when there are none).
-func Annotations(gw *gatewayv1.Gateway) map[string]string {
-	infra := gw.Spec.Infrastructure
-	if infra == nil || len(infra.Annotations) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(infra.Annotations))
-	for k, v := range infra.Annotations {
-		out[string(k)] = string(v)
-	}
-	return out
+// Annotations are the annotations of the Gateway's spec.infrastructure its
+// class allows, put on its data-plane objects and pods (nil when none).
+func Annotations(gw *gatewayv1.Gateway, np *v1alpha2.NginxProxySpec) map[string]string {
+	_, annotations, _ := graph.InfrastructureMetadata(gw, np)
+	return annotations
 }
 
 // selector is the subset of Labels that selects the pods; it never changes

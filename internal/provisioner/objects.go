@@ -102,8 +102,8 @@ const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
 // Objects returns a Gateway's data-plane objects, owned by the Gateway.
 func Objects(p Params) []client.Object {
 	gw := p.Gateway
-	name, labels := Name(gw), Labels(gw)
-	annotations := Annotations(gw)
+	name, labels := Name(gw), Labels(gw, p.NginxProxy)
+	annotations := Annotations(gw, p.NginxProxy)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
@@ -227,8 +227,8 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 			},
 		)
 	}
-	podLabels := Labels(p.Gateway)
-	podAnnotations := Annotations(p.Gateway)
+	podLabels := Labels(p.Gateway, np)
+	podAnnotations := Annotations(p.Gateway, np)
 	if podAnnotations == nil {
 		podAnnotations = map[string]string{}
 	}

@@ -110,7 +110,9 @@ func TestPodTemplateDoesNotFollowListenerPorts(t *testing.T) {
 // TestObjectsMetrics: the NginxProxy moves or turns off the metrics port
 // and its scrape annotations; the Gateway's own annotations win.
 func TestObjectsMetrics(t *testing.T) {
-	moved := params(&v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))}})
+	// The class lets its Gateways set prometheus.io/ annotations.
+	moved := params(&v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9200))},
+		AllowGatewayOverrides: &v1alpha2.GatewayOverrides{InfrastructureKeys: []string{"prometheus.io/"}}})
 	moved.Gateway.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{ScrapeAnnotation: "false"}}
 	dep := find[*appsv1.Deployment](t, moved)
 	ports := dep.Spec.Template.Spec.Containers[0].Ports

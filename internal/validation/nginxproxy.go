@@ -32,6 +32,10 @@ const (
 	maxImageRepositoryLen = 255
 	maxImageTagLen        = 128
 	maxImagePullSecrets   = 16
+	maxOverrideFields     = 2
+	maxInfrastructureKeys = 64
+	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
+	maxInfrastructureKeyLen = 253 + 1 + 63
 )
 
 // NginxProxy re-checks an NginxProxy against its CRD's rules.
@@ -72,6 +76,7 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		}
 	}
 	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
+	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)
 	if k := s.Kubernetes; k != nil {
 		if d := k.Deployment; d != nil {
 			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)
@@ -81,6 +86,42 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+func gatewayOverrides(path *field.Path, o *v1alpha2.GatewayOverrides) field.ErrorList {
+	if o == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	fields := path.Child("fields")
+	if len(o.Fields) > maxOverrideFields {
+		errs = append(errs, field.TooMany(fields, len(o.Fields), maxOverrideFields))
+	}
+	for i, f := range o.Fields {
+		errs = append(errs, enum(fields.Index(i), string(f), string(v1alpha2.OverrideImages), string(v1alpha2.OverrideService))...)
+	}
+	errs = append(errs, unique(fields, o.Fields)...)
+	keys := path.Child("infrastructureKeys")
+	if len(o.InfrastructureKeys) > maxInfrastructureKeys {
+		errs = append(errs, field.TooMany(keys, len(o.InfrastructureKeys), maxInfrastructureKeys))
+	}
+	for i, k := range o.InfrastructureKeys {
+		errs = append(errs, stringField(keys.Index(i), k, 0, maxInfrastructureKeyLen, infrastructureKeyRE)...)
+	}
+	return append(errs, unique(keys, o.InfrastructureKeys)...)
+}
+
+// unique refuses a value listed twice in a list the CRD declares a set,
+// with the API server's message.
+func unique[T comparable](path *field.Path, list []T) field.ErrorList {
+	seen := map[T]bool{}
+	for i, v := range list {
+		if seen[v] {
+			return field.ErrorList{field.Duplicate(path.Index(i), v)}
+		}
+		seen[v] = true
+	}
+	return nil
 }
 
 func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {

@@ -25,15 +25,19 @@ const (
 	ImageRepositoryPattern = `^[a-z0-9]([-a-z0-9._]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$`
 	// ImageTagPattern is an image tag.
 	ImageTagPattern = `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
+	// InfrastructureKeyPattern is a prefixed label or annotation key, or a
+	// key prefix ending in "/" (NginxProxy allowGatewayOverrides).
+	InfrastructureKeyPattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
 )
 
 var (
-	dns1123SubdomainRE = regexp.MustCompile(DNS1123SubdomainPattern)
-	dns1123LabelRE     = regexp.MustCompile(DNS1123LabelPattern)
-	securityLogFileRE  = regexp.MustCompile(SecurityLogFilePattern)
-	syslogServerRE     = regexp.MustCompile(SyslogServerPattern)
-	imageRepositoryRE  = regexp.MustCompile(ImageRepositoryPattern)
-	imageTagRE         = regexp.MustCompile(ImageTagPattern)
+	dns1123SubdomainRE  = regexp.MustCompile(DNS1123SubdomainPattern)
+	dns1123LabelRE      = regexp.MustCompile(DNS1123LabelPattern)
+	securityLogFileRE   = regexp.MustCompile(SecurityLogFilePattern)
+	syslogServerRE      = regexp.MustCompile(SyslogServerPattern)
+	imageRepositoryRE   = regexp.MustCompile(ImageRepositoryPattern)
+	imageTagRE          = regexp.MustCompile(ImageTagPattern)
+	infrastructureKeyRE = regexp.MustCompile(InfrastructureKeyPattern)
 )
 
 // stringField checks a string against a length range and a pattern, with the

@@ -65,19 +65,20 @@ func TestCases(t *testing.T) {
 // cannot drift apart.
 func TestCRDPatternsMatchGo(t *testing.T) {
 	known := map[string]bool{
-		validation.HashMethodKeyPattern:    true,
-		validation.SizePattern:             true,
-		validation.DNS1123SubdomainPattern: true,
-		validation.DNS1123LabelPattern:     true,
-		validation.SecurityLogFilePattern:  true,
-		validation.SyslogServerPattern:     true,
-		validation.ImageRepositoryPattern:  true,
-		validation.ImageTagPattern:         true,
-		validation.ByteSizePattern:         true,
-		validation.DurationPattern:         true,
-		validation.GatewayDurationPattern:  true,
-		validation.RatePattern:             true,
-		validation.RateLimitKeyPattern:     true,
+		validation.HashMethodKeyPattern:     true,
+		validation.SizePattern:              true,
+		validation.DNS1123SubdomainPattern:  true,
+		validation.DNS1123LabelPattern:      true,
+		validation.SecurityLogFilePattern:   true,
+		validation.SyslogServerPattern:      true,
+		validation.ImageRepositoryPattern:   true,
+		validation.ImageTagPattern:          true,
+		validation.InfrastructureKeyPattern: true,
+		validation.ByteSizePattern:          true,
+		validation.DurationPattern:          true,
+		validation.GatewayDurationPattern:   true,
+		validation.RatePattern:              true,
+		validation.RateLimitKeyPattern:      true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {

@@ -29,6 +29,7 @@ import (
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	"github.com/gatewall/gatewall/internal/local/images"
+	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -518,6 +519,20 @@ func TestWAFImageWithoutAppProtect(t *testing.T) {
 	create(t, echo(ns, "echo", 1)...)
 	create(t, &appprotectv1.APPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "base"}})
 	repo, tag, _ := strings.Cut(images.DataPlane, ":")
+	// A class that lets its Gateways choose their images (a Gateway's own
+	// NginxProxy may not otherwise: graph/overrides.go).
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{
+		ControllerName: manager.DefaultControllerName,
+		ParametersRef: &gatewayv1.ParametersReference{Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "class",
+			Namespace: ptr.To(gatewayv1.Namespace(ns))},
+	}}
+	create(t,
+		&v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "class"}, Spec: v1alpha2.NginxProxySpec{
+			AllowGatewayOverrides: &v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages}},
+		}},
+		class,
+	)
+	t.Cleanup(func() { _ = rt.Client.Delete(context.Background(), class) })
 	create(t, &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default-image"}, Spec: v1alpha2.NginxProxySpec{
 		WAF: v1alpha2.WAFEnabled,
 		Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Container: &v1alpha2.ContainerSpec{
@@ -525,7 +540,7 @@ func TestWAFImageWithoutAppProtect(t *testing.T) {
 	}})
 	create(t,
 		&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"}, Spec: gatewayv1.GatewaySpec{
-			GatewayClassName: "nginx",
+			GatewayClassName: gatewayv1.ObjectName(ns),
 			Infrastructure:   &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "default-image"}},
 			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
 		}},

@@ -138,6 +138,7 @@ var parityCases = []parityCase{
 	{name: "metrics"},
 	{name: "nginxproxy-overlay-conflict"},
 	{name: "parameters"},
+	{name: "gateway-overrides"},
 	{name: "proxysettings-disable"},
 	{name: "proxysettings-grpc"},
 	{name: "proxysettings-h2c"},

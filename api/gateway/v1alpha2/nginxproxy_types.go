@@ -130,6 +130,63 @@ type NginxProxySpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:message="workerShutdownTimeout must be between 1s and 1h",rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')"
 	WorkerShutdownTimeout *gatewayv1.Duration `json:"workerShutdownTimeout,omitempty"`
+
+	// AllowGatewayOverrides says what the Gateways of a class may choose for
+	// their own data planes, beyond what any Gateway may (docs/security.md).
+	// It is read from the GatewayClass's NginxProxy only: a Gateway's
+	// NginxProxy that sets it is refused it. Without it, a Gateway's own
+	// NginxProxy may not choose the data plane's images and pull policies,
+	// nor how its Service is exposed, and only unprefixed
+	// spec.infrastructure labels and annotations reach the data plane's
+	// objects; what a Gateway sets beyond that is left out, its class's
+	// values used, and the Gateway's Accepted condition says so.
+	// +optional
+	AllowGatewayOverrides *GatewayOverrides `json:"allowGatewayOverrides,omitempty"`
+}
+
+// GatewayOverrideField names NginxProxy settings a class may let its
+// Gateways set.
+//
+// +kubebuilder:validation:Enum=Images;Service
+type GatewayOverrideField string
+
+// The settings a class may let its Gateways' NginxProxies set.
+const (
+	// OverrideImages: the images and pull policies of every container
+	// (kubernetes.deployment.container.image,
+	// kubernetes.deployment.wafContainers.*.image). The data plane holds the
+	// keys of every certificate its Gateway uses, other namespaces' included.
+	OverrideImages GatewayOverrideField = "Images"
+	// OverrideService: kubernetes.service (type, externalTrafficPolicy,
+	// loadBalancerIP, loadBalancerSourceRanges): who can reach the Gateway.
+	OverrideService GatewayOverrideField = "Service"
+)
+
+// GatewayOverrides are what a class lets its Gateways choose.
+type GatewayOverrides struct {
+	// Fields are the settings a Gateway's own NginxProxy may set: Images,
+	// Service.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	Fields []GatewayOverrideField `json:"fields,omitempty"`
+
+	// InfrastructureKeys are the prefixed label and annotation keys a
+	// Gateway's spec.infrastructure may put on its data-plane objects and
+	// pods: a key (example.com/team) or every key of a prefix
+	// (example.com/). Unprefixed keys (team) always pass: by Kubernetes
+	// convention they are the user's own, and no controller acts on them.
+	// Prefixed keys are how Kubernetes, cloud load balancers, service
+	// meshes and monitoring are told things (a Service annotation can make
+	// a load balancer public), so only those listed pass.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
+	InfrastructureKeys []string `json:"infrastructureKeys,omitempty"`
 }
 
 // Defaults of Upstreams and of WorkerShutdownTimeout.
