@@ -23,7 +23,8 @@ NGINX_REPO_CRT ?= nginx-repo.crt
 NGINX_REPO_KEY ?= nginx-repo.key
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
-GO_TEST_FLAGS ?= -count=1
+# The real-node suites (test/e2e) run longer than go test's default 10 minutes.
+GO_TEST_FLAGS ?= -count=1 -timeout 45m
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
