@@ -42,7 +42,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, unsupportedRuleFields(nil, src.SessionPersistence)...)
+		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
 		rule.Filters = f
 		for _, m := range f.Mirrors {
 			resolved.addRefused(m.Backend)

@@ -42,7 +42,15 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, unsupportedRuleFields(src.Retry, src.SessionPersistence)...)
+		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
+		if retry, note, err := httpRetry(src.Retry); err != nil {
+			errs = append(errs, err)
+		} else {
+			rule.Retry = retry
+			if note != "" {
+				rule.Notes = append(rule.Notes, note)
+			}
+		}
 		if f.Redirect != nil && len(src.BackendRefs) > 0 {
 			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
 		}
@@ -92,14 +100,11 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 	return r
 }
 
-// unsupportedRuleFields refuses a rule's retry and sessionPersistence
-// (Extended features Gatewall does not implement): serving the rule
-// without them would silently drop what it asks for.
-func unsupportedRuleFields(retry *gatewayv1.HTTPRouteRetry, sessionPersistence *gatewayv1.SessionPersistence) []error {
+// unsupportedRuleFields refuses a rule's sessionPersistence (an Extended
+// feature Gatewall does not implement): serving the rule without it would
+// silently drop what it asks for.
+func unsupportedRuleFields(sessionPersistence *gatewayv1.SessionPersistence) []error {
 	var errs []error
-	if retry != nil {
-		errs = append(errs, errors.New("retry is not supported"))
-	}
 	if sessionPersistence != nil {
 		errs = append(errs, errors.New("sessionPersistence is not supported"))
 	}

@@ -318,6 +318,7 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		if off := unconfiguredListeners(p.Attachments); off != "" {
 			msg += "; these listeners it attached to are not configured (their references do not resolve), so they serve none of its traffic: " + off
 		}
+		msg += r.ruleNotes()
 		set(conditions.True(accepted, string(gatewayv1.RouteReasonAccepted), msg))
 		if msg := r.ruleErrors(); msg != "" {
 			p.Conditions = append(p.Conditions, conditions.True(string(gatewayv1.RouteConditionPartiallyInvalid),
@@ -347,6 +348,23 @@ func unconfiguredListeners(as []Attachment) string {
 // API requires it to start with "Dropped Rule" when invalid rules are
 // dropped (as Gatewall does) rather than the last good state kept.
 const partiallyInvalidPrefix = "Dropped Rule(s), invalid and not configured: "
+
+// ruleNotes is what the Accepted message says of valid rules NGINX does not
+// serve exactly as asked ("" when nothing).
+func (r *Route) ruleNotes() string {
+	var msgs []string
+	for _, rule := range r.Rules {
+		for _, n := range rule.Notes {
+			if rule.Valid {
+				msgs = append(msgs, fmt.Sprintf("spec.rules[%d]: %s", rule.Index, n))
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(msgs, "; ")
+}
 
 func (r *Route) ruleErrors() string {
 	var msgs []string

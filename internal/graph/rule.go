@@ -15,6 +15,11 @@ type Rule struct {
 	Backends []*Backend
 	// Timeouts of the rule (HTTPRoute only).
 	Timeouts Timeouts
+	// Retry, when set, retries failed requests (HTTPRoute only).
+	Retry *Retry
+	// Notes say what of a valid rule NGINX does not do as asked; the
+	// route's Accepted message carries them.
+	Notes []string
 	// H2C says the rule's backends speak HTTP/2 without TLS (gRPC, or an
 	// HTTPRoute backend whose appProtocol is kubernetes.io/h2c): NGINX
 	// passes to them with grpc_pass.

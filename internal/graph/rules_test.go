@@ -164,7 +164,11 @@ func TestHTTPRouteRuleChecks(t *testing.T) {
 		{"unknown query parameter match type", withMatches(gatewayv1.HTTPRouteRule{BackendRefs: appRefs()}, gatewayv1.HTTPRouteMatch{
 			QueryParams: []gatewayv1.HTTPQueryParamMatch{{Type: ptr.To[gatewayv1.QueryParamMatchType]("Glob"), Name: "q", Value: "a"}}}),
 			`query parameter "q": match type "Glob" is not supported`},
-		{"retry", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Attempts: ptr.To(2)}}, "retry is not supported"},
+		{"retry on a status NGINX cannot retry on", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Codes: []gatewayv1.HTTPRouteRetryStatusCode{503, 501}}},
+			"retry.codes: NGINX retries on 403, 404, 429, 500, 502, 503, 504 only, not 501"},
+		{"retry attempts 0", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Attempts: ptr.To(0)}}, "retry.attempts: 0 is less than 1"},
+		{"retry attempts 11", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Attempts: ptr.To(11)}}, "retry.attempts: 11 is more than 10"},
+		{"retry backoff not a duration", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), Retry: &gatewayv1.HTTPRouteRetry{Backoff: ptr.To(gatewayv1.Duration("soon"))}}, "retry.backoff: "},
 		{"session persistence", gatewayv1.HTTPRouteRule{BackendRefs: appRefs(), SessionPersistence: &gatewayv1.SessionPersistence{}},
 			"sessionPersistence is not supported"},
 	}

@@ -245,6 +245,9 @@ type backend struct {
 	requests   int
 	conns      map[string]bool
 	inFlight   int
+	// status, when set, gives the status to answer a request with (0: 200
+	// and the backend's name).
+	status func(*http.Request) int
 }
 
 func (d *dataPlane) backend(name, ip string) *backend {
@@ -259,12 +262,18 @@ func (d *dataPlane) backend(name, ip string) *backend {
 		b.requests++
 		b.inFlight++
 		b.conns[r.RemoteAddr] = true
-		delay := b.delay
+		delay, status := b.delay, 0
+		if b.status != nil {
+			status = b.status(r)
+		}
 		b.mu.Unlock()
 		time.Sleep(delay)
 		b.mu.Lock()
 		b.inFlight--
 		b.mu.Unlock()
+		if status != 0 {
+			w.WriteHeader(status)
+		}
 		fmt.Fprintln(w, name)
 	})}
 	go func() { _ = b.srv.Serve(l) }()

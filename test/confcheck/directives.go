@@ -70,14 +70,17 @@ var rules = map[string]rule{
 
 	// Dynamic endpoints: the Lua balancer (nginx/config/lua.go).
 	"worker_shutdown_timeout":   {ctx: []string{ctxMain}, min: 1, max: 1, check: secondsOrMillis},
-	"proxy_next_upstream_tries": {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: number(1, 10)},
-	"grpc_next_upstream_tries":  {ctx: http, min: 1, max: 1, check: number(1, 10)},
-	"lua_package_path":          {ctx: http, min: 1, max: 1, check: luaPackagePath},
-	"lua_shared_dict":           {ctx: http, min: 2, max: 2, check: luaSharedDict},
-	"init_by_lua_block":         {ctx: http, min: 1, max: 1, check: luaInit},
-	"log_by_lua_block":          {ctx: http, min: 1, max: 1, check: luaLogPhase},
-	"balancer_by_lua_block":     {ctx: []string{ctxUpstream}, min: 1, max: 1, check: luaBalancer},
-	"content_by_lua_block":      {ctx: inLocation, min: 1, max: 1, check: luaContent},
+	"proxy_next_upstream_tries": {ctx: []string{ctxHTTP, ctxStream, ctxLocation}, min: 1, max: 1, check: number(1, 11)},
+	"grpc_next_upstream_tries":  {ctx: []string{ctxHTTP, ctxLocation}, min: 1, max: 1, check: number(1, 11)},
+	// A route's retry (nginx/config/actions.go retry).
+	"proxy_next_upstream":   {ctx: inLocation, min: 2, max: 9, check: nextUpstream},
+	"grpc_next_upstream":    {ctx: inLocation, min: 2, max: 9, check: nextUpstream},
+	"lua_package_path":      {ctx: http, min: 1, max: 1, check: luaPackagePath},
+	"lua_shared_dict":       {ctx: http, min: 2, max: 2, check: luaSharedDict},
+	"init_by_lua_block":     {ctx: http, min: 1, max: 1, check: luaInit},
+	"log_by_lua_block":      {ctx: http, min: 1, max: 1, check: luaLogPhase},
+	"balancer_by_lua_block": {ctx: []string{ctxUpstream}, min: 1, max: 1, check: luaBalancer},
+	"content_by_lua_block":  {ctx: inLocation, min: 1, max: 1, check: luaContent},
 
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
 	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
@@ -636,10 +639,31 @@ func jsImport(c *checker, d *Directive) {
 	c.refer(d, d.Args[2].Value)
 }
 
-// set keeps the request's path before a dispatch rewrites it.
+// set keeps the request's path before a dispatch rewrites it, or gives the
+// Lua balancer a retrying route's tries.
 func set(c *checker, d *Directive) {
-	words("$gw_orig_uri $uri")(c, d)
+	if d.Args[0].Value == "$gw_retry_tries" {
+		number(2, 11)(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
+	} else {
+		words("$gw_orig_uri $uri")(c, d)
+	}
 	c.define(d, d.Args[0].Value)
+}
+
+// nextUpstream is a retry's conditions: error and timeout, then the
+// statuses NGINX can retry on, each once.
+func nextUpstream(c *checker, d *Directive) {
+	vals := d.values()
+	if vals[0] != "error" || vals[1] != "timeout" {
+		c.fail(d, "%s %v: want error timeout first", d.Name, vals)
+	}
+	seen := map[string]bool{}
+	for _, v := range vals[2:] {
+		if seen[v] || !contains([]string{"http_403", "http_404", "http_429", "http_500", "http_502", "http_503", "http_504"}, v) {
+			c.fail(d, "%s %q: not a status NGINX retries on, or twice", d.Name, v)
+		}
+		seen[v] = true
+	}
 }
 
 func jsVar(c *checker, d *Directive) {

@@ -54,6 +54,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		}
 	}
 	ds = append(ds, b.timeouts(prefix, e.rule.Timeouts)...)
+	ds = append(ds, b.retry(prefix, e.rule.Retry)...)
 	target := perBackend
 	if target == "" {
 		var status int
@@ -106,6 +107,33 @@ func (b *builder) timeouts(prefix string, t graph.Timeouts) []Directive {
 		ds = append(ds, d(prefix+"_connect_timeout", try))
 	}
 	return ds
+}
+
+// RetryTriesVar is the variable a rule with a retry sets to its tries: the
+// Lua balancer gives a request that many tries, on the same endpoint again
+// when it has tried every other.
+const RetryTriesVar = "gw_retry_tries"
+
+// retry renders a rule's retry: the statuses that send a request to another
+// try beside NGINX's default (a connection error or timeout, which covers
+// backendRequest), and the tries in all. NGINX still never passes a
+// non-idempotent request (POST, LOCK, PATCH) again once it was sent: it may
+// have been processed. timeouts.request bounds every try together
+// (proxy_next_upstream_timeout).
+func (b *builder) retry(prefix string, r *graph.Retry) []Directive {
+	if r == nil {
+		return nil
+	}
+	on := []string{"error", "timeout"}
+	for _, c := range r.Codes {
+		on = append(on, "http_"+strconv.Itoa(c))
+	}
+	tries := strconv.Itoa(r.Tries(int(b.cfg.Main.Upstreams.MaxTries)))
+	return []Directive{
+		d(prefix+"_next_upstream", on...),
+		d(prefix+"_next_upstream_tries", tries),
+		d("set", "$"+RetryTriesVar, tries),
+	}
 }
 
 // target returns the upstream (or split variable) to pass to, or a status

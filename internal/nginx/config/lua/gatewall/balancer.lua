@@ -1,7 +1,8 @@
 -- Gatewall's load balancer: picks, for each try of a request, one endpoint
 -- of an upstream from the endpoints gatewall.endpoints keeps, by the
 -- upstream's method, skipping endpoints that failed a connection recently
--- (passive health) and the ones this request tried already.
+-- (passive health) and the ones this request tried already (unless its
+-- route retries and it has tried them all).
 --
 -- The configuration calls balance(id, method) in each upstream's
 -- balancer_by_lua_block with an id of 16 hex digits and a method from the
@@ -240,6 +241,13 @@ function M.balance(id, method)
         try = {tried = {}, n = 0, id = id, counted = counts[method]}
         ctx.gatewall_try = try
         local tries = math.min(#u.peers, max_tries)
+        -- A route's retry (its location sets gw_retry_tries) gives every
+        -- request that many tries, on endpoints already tried when it has
+        -- tried them all: one endpoint may answer the second time.
+        local retry_tries = tonumber(ngx.var.gw_retry_tries)
+        if retry_tries then
+            tries, try.retry = retry_tries, true
+        end
         if tries > 1 then
             ngx_balancer.set_more_tries(tries - 1)
         end
@@ -259,6 +267,11 @@ function M.balance(id, method)
         -- Every endpoint this request has not tried failed recently: try
         -- them anyway rather than answer an error at once.
         try.ignore_failures = true
+        peer = pick(u, try, id)
+    end
+    if peer == nil and try.retry then
+        -- A retry after every endpoint was tried: start again.
+        try.tried = {}
         peer = pick(u, try, id)
     end
     if peer == nil then

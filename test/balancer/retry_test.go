@@ -1,0 +1,141 @@
+package balancer
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// retryRoutes retry on the Service rr: /retry on 503 three times more,
+// /retry-once on 500 and 503 once more.
+const retryRoutes = `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: retries, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /retry}}]
+    retry: {codes: [503], attempts: 3}
+    timeouts: {request: 5s}
+    backendRefs: [{name: rr, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /retry-once}}]
+    retry: {codes: [500, 503], attempts: 1}
+    backendRefs: [{name: rr, port: 80}]
+`
+
+// failing answers a request with ?id=X&fail=N&code=C with C for the first N
+// requests of id X, then normally; tries counts them by id.
+type failing struct {
+	mu    sync.Mutex
+	tries map[string]int
+}
+
+func (f *failing) status(r *http.Request) int {
+	q := r.URL.Query()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := q.Get("id")
+	f.tries[id]++
+	n, _ := strconv.Atoi(q.Get("fail"))
+	if code, _ := strconv.Atoi(q.Get("code")); code != 0 && f.tries[id] <= n {
+		return code
+	}
+	return 0
+}
+
+func (f *failing) count(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tries[id]
+}
+
+// send sends a request and returns its status.
+func (d *dataPlane) send(method, path string) int {
+	d.t.Helper()
+	req, err := http.NewRequest(method, "http://127.0.0.1:80"+path, nil)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// TestRetry: a route's retry passes a request whose try failed with a listed
+// status to a try more, on the one endpoint again when the Service has one,
+// at most attempts times more; other statuses, routes without a retry and
+// POST requests once sent (NGINX never resends those) are not retried.
+func TestRetry(t *testing.T) {
+	d := startDataPlane(t, renderFiles(t, retryRoutes))
+	f := &failing{tries: map[string]int{}}
+	b1 := d.backend("b1", "127.0.0.2")
+	b1.status = f.status
+	d.setEndpoints(only("rr", b1))
+	for i, c := range []struct {
+		method, path string
+		fail, code   int
+		want, tries  int
+	}{
+		{"GET", "/retry", 2, 503, 200, 3},
+		{"GET", "/retry", 3, 503, 200, 4},
+		{"GET", "/retry", 4, 503, 503, 4},
+		{"GET", "/retry", 1, 500, 500, 1},         // not a listed status
+		{"GET", "/retry-once", 1, 500, 200, 2},    // listed there
+		{"GET", "/retry-once", 2, 503, 503, 2},    // one attempt more only
+		{"GET", "/rr", 1, 503, 503, 1},            // no retry on the route
+		{"POST", "/retry", 1, 503, 503, 1},        // sent: NGINX does not resend a POST
+		{"HEAD", "/retry", 1, 503, 200, 2},        // idempotent
+		{"DELETE", "/retry-once", 1, 503, 200, 2}, // idempotent
+	} {
+		id := fmt.Sprintf("case%d", i)
+		got := d.send(c.method, fmt.Sprintf("%s?id=%s&fail=%d&code=%d", c.path, id, c.fail, c.code))
+		if got != c.want || f.count(id) != c.tries {
+			t.Errorf("%s %s failing %d times with %d: answered %d after %d tries, want %d after %d",
+				c.method, c.path, c.fail, c.code, got, f.count(id), c.want, c.tries)
+		}
+	}
+	if n := d.count("reload"); n != 0 {
+		t.Errorf("%d reloads", n)
+	}
+}
+
+// TestRetryHidesAFailingEndpoint: of two endpoints one answers 503 to every
+// request; with the route's retry the clients see none of it.
+func TestRetryHidesAFailingEndpoint(t *testing.T) {
+	d := startDataPlane(t, renderFiles(t, retryRoutes))
+	good := d.backend("good", "127.0.0.2")
+	bad := d.backend("bad", "127.0.0.3")
+	bad.status = func(*http.Request) int { return http.StatusServiceUnavailable }
+	d.setEndpoints(only("rr", good, bad))
+	const n = 200
+	failed := 0
+	for i := 0; i < n; i++ {
+		if got := d.route("/retry"); !strings.HasPrefix(got, "200") {
+			failed++
+		}
+	}
+	badTries, _ := bad.stats()
+	if failed != 0 || badTries == 0 {
+		t.Errorf("%d of %d requests failed; the failing endpoint had %d tries (want some: it is not avoided for answering 503)", failed, n, badTries)
+	}
+	// Without the retry, its share fails.
+	failed = 0
+	for i := 0; i < n; i++ {
+		if got := d.route("/rr"); !strings.HasPrefix(got, "200") {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Errorf("without a retry no request failed: the test cannot tell")
+	}
+}
