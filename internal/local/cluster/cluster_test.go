@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,6 +34,21 @@ func TestKillLeftoversKillsOnlyProcessesOfTheWorkDir(t *testing.T) {
 		}
 	}
 	defer other.Process.Kill()
+	// Between fork and exec a child's command line is still the test's:
+	// wait until both show theirs, as a leftover of an earlier run does.
+	for _, c := range []*exec.Cmd{mine, other} {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.Process.Pid), "cmdline"))
+			if strings.Contains(string(cmdline), "sleep 60") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d never ran sh: %q", c.Process.Pid, cmdline)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	if err := killLeftovers(work); err != nil {
 		t.Fatal(err)
 	}
