@@ -100,12 +100,22 @@ func (d *dataPlane) upload(method, path, team string, size int, chunked bool) in
 	if chunked {
 		body = io.MultiReader(body) // hides the length: Go sends it chunked
 	}
+	header := http.Header{}
+	if team != "" {
+		header.Set("X-Team", team)
+	}
+	return d.send(method, path, header, body)
+}
+
+// send sends a request to the listener on port 80 and returns its status.
+func (d *dataPlane) send(method, path string, header http.Header, body io.Reader) int {
+	d.t.Helper()
 	req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:80%s", path), body)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if team != "" {
-		req.Header.Set("X-Team", team)
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {

@@ -2,7 +2,6 @@ package balancer
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -55,22 +54,6 @@ func (f *failing) count(id string) int {
 	return f.tries[id]
 }
 
-// send sends a request and returns its status.
-func (d *dataPlane) send(method, path string) int {
-	d.t.Helper()
-	req, err := http.NewRequest(method, "http://127.0.0.1:80"+path, nil)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	resp, err := d.client.Do(req)
-	if err != nil {
-		d.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
-}
-
 // TestRetry: a route's retry passes a request whose try failed with a listed
 // status to a try more, on the one endpoint again when the Service has one,
 // at most attempts times more; other statuses, routes without a retry and
@@ -98,7 +81,7 @@ func TestRetry(t *testing.T) {
 		{"DELETE", "/retry-once", 1, 503, 200, 2}, // idempotent
 	} {
 		id := fmt.Sprintf("case%d", i)
-		got := d.send(c.method, fmt.Sprintf("%s?id=%s&fail=%d&code=%d", c.path, id, c.fail, c.code))
+		got := d.send(c.method, fmt.Sprintf("%s?id=%s&fail=%d&code=%d", c.path, id, c.fail, c.code), nil, nil)
 		if got != c.want || f.count(id) != c.tries {
 			t.Errorf("%s %s failing %d times with %d: answered %d after %d tries, want %d after %d",
 				c.method, c.path, c.fail, c.code, got, f.count(id), c.want, c.tries)
