@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -156,15 +157,17 @@ func (r *GatewayReconciler) pullSecrets(ctx context.Context) ([]*corev1.Secret, 
 	var found []*corev1.Secret
 	var missing []string
 	for _, k := range r.Provisioning.PullSecrets {
-		s := &corev1.Secret{}
-		if err := r.Get(ctx, k, s); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return nil, nil, fmt.Errorf("reading image pull Secret %s: %w", k, err)
-			}
+		// Secrets are cached as metadata only: their content comes from
+		// the API server, kept while the cache's version holds.
+		o, err := r.Config.Referenced.get(ctx, refKey{kind: "Secret", key: k}, &corev1.Secret{})
+		switch {
+		case err == nil:
+			found = append(found, o.(*corev1.Secret))
+		case apierrors.IsNotFound(err):
 			missing = append(missing, k.String())
-			continue
+		default:
+			return nil, nil, fmt.Errorf("reading image pull Secret %s: %w", k, err)
 		}
-		found = append(found, s)
 	}
 	return found, missing, nil
 }

@@ -40,8 +40,8 @@ func TestClientSettingsPolicyStatuses(t *testing.T) {
 		Body:      &v1alpha1.ClientBody{MaxSize: ptr.To(v1alpha1.ByteSize("10m"))},
 		KeepAlive: &v1alpha1.ClientKeepAlive{Timeout: &v1alpha1.ClientKeepAliveTimeout{Server: ptr.To(v1alpha1.Duration("30s")), Header: ptr.To(v1alpha1.Duration("25s"))}},
 	})
-	routePolicy := csp(ns, "route-unlimited", "HTTPRoute", "r", v1alpha1.ClientSettingsPolicySpec{
-		Body:      &v1alpha1.ClientBody{MaxSize: ptr.To(v1alpha1.ByteSize("0"))},
+	routePolicy := csp(ns, "route-uploads", "HTTPRoute", "r", v1alpha1.ClientSettingsPolicySpec{
+		Body:      &v1alpha1.ClientBody{MaxSize: ptr.To(v1alpha1.ByteSize("512m"))},
 		KeepAlive: &v1alpha1.ClientKeepAlive{MinTimeout: ptr.To(v1alpha1.Duration("5s"))},
 	})
 	create(t, gwPolicy)
@@ -69,7 +69,7 @@ func TestClientSettingsPolicyStatuses(t *testing.T) {
 			if f := heldFile(gwKey, httpInclude); !strings.Contains(f, "client_max_body_size 10m;") || !strings.Contains(f, "keepalive_timeout 30s 25s;") {
 				return fmt.Errorf("the http include is %q", f)
 			}
-			if f := heldFile(gwKey, routeInclude); !strings.Contains(f, "client_max_body_size 0;") || strings.Contains(f, "keepalive") {
+			if f := heldFile(gwKey, routeInclude); !strings.Contains(f, "client_max_body_size 512m;") || strings.Contains(f, "keepalive") {
 				return fmt.Errorf("the route's include is %q", f)
 			}
 			gw, err := getGateway(gwKey)
@@ -102,7 +102,7 @@ func TestClientSettingsPolicyStatuses(t *testing.T) {
 	})
 
 	t.Run("Affected conditions go with the last policy", func(t *testing.T) {
-		for _, name := range []string{"gateway-bodies", "route-unlimited", "gateway-late"} {
+		for _, name := range []string{"gateway-bodies", "route-uploads", "gateway-late"} {
 			if err := env.Client.Delete(ctx, &v1alpha1.ClientSettingsPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 				t.Fatal(err)
 			}
