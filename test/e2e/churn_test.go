@@ -79,7 +79,7 @@ func TestBackendChurn(t *testing.T) {
 	// silence (NGINX's read timeout): WebSockets get a rule of their own.
 	ws := *route.Spec.Rules[0].DeepCopy()
 	ws.Matches[0].Path.Value = ptr.To("/ws")
-	route.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("5s")), BackendRequest: ptr.To(gatewayv1.Duration("500ms"))}
+	route.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("5s")), BackendRequest: ptr.To(gatewayv1.Duration("1s"))}
 	route.Spec.Rules = append(route.Spec.Rules, ws)
 	grpcRoute := &gatewayv1.GRPCRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ticker"},

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -15,6 +17,7 @@ import (
 	"github.com/gatewall/gatewall/test/s3test"
 	"github.com/gatewall/gatewall/test/testenv"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -140,8 +143,19 @@ func TestWAFUpdateAcrossGateways(t *testing.T) {
 	compile(t, ap, "shared-v1.tgz", v1)
 	const n = 20
 	addrs := make([]string, n)
+	// Twenty WAF data planes with the default requests (310m CPU and
+	// 800Mi each, docs/budgets.md) do not fit this 2-core node: these ask
+	// for little.
+	small := &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("32Mi")}}
+	dense := v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{
+		Container: &v1alpha2.ContainerSpec{Resources: small},
+		Endpoints: &v1alpha2.EndpointsContainer{Resources: small},
+		WAFContainers: &v1alpha2.WAFContainers{
+			Enforcer: &v1alpha2.ContainerSpec{Resources: small}, ConfigManager: &v1alpha2.ContainerSpec{Resources: small},
+		},
+	}}}
 	for i := 0; i < n; i++ {
-		wafGateway(t, ns, fmt.Sprintf("gw%02d", i), "shared")
+		wafGatewayWith(t, ns, fmt.Sprintf("gw%02d", i), "shared", dense)
 	}
 	for i := 0; i < n; i++ {
 		addrs[i] = programmedAddress(t, types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("gw%02d", i)}, 180*time.Second)

@@ -442,8 +442,14 @@ func TestWAFLatePLMCRDs(t *testing.T) {
 			appprotect = append(appprotect, crd)
 		}
 	}
+	// Apply writes the server's answer into what it applies: copies keep
+	// the files' objects as they are for the next apply.
 	install := func(crds []*unstructured.Unstructured) error {
-		return manifest.Apply(ctx, rt.Client, "e2e-late-plm", crds)
+		copies := make([]*unstructured.Unstructured, len(crds))
+		for i, crd := range crds {
+			copies[i] = crd.DeepCopy()
+		}
+		return manifest.Apply(ctx, rt.Client, "e2e-late-plm", copies)
 	}
 	t.Cleanup(func() {
 		if err := install(crds); err != nil {

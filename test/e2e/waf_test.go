@@ -115,8 +115,16 @@ func wafPolicyConditions(t *testing.T, key types.NamespacedName) string {
 // wafGateway creates a WAF-enabled Gateway with an echo route and its policy.
 func wafGateway(t *testing.T, ns, name, apPolicy string) types.NamespacedName {
 	t.Helper()
+	return wafGatewayWith(t, ns, name, apPolicy, v1alpha2.NginxProxySpec{})
+}
+
+// wafGatewayWith is wafGateway with the Gateway's NginxProxy spec (WAF is
+// enabled in it).
+func wafGatewayWith(t *testing.T, ns, name, apPolicy string, spec v1alpha2.NginxProxySpec) types.NamespacedName {
+	t.Helper()
+	spec.WAF = v1alpha2.WAFEnabled
 	create(t,
-		&v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waf-" + name}, Spec: v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled}},
+		&v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waf-" + name}, Spec: spec},
 		&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: gatewayv1.GatewaySpec{
 			GatewayClassName: "nginx",
 			Infrastructure:   &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{Group: "gateway.nginx.org", Kind: "NginxProxy", Name: "waf-" + name}},

@@ -84,7 +84,9 @@ func removeCRDs(t *testing.T, files []string) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 30*time.Second, func() error {
+	// A CRD goes once the API server has cleaned up its objects and stopped
+	// serving it: seconds, more on a busy machine.
+	eventually(t, 2*time.Minute, func() error {
 		for _, crd := range crds {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("CRD %s still there (%v)", crd.Name, err)
