@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -48,7 +50,12 @@ func AssetsDir() (string, error) {
 }
 
 // Start starts an API server with the CRDs installed. The caller stops it.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWithout() }
+
+// StartWithout starts an API server with the CRDs installed but those of
+// the files named (base names of CRD files of config/plm/crd or the Gateway
+// API's): the optional APIs a test installs later.
+func StartWithout(files ...string) (*Env, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -58,13 +65,25 @@ func Start() (*Env, error) {
 		return nil, err
 	}
 	root := RepoRoot()
+	paths := []string{filepath.Join(root, "config", "crd", "bases")}
+	for _, dir := range []string{filepath.Join(root, "config", "plm", "crd"), gwCRDs} {
+		if len(files) == 0 {
+			paths = append(paths, dir)
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") && !slices.Contains(files, e.Name()) {
+				paths = append(paths, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths: []string{
-			filepath.Join(root, "config", "crd", "bases"),
-			filepath.Join(root, "config", "plm", "crd"),
-			gwCRDs,
-		},
+		CRDDirectoryPaths:     paths,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
 	}
@@ -87,7 +106,16 @@ func (e *Env) Stop() error { return e.env.Stop() }
 // of the extra components (e.g. a manager; each returns its stop function),
 // runs the tests, then stops everything in reverse order.
 func Run(m *testing.M, into **Env, extra ...func() (func(), error)) int {
-	env, err := Start()
+	return run(m, into, nil, extra)
+}
+
+// RunWithout is Run with an API server started by StartWithout(crds...).
+func RunWithout(m *testing.M, into **Env, crds []string, extra ...func() (func(), error)) int {
+	return run(m, into, crds, extra)
+}
+
+func run(m *testing.M, into **Env, without []string, extra []func() (func(), error)) int {
+	env, err := StartWithout(without...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
