@@ -38,7 +38,9 @@ func (p *WAFGatewayBindingPolicy) PolicyTargetRefs() []gatewayv1.LocalPolicyTarg
 }
 
 // PolicyStatus is the policy's ancestor status, to read and to set.
-func (p *WAFGatewayBindingPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status.PolicyStatus }
+func (p *WAFGatewayBindingPolicy) PolicyStatus() *gatewayv1.PolicyStatus {
+	return &p.Status.PolicyStatus
+}
 
 // PolicyStatus is the policy's status, to read and to set.
 func (p *ProxySettingsPolicy) PolicyStatus() *gatewayv1.PolicyStatus { return &p.Status }
