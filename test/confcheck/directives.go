@@ -443,7 +443,8 @@ func nextUpstream(c *checker, d *Directive) {
 	}
 	seen := map[string]bool{}
 	for _, v := range vals[2:] {
-		if seen[v] || !contains([]string{"http_403", "http_404", "http_429", "http_500", "http_502", "http_503", "http_504"}, v) {
+		code, err := strconv.Atoi(strings.TrimPrefix(v, "http_"))
+		if seen[v] || !strings.HasPrefix(v, "http_") || err != nil || !slices.Contains(graph.RetryCodes, code) {
 			c.fail(d, "%s %q: not a status NGINX retries on, or twice", d.Name, v)
 		}
 		seen[v] = true
