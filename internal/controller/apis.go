@@ -22,8 +22,12 @@ type API string
 const (
 	// APIPLM is PLM's APPolicy and APLogConf (PLMGroup says in which group).
 	APIPLM API = "PLM"
-	// APITLSRoute is the Gateway API's TLSRoute (v1).
+	// APITLSRoute, APITCPRoute and APIUDPRoute are the Gateway API's
+	// TLSRoute, TCPRoute and UDPRoute (v1): the optional route kinds of
+	// routekind.Kinds, whose APIs are named after them (routeAPI).
 	APITLSRoute API = "TLSRoute"
+	APITCPRoute API = "TCPRoute"
+	APIUDPRoute API = "UDPRoute"
 	// APIListenerSet is the Gateway API's ListenerSet.
 	APIListenerSet API = "ListenerSet"
 	// APIBackendTLSPolicy is the Gateway API's BackendTLSPolicy.
@@ -31,7 +35,7 @@ const (
 )
 
 // OptionalAPIs are the optional APIs, in the order they are enabled.
-var OptionalAPIs = []API{APIPLM, APITLSRoute, APIListenerSet, APIBackendTLSPolicy}
+var OptionalAPIs = []API{APIPLM, APITLSRoute, APITCPRoute, APIUDPRoute, APIListenerSet, APIBackendTLSPolicy}
 
 // APIs says which optional APIs the cluster serves, and sets up what uses
 // one when its CRD appears after the manager started: indexes, watches and

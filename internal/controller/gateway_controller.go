@@ -20,12 +20,13 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;listenersets;httproutes;grpcroutes;tlsroutes;referencegrants,verbs=get;list;watch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;listenersets/status;httproutes/status;grpcroutes/status;tlsroutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;listenersets;httproutes;grpcroutes;tlsroutes;tcproutes;udproutes;referencegrants,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;listenersets/status;httproutes/status;grpcroutes/status;tlsroutes/status;tcproutes/status;udproutes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=services;secrets;namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 
@@ -186,7 +187,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 	current := map[routeID]bool{}
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
-		have := routeParents(newest(j.in, route.Source))
+		have := routekind.Parents(newest(j.in, route.Source))
 		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), have, now)
 		r.RouteStatuses.setChanged(route.Source, owner, parents, have)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // watches maps every object a Gateway's graph reads to the Gateways it
@@ -30,8 +31,6 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 	specChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	b = b.
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
-		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
-		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfService)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSlice)).
 		// Only the metadata of Secrets and ConfigMaps is cached (Referenced).
@@ -40,6 +39,11 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
+	for _, k := range routekind.Kinds {
+		if !k.Optional {
+			b = b.Watches(k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
+		}
+	}
 	for _, k := range policy.Kinds {
 		if optionalKind(k) == "" {
 			b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
@@ -68,8 +72,13 @@ func (r *GatewayReconciler) optionalWatches(mgr ctrl.Manager, c controller.Contr
 	if err := w.watch(APIListenerSet, &gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged); err != nil {
 		return err
 	}
-	if err := w.watch(APITLSRoute, &gatewayv1.TLSRoute{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
-		return err
+	for _, k := range routekind.Kinds {
+		if !k.Optional {
+			continue
+		}
+		if err := w.watch(routeAPI(k), k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
+			return err
+		}
 	}
 	return w.watchPLM(r.Config, handler.EnqueueRequestsFromMapFunc(r.allGateways))
 }
@@ -175,16 +184,10 @@ func (r *GatewayReconciler) gatewaysOfRoute(ctx context.Context, o client.Object
 // ListenerSets, or has Gatewall status from.
 func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client.Object) []types.NamespacedName {
 	var gws, sets []string
-	switch route := o.(type) {
-	case *gatewayv1.HTTPRoute:
-		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
-		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
-	case *gatewayv1.GRPCRoute:
-		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
-		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
-	case *gatewayv1.TLSRoute:
-		gws = routeGateways(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
-		sets = routeListenerSets(route.Namespace, route.Spec.ParentRefs, route.Status.Parents, cfg.ControllerName)
+	if k := routekind.Of(o); k != nil {
+		spec, st := k.Common(o)
+		gws = routeGateways(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
+		sets = routeListenerSets(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
 	}
 	out := make([]types.NamespacedName, 0, len(gws))
 	for _, gw := range gws {
@@ -223,7 +226,7 @@ func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object
 }
 
 func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
-	routes, err := listRoutes(ctx, r.Client, r.Config.served(APITLSRoute), client.MatchingFields{indexRouteService: svc})
+	routes, err := listRoutes(ctx, r.Client, r.Config.routeKinds(), client.MatchingFields{indexRouteService: svc})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
 		return nil

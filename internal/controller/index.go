@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // Field indexes on the informer cache, so a reconcile reads only the
@@ -66,16 +67,6 @@ type fieldIndex struct {
 func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	controllerName := cfg.ControllerName
 	indexes := []fieldIndex{
-		{&gatewayv1.HTTPRoute{}, indexRouteGateway, func(o client.Object) []string {
-			r := o.(*gatewayv1.HTTPRoute)
-			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}},
-		{&gatewayv1.GRPCRoute{}, indexRouteGateway, func(o client.Object) []string {
-			r := o.(*gatewayv1.GRPCRoute)
-			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}},
-		{&gatewayv1.HTTPRoute{}, indexRouteService, func(o client.Object) []string { return httpRouteServices(o.(*gatewayv1.HTTPRoute)) }},
-		{&gatewayv1.GRPCRoute{}, indexRouteService, func(o client.Object) []string { return grpcRouteServices(o.(*gatewayv1.GRPCRoute)) }},
 		{&gatewayv1.Gateway{}, indexGatewayClass, func(o client.Object) []string {
 			return []string{string(o.(*gatewayv1.Gateway).Spec.GatewayClassName)}
 		}},
@@ -96,16 +87,13 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		}},
 	}
 	// Routes are indexed by the ListenerSets they name whether or not the
-	// ListenerSet CRD is installed: it may be later.
-	indexes = append(indexes,
-		fieldIndex{&gatewayv1.HTTPRoute{}, indexRouteListenerSet, func(o client.Object) []string {
-			r := o.(*gatewayv1.HTTPRoute)
-			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}},
-		fieldIndex{&gatewayv1.GRPCRoute{}, indexRouteListenerSet, func(o client.Object) []string {
-			r := o.(*gatewayv1.GRPCRoute)
-			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, controllerName)
-		}})
+	// ListenerSet CRD is installed: it may be later. The kinds whose CRD
+	// is optional are indexed once it is served.
+	for _, k := range routekind.Kinds {
+		if !k.Optional {
+			indexes = append(indexes, routeIndexes(k, controllerName)...)
+		}
+	}
 	idx := mgr.GetFieldIndexer()
 	index := func(indexes []fieldIndex) error {
 		for _, e := range indexes {
@@ -122,7 +110,15 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.APIs.When(APIListenerSet, func() error { return index(listenerSetIndexes()) }); err != nil {
 		return err
 	}
-	return cfg.APIs.When(APITLSRoute, func() error { return index(tlsRouteIndexes(cfg)) })
+	for _, k := range routekind.Kinds {
+		if !k.Optional {
+			continue
+		}
+		if err := cfg.APIs.When(routeAPI(k), func() error { return index(routeIndexes(k, controllerName)) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // routeGateways lists the Gateways a route names or has Gatewall status from.
@@ -163,72 +159,6 @@ func backendService(ns string, ref gatewayv1.BackendObjectReference) (string, bo
 		ns = string(*ref.Namespace)
 	}
 	return nsName(ns, string(ref.Name)), true
-}
-
-func httpRouteServices(r *gatewayv1.HTTPRoute) []string {
-	seen := map[string]bool{}
-	for _, rule := range r.Spec.Rules {
-		for _, b := range rule.BackendRefs {
-			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
-				seen[s] = true
-			}
-		}
-		for _, f := range rule.Filters {
-			if f.RequestMirror != nil {
-				if s, ok := backendService(r.Namespace, f.RequestMirror.BackendRef); ok {
-					seen[s] = true
-				}
-			}
-		}
-	}
-	return keys(seen)
-}
-
-func grpcRouteServices(r *gatewayv1.GRPCRoute) []string {
-	seen := map[string]bool{}
-	for _, rule := range r.Spec.Rules {
-		for _, b := range rule.BackendRefs {
-			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
-				seen[s] = true
-			}
-		}
-		for _, f := range rule.Filters {
-			if f.RequestMirror != nil {
-				if s, ok := backendService(r.Namespace, f.RequestMirror.BackendRef); ok {
-					seen[s] = true
-				}
-			}
-		}
-	}
-	return keys(seen)
-}
-
-func tlsRouteServices(r *gatewayv1.TLSRoute) []string {
-	seen := map[string]bool{}
-	for _, rule := range r.Spec.Rules {
-		for _, b := range rule.BackendRefs {
-			if s, ok := backendService(r.Namespace, b.BackendObjectReference); ok {
-				seen[s] = true
-			}
-		}
-	}
-	return keys(seen)
-}
-
-// tlsRouteIndexes are the indexes that need the TLSRoute CRD.
-func tlsRouteIndexes(cfg Config) []fieldIndex {
-	out := []fieldIndex{
-		{&gatewayv1.TLSRoute{}, indexRouteGateway, func(o client.Object) []string {
-			r := o.(*gatewayv1.TLSRoute)
-			return routeGateways(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
-		}},
-		{&gatewayv1.TLSRoute{}, indexRouteService, func(o client.Object) []string { return tlsRouteServices(o.(*gatewayv1.TLSRoute)) }},
-		{&gatewayv1.TLSRoute{}, indexRouteListenerSet, func(o client.Object) []string {
-			r := o.(*gatewayv1.TLSRoute)
-			return routeListenerSets(r.Namespace, r.Spec.ParentRefs, r.Status.Parents, cfg.ControllerName)
-		}},
-	}
-	return out
 }
 
 func gatewaySecrets(gw *gatewayv1.Gateway) []string {

@@ -42,7 +42,7 @@ func (r *ListenerSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	owner := parentOwner{controllerName: r.Config.ControllerName, sets: map[types.NamespacedName]bool{req.NamespacedName: true}}
-	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.served(APITLSRoute), owner, nil, client.MatchingFields{indexRouteListenerSet: req.String()})
+	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.routeKinds(), owner, nil, client.MatchingFields{indexRouteListenerSet: req.String()})
 }
 
 // SetupWithManager registers the reconciler: ListenerSets, and the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -123,9 +124,15 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	if r.Kind.Targets().Allow(gatewayv1.LocalPolicyTargetReference{Kind: "Service"}) {
-		// TLSRoutes passing to a Service make their Gateways ancestors.
-		if err := late.watch(APITLSRoute, &gatewayv1.TLSRoute{}, all, predicate.GenerationChangedPredicate{}); err != nil {
-			return err
+		// TLSRoutes, TCPRoutes and UDPRoutes passing to a Service make
+		// their Gateways ancestors.
+		for _, k := range routekind.Kinds {
+			if !k.Optional {
+				continue
+			}
+			if err := late.watch(routeAPI(k), k.New(), all, predicate.GenerationChangedPredicate{}); err != nil {
+				return err
+			}
 		}
 	}
 	if readsPLM {

@@ -108,7 +108,7 @@ func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services 
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, svc := range services {
-		routes, err := listRoutes(ctx, c, cfg.served(APITLSRoute), client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
+		routes, err := listRoutes(ctx, c, cfg.routeKinds(), client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
 		if err != nil {
 			return nil, err
 		}

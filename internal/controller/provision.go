@@ -106,16 +106,20 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err != nil {
 		return provisioned{}, err
 	}
-	var ports []int32
+	var ports, udpPorts []int32
 	for _, l := range g.AcceptedListeners() {
-		ports = append(ports, int32(l.Source.Port))
+		if l.Source.Protocol == gatewayv1.UDPProtocolType {
+			udpPorts = append(udpPorts, int32(l.Source.Port))
+		} else {
+			ports = append(ports, int32(l.Source.Port))
+		}
 	}
 	pullSecrets, missing, err := r.pullSecrets(ctx)
 	if err != nil {
 		return provisioned{}, err
 	}
 	objs := provisioner.Objects(provisioner.Params{
-		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
+		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, UDPPorts: udpPorts, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
 		Owner: r.owner(), PullSecrets: pullSecrets,
 	})

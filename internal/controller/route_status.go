@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
 )
 
@@ -42,30 +43,6 @@ func (o parentOwner) owns(p gatewayv1.RouteParentStatus, ns string) bool {
 	return false
 }
 
-// routeParents returns a route's current parent statuses.
-func routeParents(obj client.Object) []gatewayv1.RouteParentStatus {
-	switch o := obj.(type) {
-	case *gatewayv1.HTTPRoute:
-		return o.Status.Parents
-	case *gatewayv1.GRPCRoute:
-		return o.Status.Parents
-	case *gatewayv1.TLSRoute:
-		return o.Status.Parents
-	}
-	return nil
-}
-
-func setRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) {
-	switch o := obj.(type) {
-	case *gatewayv1.HTTPRoute:
-		o.Status.Parents = parents
-	case *gatewayv1.GRPCRoute:
-		o.Status.Parents = parents
-	case *gatewayv1.TLSRoute:
-		o.Status.Parents = parents
-	}
-}
-
 // parentWrite is the parent statuses one owner owns in a route: ours.
 type parentWrite struct {
 	owner parentOwner
@@ -85,7 +62,7 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 		if err := c.Get(ctx, key, fresh); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		old := routeParents(fresh)
+		old := routekind.Parents(fresh)
 		var want []gatewayv1.RouteParentStatus
 		for _, p := range old {
 			if !slices.ContainsFunc(writes, func(w parentWrite) bool { return w.owner.owns(p, key.Namespace) }) {
@@ -108,7 +85,7 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 		if want == nil {
 			want = []gatewayv1.RouteParentStatus{}
 		}
-		setRouteParents(fresh, want)
+		routekind.SetParents(fresh, want)
 		if err := updateStatus(ctx, c, fresh); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil // deleted since the cache was read: nothing to write
@@ -131,8 +108,8 @@ func idOf(route client.Object) routeID {
 
 // clearRouteParents removes the owner's parent statuses from the routes
 // found by each of the index queries, except those in keep.
-func clearRouteParents(ctx context.Context, c client.Client, tlsRoutes bool, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
-	return eachRouteBut(ctx, c, tlsRoutes, keep, queries, func(route client.Object) error {
+func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
+	return eachRouteBut(ctx, c, kinds, keep, queries, func(route client.Object) error {
 		return writeRouteParents(ctx, c, route, parentWrite{owner: owner})
 	})
 }
@@ -140,9 +117,9 @@ func clearRouteParents(ctx context.Context, c client.Client, tlsRoutes bool, own
 // eachRouteBut calls fn with every route the index queries find but those
 // in keep, until fn fails. The routes are the cache's own objects (only
 // their names are read, and a route is copied before it is changed).
-func eachRouteBut(ctx context.Context, c client.Reader, tlsRoutes bool, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
+func eachRouteBut(ctx context.Context, c client.Reader, kinds []*routekind.Kind, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
 	for _, q := range queries {
-		routes, err := listRoutes(ctx, c, tlsRoutes, q, client.UnsafeDisableDeepCopyOption(true))
+		routes, err := listRoutes(ctx, c, kinds, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
 		}
@@ -156,33 +133,4 @@ func eachRouteBut(ctx context.Context, c client.Reader, tlsRoutes bool, keep map
 		}
 	}
 	return nil
-}
-
-// listRoutes lists the HTTPRoutes and GRPCRoutes matching the options, and
-// the TLSRoutes when tlsRoutes says their CRD is installed (APITLSRoute:
-// their indexes exist only then).
-func listRoutes(ctx context.Context, c client.Reader, tlsRoutes bool, opts ...client.ListOption) ([]client.Object, error) {
-	hr, gr, tr := &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}, &gatewayv1.TLSRouteList{}
-	if err := c.List(ctx, hr, opts...); err != nil {
-		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
-	}
-	if err := c.List(ctx, gr, opts...); err != nil {
-		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
-	}
-	if tlsRoutes {
-		if err := c.List(ctx, tr, opts...); err != nil {
-			return nil, fmt.Errorf("listing TLSRoutes: %w", err)
-		}
-	}
-	routes := make([]client.Object, 0, len(hr.Items)+len(gr.Items)+len(tr.Items))
-	for i := range hr.Items {
-		routes = append(routes, &hr.Items[i])
-	}
-	for i := range gr.Items {
-		routes = append(routes, &gr.Items[i])
-	}
-	for i := range tr.Items {
-		routes = append(routes, &tr.Items[i])
-	}
-	return routes, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(routes...).Build()
 	ctx := context.Background()
 	b.Run("every-route", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
+		w := NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
 		for b.Loop() {
 			for i, r := range routes {
 				w.set(r, owner, ours[i])
@@ -65,10 +66,10 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 		}
 	})
 	b.Run("changed-only", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
+		w := NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
 		for b.Loop() {
 			for i, r := range routes {
-				w.setChanged(r, owner, ours[i], routeParents(r))
+				w.setChanged(r, owner, ours[i], routekind.Parents(r))
 			}
 		}
 		if len(w.pending) != 0 {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -36,7 +37,7 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
 	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
 	id := idOf(route)
-	w := NewRouteStatusWriter(nil, logr.Discard(), func() bool { return false })
+	w := NewRouteStatusWriter(nil, logr.Discard(), routekind.Required)
 	list := func(ps ...gatewayv1.RouteParentStatus) []gatewayv1.RouteParentStatus { return ps }
 	x, y := entry("gw", "X", ctrl), entry("gw", "Y", ctrl)
 	other, otherGateway := entry("gw", "Theirs", "example.com/other"), entry("other", "Z", ctrl)

@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // routeStatusWorkers write route statuses in parallel; the client's rate
@@ -34,8 +36,8 @@ const routeStatusWorkers = 4
 type RouteStatusWriter struct {
 	*jobs[routeID]
 	client client.Client
-	// tlsRoutes says whether the TLSRoute CRD is installed now.
-	tlsRoutes func() bool
+	// kinds are the route kinds whose CRD is installed now.
+	kinds func() []*routekind.Kind
 
 	mu sync.Mutex
 	// pending are the writes not made yet: per route, the newest per Gateway.
@@ -50,9 +52,9 @@ type routeStatusWrite struct {
 }
 
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
-// tlsRoutes says whether the TLSRoute CRD is installed (it may be later).
-func NewRouteStatusWriter(c client.Client, log logr.Logger, tlsRoutes func() bool) *RouteStatusWriter {
-	return &RouteStatusWriter{jobs: newJobs[routeID]("route-status", log, routeStatusWorkers), client: c, tlsRoutes: tlsRoutes,
+// kinds are the route kinds whose CRD is installed (an optional one may be later).
+func NewRouteStatusWriter(c client.Client, log logr.Logger, kinds func() []*routekind.Kind) *RouteStatusWriter {
+	return &RouteStatusWriter{jobs: newJobs[routeID]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
 		pending: map[routeID]map[types.NamespacedName]routeStatusWrite{}, writing: map[routeID]bool{}}
 }
 
@@ -158,7 +160,7 @@ func (w *RouteStatusWriter) write(ctx context.Context, id routeID) error {
 // clear clears owner's parent statuses from every route that may hold one,
 // except those in keep.
 func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
-	return eachRouteBut(ctx, w.client, w.tlsRoutes(), keep, routeQueries(owner), func(route client.Object) error {
+	return eachRouteBut(ctx, w.client, w.kinds(), keep, routeQueries(owner), func(route client.Object) error {
 		w.set(route, owner, nil)
 		return nil
 	})

@@ -17,6 +17,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -68,7 +69,7 @@ func TestRouteStatusWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := types.NamespacedName{Namespace: "writer", Name: "gw"}
-	w := controller.NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
+	w := controller.NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
 
 	// Three writes before the writer runs: one update, the newest.
 	for _, reason := range []string{"First", "Second", "Newest"} {
@@ -107,7 +108,7 @@ func TestRouteStatusWriter(t *testing.T) {
 	// are one update with both: a route with many parents is not updated
 	// once per Gateway.
 	second := types.NamespacedName{Namespace: "writer", Name: "other"}
-	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), func() bool { return false })
+	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
 	w2.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "Both")})
 	w2.SetRouteParents(route, ours, second, []gatewayv1.RouteParentStatus{parent(ours, "other", "Both")})
 	rw2, err := wc.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("writer"))

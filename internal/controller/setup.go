@@ -92,7 +92,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if cfg.Referenced == nil {
 		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
-	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), func() bool { return cfg.served(APITLSRoute) })
+	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.routeKinds)
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}

@@ -1,8 +1,9 @@
 package controller
 
 import (
-	"github.com/go-logr/logr"
 	"testing"
+
+	"github.com/go-logr/logr"
 
 	"github.com/gatewall/gatewall/internal/policy"
 )

@@ -119,8 +119,8 @@ func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read f
 	return nil
 }
 
-// addRoutes adds the HTTPRoutes, GRPCRoutes and TLSRoutes matching opts, and records
-// the Services they use.
+// addRoutes adds the routes of every kind whose CRD is served matching
+// opts, and records the Services they use.
 //
 // The routes are the cache's own objects, not copies (UnsafeDisableDeepCopy):
 // copying 5,000 HTTPRoutes was a seventh of the manager's CPU while routes
@@ -128,38 +128,16 @@ func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read f
 // only read their input (render's property checkInputUnchanged), and
 // status writes start from a fresh copy (writeRouteParents).
 func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, services map[string]bool, opts client.ListOption) error {
-	shared := client.UnsafeDisableDeepCopy
-	httpRoutes := &gatewayv1.HTTPRouteList{}
-	if err := c.List(ctx, httpRoutes, opts, shared); err != nil {
-		return fmt.Errorf("listing HTTPRoutes: %w", err)
-	}
-	for i := range httpRoutes.Items {
-		in.Add(&httpRoutes.Items[i])
-		for _, s := range httpRouteServices(&httpRoutes.Items[i]) {
-			services[s] = true
+	for _, k := range cfg.routeKinds() {
+		list := k.NewList()
+		if err := c.List(ctx, list, opts, client.UnsafeDisableDeepCopy); err != nil {
+			return fmt.Errorf("listing %ss: %w", k.Name, err)
 		}
-	}
-	grpcRoutes := &gatewayv1.GRPCRouteList{}
-	if err := c.List(ctx, grpcRoutes, opts, shared); err != nil {
-		return fmt.Errorf("listing GRPCRoutes: %w", err)
-	}
-	for i := range grpcRoutes.Items {
-		in.Add(&grpcRoutes.Items[i])
-		for _, s := range grpcRouteServices(&grpcRoutes.Items[i]) {
-			services[s] = true
-		}
-	}
-	if !cfg.served(APITLSRoute) {
-		return nil
-	}
-	tlsRoutes := &gatewayv1.TLSRouteList{}
-	if err := c.List(ctx, tlsRoutes, opts, shared); err != nil {
-		return fmt.Errorf("listing TLSRoutes: %w", err)
-	}
-	for i := range tlsRoutes.Items {
-		in.Add(&tlsRoutes.Items[i])
-		for _, s := range tlsRouteServices(&tlsRoutes.Items[i]) {
-			services[s] = true
+		for _, route := range k.Items(list) {
+			in.Add(route)
+			for _, s := range routeServices(k, route) {
+				services[s] = true
+			}
 		}
 	}
 	return nil

@@ -3,13 +3,13 @@ package controller
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"reflect"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
@@ -175,20 +175,8 @@ func (r *GatewayReconciler) routeStatusesHanded(key types.NamespacedName, t *tra
 // newest is the snapshot's copy of a route, whose status is the newest
 // seen (a reused translation holds older copies), or route if it has none.
 func newest(in *graph.Input, route client.Object) client.Object {
-	k := client.ObjectKeyFromObject(route)
-	switch route.(type) {
-	case *gatewayv1.HTTPRoute:
-		if o := in.HTTPRoutes[k]; o != nil {
-			return o
-		}
-	case *gatewayv1.GRPCRoute:
-		if o := in.GRPCRoutes[k]; o != nil {
-			return o
-		}
-	case *gatewayv1.TLSRoute:
-		if o := in.TLSRoutes[k]; o != nil {
-			return o
-		}
+	if o := in.Route(reflect.TypeOf(route).Elem().Name(), client.ObjectKeyFromObject(route)); o != nil {
+		return o
 	}
 	return route
 }

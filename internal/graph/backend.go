@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -120,14 +121,18 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if port == nil {
 		return fail(gatewayv1.RouteReasonBackendNotFound, "the Service has no port %d", b.Port)
 	}
-	if port.Protocol != "" && port.Protocol != corev1.ProtocolTCP {
-		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; NGINX proxies HTTP and gRPC over TCP only", b.Port, conditions.Quote(string(port.Protocol)))
+	if why := checkPortProtocol(routeKind, port.Protocol); why != "" {
+		proto := cmp.Or(port.Protocol, corev1.ProtocolTCP)
+		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; %s", b.Port, conditions.Quote(string(proto)), why)
 	}
-	if routeKind == KindTLSRoute {
-		// NGINX passes the connection's bytes on: the port's appProtocol
-		// and any BackendTLSPolicy do not apply.
+	if PassesConnections(routeKind) {
+		// NGINX passes the connection's bytes (a UDPRoute's datagrams) on:
+		// the port's appProtocol and any BackendTLSPolicy do not apply.
 		b.Protocol = ProtocolTCP
-		b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
+		if routeKind == KindUDPRoute {
+			b.Protocol = ProtocolUDP
+		}
+		b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
 		b.Valid = true
 		return b, ""
 	}
@@ -145,9 +150,25 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		// ("None" is a headless Service; a zone may hold any text).
 		b.ClusterIP = ip
 	}
-	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name)
+	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
 	b.Valid = true
 	return b, ""
+}
+
+// checkPortProtocol says why a route of the kind cannot use a Service port
+// of the protocol ("" is TCP, Kubernetes' default), or "".
+func checkPortProtocol(routeKind string, p corev1.Protocol) string {
+	switch {
+	case routeKind == KindUDPRoute && p != corev1.ProtocolUDP:
+		return "a UDPRoute passes datagrams to UDP ports only"
+	case routeKind == KindUDPRoute:
+		return ""
+	case p != "" && p != corev1.ProtocolTCP && PassesConnections(routeKind):
+		return "a " + routeKind + " passes connections to TCP ports only"
+	case p != "" && p != corev1.ProtocolTCP:
+		return "NGINX proxies HTTP and gRPC over TCP only"
+	}
+	return ""
 }
 
 // backendProtocol maps a Service port's appProtocol to what NGINX speaks

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
@@ -41,7 +43,10 @@ const maxRefusalsShown = 3
 // gives up the upstream's balancing and keepalive. Names are left to
 // ExternalName-like setups Gatewall does not serve; Kubernetes itself
 // writes only IPv4 and IPv6 slices.
-func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoint, []string) {
+//
+// proto is the Service port's protocol ("" is TCP): a slice's port of
+// another protocol is refused.
+func (in *Input) endpoints(svc types.NamespacedName, portName string, proto corev1.Protocol) ([]Endpoint, []string) {
 	seen := map[Endpoint]bool{}
 	var out, terminating []Endpoint
 	var refused []string
@@ -50,7 +55,7 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoin
 			refused = append(refused, msg)
 			continue
 		}
-		port, problem := slicePort(s, portName)
+		port, problem := slicePort(s, portName, cmp.Or(proto, corev1.ProtocolTCP))
 		if problem == "" && port == 0 {
 			continue // a slice of the Service's other ports
 		}
@@ -113,7 +118,7 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string) ([]Endpoin
 
 // slicePort finds a slice's port for the Service port portName: its number,
 // 0 when the slice does not list that port, or why the port is unusable.
-func slicePort(s *discoveryv1.EndpointSlice, portName string) (int32, string) {
+func slicePort(s *discoveryv1.EndpointSlice, portName string, proto corev1.Protocol) (int32, string) {
 	for _, p := range s.Ports {
 		if (p.Name == nil && portName != "") || (p.Name != nil && *p.Name != portName) {
 			continue
@@ -123,8 +128,8 @@ func slicePort(s *discoveryv1.EndpointSlice, portName string) (int32, string) {
 			name = "(unnamed)"
 		}
 		switch {
-		case p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP:
-			return 0, fmt.Sprintf("port %s is %s, not TCP", name, conditions.Quote(string(*p.Protocol)))
+		case cmp.Or(ptr.Deref(p.Protocol, ""), corev1.ProtocolTCP) != proto:
+			return 0, fmt.Sprintf("port %s is %s, not %s", name, conditions.Quote(string(cmp.Or(ptr.Deref(p.Protocol, ""), corev1.ProtocolTCP))), proto)
 		case p.Port == nil:
 			return 0, fmt.Sprintf("port %s has no number", name)
 		case !validPort(*p.Port):

@@ -67,7 +67,7 @@ func TestEndpoints(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := testInput(tc.slice)
-			got, refused := in.endpoints(key("ns", "app"), "http")
+			got, refused := in.endpoints(key("ns", "app"), "http", "")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("endpoints %v, want %v", got, tc.want)
 			}
@@ -113,7 +113,7 @@ func TestServingTerminatingEndpoints(t *testing.T) {
 				delete(in.EndpointSlices, k)
 			}
 			in.Add(tc.slice)
-			got, refused := in.endpoints(key("ns", "app"), "http")
+			got, refused := in.endpoints(key("ns", "app"), "http", "")
 			if !reflect.DeepEqual(got, tc.want) || len(refused) > 0 {
 				t.Errorf("endpoints %v (refused %v), want %v", got, refused, tc.want)
 			}

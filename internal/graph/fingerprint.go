@@ -31,6 +31,8 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	objects(f, "HTTPRoute", in.HTTPRoutes, byGeneration)
 	objects(f, "GRPCRoute", in.GRPCRoutes, byGeneration)
 	objects(f, "TLSRoute", in.TLSRoutes, byGeneration)
+	objects(f, "TCPRoute", in.TCPRoutes, byGeneration)
+	objects(f, "UDPRoute", in.UDPRoutes, byGeneration)
 	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
 	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
 	for kind, ps := range in.Policies {

@@ -17,7 +17,7 @@ import (
 // Fingerprint, or a change to it would leave a stale configuration in
 // place: this test fails until it is listed here.
 var fingerprinted = []string{
-	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "ReferenceGrants",
+	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "TCPRoutes", "UDPRoutes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
 	"Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",

@@ -7,6 +7,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -31,6 +32,8 @@ type Input struct {
 	HTTPRoutes      map[types.NamespacedName]*gatewayv1.HTTPRoute
 	GRPCRoutes      map[types.NamespacedName]*gatewayv1.GRPCRoute
 	TLSRoutes       map[types.NamespacedName]*gatewayv1.TLSRoute
+	TCPRoutes       map[types.NamespacedName]*gatewayv1.TCPRoute
+	UDPRoutes       map[types.NamespacedName]*gatewayv1.UDPRoute
 	ReferenceGrants map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant
 	Namespaces      map[string]*corev1.Namespace
 	Services        map[types.NamespacedName]*corev1.Service
@@ -78,6 +81,8 @@ func NewInput(controllerName string) *Input {
 		HTTPRoutes:         map[types.NamespacedName]*gatewayv1.HTTPRoute{},
 		GRPCRoutes:         map[types.NamespacedName]*gatewayv1.GRPCRoute{},
 		TLSRoutes:          map[types.NamespacedName]*gatewayv1.TLSRoute{},
+		TCPRoutes:          map[types.NamespacedName]*gatewayv1.TCPRoute{},
+		UDPRoutes:          map[types.NamespacedName]*gatewayv1.UDPRoute{},
 		ReferenceGrants:    map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
 		Namespaces:         map[string]*corev1.Namespace{},
 		Services:           map[types.NamespacedName]*corev1.Service{},
@@ -133,6 +138,35 @@ func (in *Input) Add(obj any) bool {
 	return true
 }
 
+// Route returns the input's route of a kind (graph.KindHTTPRoute...) and
+// name, or nil.
+func (in *Input) Route(kind string, k types.NamespacedName) client.Object {
+	switch kind {
+	case KindHTTPRoute:
+		return nilIfAbsent(in.HTTPRoutes[k])
+	case KindGRPCRoute:
+		return nilIfAbsent(in.GRPCRoutes[k])
+	case KindTLSRoute:
+		return nilIfAbsent(in.TLSRoutes[k])
+	case KindTCPRoute:
+		return nilIfAbsent(in.TCPRoutes[k])
+	case KindUDPRoute:
+		return nilIfAbsent(in.UDPRoutes[k])
+	}
+	return nil
+}
+
+// nilIfAbsent turns a map's typed nil into an untyped one.
+func nilIfAbsent[T any, P interface {
+	*T
+	client.Object
+}](o P) client.Object {
+	if o == nil {
+		return nil
+	}
+	return o
+}
+
 // UnreadableAnnotation marks a stub of an object that does not decode into
 // its Go type (see package unreadable): its value is why.
 const UnreadableAnnotation = "gatewall.nginx.org/unreadable"
@@ -151,6 +185,10 @@ func (in *Input) add(obj any) bool {
 		in.GRPCRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1.TLSRoute:
 		in.TLSRoutes[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.TCPRoute:
+		in.TCPRoutes[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.UDPRoute:
+		in.UDPRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1beta1.ReferenceGrant:
 		in.ReferenceGrants[key(o.Namespace, o.Name)] = o
 	case *corev1.Namespace:

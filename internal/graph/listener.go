@@ -21,6 +21,8 @@ const (
 	KindHTTPRoute = "HTTPRoute"
 	KindGRPCRoute = "GRPCRoute"
 	KindTLSRoute  = "TLSRoute"
+	KindTCPRoute  = "TCPRoute"
+	KindUDPRoute  = "UDPRoute"
 )
 
 // Listener is one listener of a Gateway, declared by the Gateway itself or
@@ -102,12 +104,19 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 
 	switch src.Protocol {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
+	case gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType:
+		if l.Hostname != "" {
+			// The Gateway API ignores it: nothing in a TCP connection or a
+			// UDP datagram names a host.
+			l.Hostname = ""
+			accepted.Message += fmt.Sprintf("; its hostname is ignored: a %s listener passes all its traffic to one route", src.Protocol)
+		}
 	case gatewayv1.TLSProtocolType:
 		if msg := checkTLSListener(src.TLS); msg != "" {
 			reject(gatewayv1.ListenerReasonUnsupportedValue, msg)
 		}
 	default:
-		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP, HTTPS or TLS", conditions.Quote(string(src.Protocol))))
+		reject(gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported; use HTTP, HTTPS, TLS, TCP or UDP", conditions.Quote(string(src.Protocol))))
 	}
 	if !validPort(int32(src.Port)) {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("port %d is not between 1 and 65535", src.Port))
@@ -116,8 +125,8 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	if errs := validation.DNS1123Subdomain(field.NewPath("name"), l.Name); len(errs) > 0 {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, errs.ToAggregate().Error())
 	}
-	if l.Hostname != "" {
-		if err := validation.Hostname(l.Hostname); err != nil {
+	if src.Hostname != nil {
+		if err := validation.Hostname(string(*src.Hostname)); err != nil {
 			reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
 		}
 	}
@@ -184,8 +193,8 @@ func checkListenerTLS(src gatewayv1.Listener) string {
 	switch {
 	case src.TLS == nil:
 		return ""
-	case src.Protocol == gatewayv1.HTTPProtocolType:
-		return "tls must not be specified for protocol HTTP"
+	case src.Protocol == gatewayv1.HTTPProtocolType || src.Protocol == gatewayv1.TCPProtocolType || src.Protocol == gatewayv1.UDPProtocolType:
+		return fmt.Sprintf("tls must not be specified for protocol %s", src.Protocol)
 	case len(src.TLS.Options) > 0:
 		return "tls.options are not supported: Gatewall reads none of them; remove them"
 	}
@@ -225,6 +234,8 @@ var protocolKinds = map[gatewayv1.ProtocolType][]string{
 	gatewayv1.HTTPProtocolType:  {KindGRPCRoute, KindHTTPRoute},
 	gatewayv1.HTTPSProtocolType: {KindGRPCRoute, KindHTTPRoute},
 	gatewayv1.TLSProtocolType:   {KindTLSRoute},
+	gatewayv1.TCPProtocolType:   {KindTCPRoute},
+	gatewayv1.UDPProtocolType:   {KindUDPRoute},
 }
 
 // supportedKinds returns the route kinds a listener admits: those of its
@@ -296,20 +307,23 @@ func namespaceFilter(in *Input, gwNamespace string, ar *gatewayv1.AllowedRoutes)
 }
 
 // markConflicts marks listeners that share a port with another protocol, or a
-// port and hostname with another listener. Conflicted listeners are not configured.
+// port and hostname with another listener. Conflicted listeners are not
+// configured. UDP ports are apart from TCP ones (HTTP, HTTPS, TLS and TCP
+// listeners all take TCP ports), and a TCP or UDP port passes all its
+// traffic to one destination: two such listeners on a port conflict.
 func markConflicts(ls []*Listener) {
-	protocols := map[gatewayv1.PortNumber]map[string]bool{}
+	protocols := map[string]map[string]bool{}
 	hostnames := map[string]int{}
 	for _, l := range ls {
 		if !isSupportedProtocol(l.Source.Protocol) {
 			continue
 		}
-		p := l.Source.Port
+		p := transportPort(l)
 		if protocols[p] == nil {
 			protocols[p] = map[string]bool{}
 		}
 		protocols[p][portFamily(l.Source.Protocol)] = true
-		hostnames[fmt.Sprintf("%d/%s", p, l.Hostname)]++
+		hostnames[p+"/"+l.Hostname]++
 	}
 	for _, l := range ls {
 		if !isSupportedProtocol(l.Source.Protocol) {
@@ -317,10 +331,13 @@ func markConflicts(ls []*Listener) {
 		}
 		var reason gatewayv1.ListenerConditionReason
 		var msg string
+		p := transportPort(l)
 		switch {
-		case len(protocols[l.Source.Port]) > 1:
+		case len(protocols[p]) > 1:
 			reason, msg = gatewayv1.ListenerReasonProtocolConflict, fmt.Sprintf("another listener uses port %d with a different protocol", l.Source.Port)
-		case hostnames[fmt.Sprintf("%d/%s", l.Source.Port, l.Hostname)] > 1:
+		case hostnames[p+"/"+l.Hostname] > 1 && passesPort(l.Source.Protocol):
+			reason, msg = gatewayv1.ListenerReasonProtocolConflict, fmt.Sprintf("another %s listener uses port %d, which passes all its traffic to one route", l.Source.Protocol, l.Source.Port)
+		case hostnames[p+"/"+l.Hostname] > 1:
 			reason, msg = gatewayv1.ListenerReasonHostnameConflict, fmt.Sprintf("another listener uses port %d with the same hostname %q", l.Source.Port, l.Hostname)
 		default:
 			continue
@@ -329,6 +346,20 @@ func markConflicts(ls []*Listener) {
 		l.Conditions = conditions.Set(l.Conditions, conditions.True(string(gatewayv1.ListenerConditionConflicted), string(reason), msg))
 		l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(reason), msg))
 	}
+}
+
+// transportPort names a listener's port with its transport: "udp/53", "tcp/443".
+func transportPort(l *Listener) string {
+	if l.Source.Protocol == gatewayv1.UDPProtocolType {
+		return fmt.Sprintf("udp/%d", l.Source.Port)
+	}
+	return fmt.Sprintf("tcp/%d", l.Source.Port)
+}
+
+// passesPort says whether a listener of the protocol passes all its port's
+// traffic to one route (TCP, UDP).
+func passesPort(p gatewayv1.ProtocolType) bool {
+	return p == gatewayv1.TCPProtocolType || p == gatewayv1.UDPProtocolType
 }
 
 // reservedPorts are the ports the data plane's own servers use in the pod
@@ -350,7 +381,7 @@ func reservedPorts(np *v1alpha2.NginxProxySpec) map[gatewayv1.PortNumber]string 
 func rejectReservedPorts(ls []*Listener, reserved map[gatewayv1.PortNumber]string) {
 	for _, l := range ls {
 		what, ok := reserved[l.Source.Port]
-		if !ok || !l.Attachable {
+		if !ok || !l.Attachable || l.Source.Protocol == gatewayv1.UDPProtocolType { // the reserved ports are TCP ports
 			continue
 		}
 		l.Valid, l.Attachable = false, false
@@ -370,5 +401,5 @@ func portFamily(p gatewayv1.ProtocolType) string {
 }
 
 func isSupportedProtocol(p gatewayv1.ProtocolType) bool {
-	return p == gatewayv1.HTTPProtocolType || p == gatewayv1.HTTPSProtocolType || p == gatewayv1.TLSProtocolType
+	return p == gatewayv1.HTTPProtocolType || p == gatewayv1.HTTPSProtocolType || p == gatewayv1.TLSProtocolType || passesPort(p)
 }

@@ -115,7 +115,7 @@ func TestAcceptedListenersKeepUnresolvedCertificates(t *testing.T) {
 	gw.Spec.Listeners = append(gw.Spec.Listeners,
 		gatewayv1.Listener{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
 			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "missing"}}}},
-		gatewayv1.Listener{Name: "udp", Port: 5353, Protocol: gatewayv1.UDPProtocolType})
+		gatewayv1.Listener{Name: "sctp", Port: 5353, Protocol: "SCTP"})
 	g := Build(in, key("default", "gw"))
 	ports := func(ls []*Listener) map[gatewayv1.PortNumber]bool {
 		out := map[gatewayv1.PortNumber]bool{}
@@ -129,7 +129,7 @@ func TestAcceptedListenersKeepUnresolvedCertificates(t *testing.T) {
 		t.Errorf("the listener without its Secret: valid %v, accepted %v; want accepted only", valid[443], accepted[443])
 	}
 	if accepted[5353] {
-		t.Errorf("the UDP listener Gatewall refuses is accepted")
+		t.Errorf("the SCTP listener Gatewall refuses is accepted")
 	}
 	for p := range valid {
 		if !accepted[p] {

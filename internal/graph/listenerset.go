@@ -205,13 +205,17 @@ func markSetConflicts(taken, ls []*Listener) []*Listener {
 // its other settings (a set must not learn its siblings' secrets).
 func conflictWith(taken []*Listener, l *Listener) (gatewayv1.ListenerEntryConditionReason, string) {
 	for _, t := range taken {
-		if t.Source.Port == l.Source.Port && portFamily(t.Source.Protocol) != portFamily(l.Source.Protocol) {
+		if transportPort(t) == transportPort(l) && portFamily(t.Source.Protocol) != portFamily(l.Source.Protocol) {
 			return gatewayv1.ListenerEntryReasonProtocolConflict,
 				fmt.Sprintf("%s uses port %d with protocol %s", t.describeFor(l), l.Source.Port, t.Source.Protocol)
 		}
 	}
 	for _, t := range taken {
-		if t.Source.Port == l.Source.Port && t.Hostname == l.Hostname {
+		if transportPort(t) == transportPort(l) && t.Hostname == l.Hostname && passesPort(l.Source.Protocol) {
+			return gatewayv1.ListenerEntryReasonProtocolConflict,
+				fmt.Sprintf("%s uses port %d, which passes all its traffic to one route", t.describeFor(l), l.Source.Port)
+		}
+		if transportPort(t) == transportPort(l) && t.Hostname == l.Hostname {
 			return gatewayv1.ListenerEntryReasonHostnameConflict,
 				fmt.Sprintf("%s uses port %d with the same hostname %q", t.describeFor(l), l.Source.Port, l.Hostname)
 		}

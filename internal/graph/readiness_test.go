@@ -28,7 +28,7 @@ func TestReadinessPortTakesNoListenersPort(t *testing.T) {
 		{"a listener on 8081", nil, []gatewayv1.Listener{http("a", 8081)}, 8082},
 		{"listeners on 8082 and 8081", nil, []gatewayv1.Listener{http("a", 8082), http("b", 8081)}, 8083},
 		{"metrics on 8081", &v1alpha2.NginxProxySpec{Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(8081))}}, nil, 8082},
-		{"a listener Gatewall refuses on 8081", nil, []gatewayv1.Listener{{Name: "udp", Port: 8081, Protocol: gatewayv1.UDPProtocolType}}, 8082},
+		{"a listener Gatewall refuses on 8081", nil, []gatewayv1.Listener{{Name: "sctp", Port: 8081, Protocol: "SCTP"}}, 8082},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,8 +37,8 @@ func TestReadinessPortTakesNoListenersPort(t *testing.T) {
 			gw.Spec.Listeners = append(gw.Spec.Listeners, tc.listeners...)
 			g := Build(in, key("default", "gw"))
 			for _, l := range g.Listeners {
-				if l.Source.Protocol == gatewayv1.UDPProtocolType && l.Valid {
-					t.Fatal("the UDP listener is valid: the case tests nothing")
+				if l.Source.Protocol == "SCTP" && l.Valid {
+					t.Fatal("the SCTP listener is valid: the case tests nothing")
 				}
 			}
 			if got := g.ReadinessPort(); got != tc.want {
@@ -68,8 +68,8 @@ func TestListenerSetsCannotMoveTheReadinessPort(t *testing.T) {
 	}{
 		{"a valid listener on 8081", nil, []gatewayv1.ListenerEntry{entry("on", 8081, gatewayv1.HTTPProtocolType), entry("off", 9000, gatewayv1.HTTPProtocolType)},
 			8081, []string{"on"}, gatewayv1.ListenerEntryReasonPortUnavailable},
-		{"an invalid listener on 8081", nil, []gatewayv1.ListenerEntry{entry("udp", 8081, gatewayv1.UDPProtocolType), entry("off", 9000, gatewayv1.HTTPProtocolType)},
-			8081, []string{"udp"}, gatewayv1.ListenerEntryReasonUnsupportedProtocol},
+		{"an invalid listener on 8081", nil, []gatewayv1.ListenerEntry{entry("sctp", 8081, "SCTP"), entry("off", 9000, gatewayv1.HTTPProtocolType)},
+			8081, []string{"sctp"}, gatewayv1.ListenerEntryReasonUnsupportedProtocol},
 		{"the Gateway moved it to 8082", []gatewayv1.Listener{{Name: "own", Port: 8081, Protocol: gatewayv1.HTTPProtocolType}},
 			[]gatewayv1.ListenerEntry{withHostname(entry("shares", 8081, gatewayv1.HTTPProtocolType), "a.example.com"), entry("on", 8082, gatewayv1.HTTPProtocolType)},
 			8082, []string{"on"}, gatewayv1.ListenerEntryReasonPortUnavailable},

@@ -14,7 +14,8 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// Route is an HTTPRoute, GRPCRoute or TLSRoute that names the Gateway in a parentRef.
+// Route is an HTTPRoute, GRPCRoute, TLSRoute, TCPRoute or UDPRoute that
+// names the Gateway in a parentRef.
 type Route struct {
 	Kind   string
 	Key    types.NamespacedName
@@ -90,22 +91,12 @@ func (r *Route) ValidRules() []*Rule {
 }
 
 func buildRoutes(in *Input, g *Gateway) []*Route {
-	var routes []*Route
-	for k, hr := range in.HTTPRoutes {
-		if refs := parentRefsTo(hr.Spec.ParentRefs, hr.Namespace, g); len(refs) > 0 {
-			routes = append(routes, newHTTPRoute(in, k, hr, refs))
-		}
-	}
-	for k, gr := range in.GRPCRoutes {
-		if refs := parentRefsTo(gr.Spec.ParentRefs, gr.Namespace, g); len(refs) > 0 {
-			routes = append(routes, newGRPCRoute(in, k, gr, refs))
-		}
-	}
-	for k, tr := range in.TLSRoutes {
-		if refs := parentRefsTo(tr.Spec.ParentRefs, tr.Namespace, g); len(refs) > 0 {
-			routes = append(routes, newTLSRoute(in, k, tr, refs))
-		}
-	}
+	// Every route kind of the input (routekind.Kinds lists the same).
+	routes := routesOf(in, g, in.HTTPRoutes, func(r *gatewayv1.HTTPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newHTTPRoute)
+	routes = append(routes, routesOf(in, g, in.GRPCRoutes, func(r *gatewayv1.GRPCRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newGRPCRoute)...)
+	routes = append(routes, routesOf(in, g, in.TLSRoutes, func(r *gatewayv1.TLSRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newTLSRoute)...)
+	routes = append(routes, routesOf(in, g, in.TCPRoutes, func(r *gatewayv1.TCPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newTCPRoute)...)
+	routes = append(routes, routesOf(in, g, in.UDPRoutes, func(r *gatewayv1.UDPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newUDPRoute)...)
 	sort.Slice(routes, func(i, j int) bool {
 		if routes[i].Kind != routes[j].Kind {
 			return routes[i].Kind < routes[j].Kind
@@ -121,7 +112,21 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 		g.sockets.admitRoutes(routes)
 	}
 	settleTLSClaims(routes)
+	settleListenerClaims(routes)
 	return routes
+}
+
+// routesOf builds the routes of one kind that name the Gateway or one of
+// its ListenerSets.
+func routesOf[R client.Object](in *Input, g *Gateway, objs map[types.NamespacedName]R, parentRefs func(R) []gatewayv1.ParentReference,
+	build func(*Input, types.NamespacedName, R, []*ParentRef) *Route) []*Route {
+	var out []*Route
+	for k, o := range objs {
+		if refs := parentRefsTo(parentRefs(o), o.GetNamespace(), g); len(refs) > 0 {
+			out = append(out, build(in, k, o, refs))
+		}
+	}
+	return out
 }
 
 // Parent is what a route's parentRef names, with the Gateway API's defaults

@@ -66,7 +66,8 @@ type socketBudget struct {
 	// families is how many IP families each port is listened on.
 	families int
 	ports    map[gatewayv1.PortNumber]*portSockets
-	// tlsReject says whether the socket closing unclaimed TLS connections is counted.
+	// tlsReject says whether the socket closing unclaimed TLS (or TCP)
+	// connections is counted.
 	tlsReject bool
 	// passes are the TLSRoutes' pass sockets counted: target and certificate.
 	passes map[string]bool
@@ -99,20 +100,27 @@ func passTarget(r *Route) string {
 	return strings.Join(parts, " ")
 }
 
-// portSockets is what a port's admitted listeners and routes need of it.
-type portSockets struct{ http, https, tls, sniffed bool }
+// portSockets is what a port's admitted listeners and routes need of it:
+// its TCP port (HTTP, HTTPS, TLS, TCP listeners) and its UDP port.
+type portSockets struct{ http, https, tls, tcp, udp, sniffed bool }
 
 // sockets are the port's: the port itself on each family, and the unix
 // sockets behind it (a cleartext port's sniffer's, or a TLS port's HTTPS
 // servers' behind the stream module).
 func (p portSockets) sockets(families int) int {
+	n := 0
 	switch {
 	case p.http && p.sniffed:
-		return families + sniffSockets
+		n = families + sniffSockets
 	case p.tls && p.https:
-		return families + 1
+		n = families + 1
+	case p.http || p.https || p.tls || p.tcp:
+		n = families
 	}
-	return families
+	if p.udp {
+		n += families
+	}
+	return n
 }
 
 // newSocketBudget starts a Gateway's budget with the data plane's own
@@ -158,13 +166,17 @@ func (b *socketBudget) listenerCost(l *Listener) (int, portSockets) {
 		next.https = true
 	case gatewayv1.TLSProtocolType:
 		next.tls = true
+	case gatewayv1.TCPProtocolType:
+		next.tcp = true
+	case gatewayv1.UDPProtocolType:
+		next.udp = true
 	}
 	cost := next.sockets(b.families)
 	if b.ports[l.Source.Port] != nil {
 		cost -= cur.sockets(b.families)
 	}
-	if next.tls && !b.tlsReject {
-		cost++
+	if (next.tls || next.tcp) && !b.tlsReject {
+		cost++ // the server closing connections no route takes
 	}
 	return cost, next
 }
@@ -183,7 +195,7 @@ func (b *socketBudget) admitListeners(ls []*Listener) {
 		}
 		b.used += cost
 		b.ports[l.Source.Port] = &next
-		b.tlsReject = b.tlsReject || next.tls
+		b.tlsReject = b.tlsReject || next.tls || next.tcp
 	}
 }
 
@@ -229,7 +241,7 @@ func (b *socketBudget) routeNeeds(r *Route) (passes map[string]bool, sniffed map
 	if r.Kind == KindTLSRoute {
 		target = passTarget(r)
 	}
-	h2c := r.Kind != KindTLSRoute && r.SpeaksH2C()
+	h2c := !PassesConnections(r.Kind) && r.SpeaksH2C()
 	for _, p := range r.Parents {
 		for _, a := range p.Attachments {
 			l := a.Listener
@@ -256,7 +268,7 @@ func (b *socketBudget) routeNeeds(r *Route) (passes map[string]bool, sniffed map
 func (b *socketBudget) refuseRoute(r *Route, cost int) {
 	msg := fmt.Sprintf("no listening socket is left for this %s: it needs %d, and the Gateway's data plane, its listeners and the older routes take %d of the %d that workerConnections %d leaves after the %d Gatewall keeps for clients; raise workerConnections in the Gateway's NginxProxy",
 		r.Kind, cost, b.used, b.limit, b.workerConnections, ClientConnections)
-	if r.Kind != KindTLSRoute {
+	if !PassesConnections(r.Kind) {
 		msg += ", or serve HTTP/2 without TLS on a port that already does"
 	}
 	for _, p := range r.Parents {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -39,27 +38,34 @@ func newTLSRoute(in *Input, k types.NamespacedName, tr *gatewayv1.TLSRoute, refs
 			r.invalid = "spec.rules: a TLSRoute needs one rule"
 		}
 	}
+	backendRefs := make([][]gatewayv1.BackendRef, len(tr.Spec.Rules))
+	for i, rule := range tr.Spec.Rules {
+		backendRefs[i] = rule.BackendRefs
+	}
+	r.passRules(in, backendRefs)
+	return r
+}
+
+// passRules builds the rules of a route whose connections pass to its
+// backends by weight (TLSRoute, TCPRoute, UDPRoute: one rule each, a list
+// of backendRefs), and the route's ResolvedRefs.
+func (r *Route) passRules(in *Input, rules [][]gatewayv1.BackendRef) {
 	var resolved resolvedRefs
-	for i, src := range tr.Spec.Rules {
+	for i, refs := range rules {
 		rule := &Rule{Index: i, Valid: true}
-		var errs []error
-		if len(src.BackendRefs) == 0 {
-			errs = append(errs, errors.New("backendRefs: a rule needs at least one backendRef"))
+		if len(refs) == 0 {
+			rule.Valid, rule.Err = false, "backendRefs: a rule needs at least one backendRef"
 		}
-		for _, br := range src.BackendRefs {
-			b, why := resolveBackend(in, KindTLSRoute, k.Namespace, br.BackendObjectReference, br.Weight)
+		for _, br := range refs {
+			b, why := resolveBackend(in, r.Kind, r.Key.Namespace, br.BackendObjectReference, br.Weight)
 			resolved.add(b, why)
 			if b.Weight > 0 {
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
-		if len(errs) > 0 {
-			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
-		}
 		r.Rules = append(r.Rules, rule)
 	}
 	r.setResolvedRefs(&resolved)
-	return r
 }
 
 // settleTLSClaims gives each server name of a passthrough listener to one

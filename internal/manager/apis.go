@@ -20,6 +20,8 @@ const DefaultAPIDiscoveryInterval = 10 * time.Second
 var missingAPI = map[controller.API]string{
 	controller.APIPLM:              "no PLM APPolicy/APLogConf CRD installed: WAF policies cannot resolve their references",
 	controller.APITLSRoute:         "TLSRoute CRD (v1) not installed: TLS listeners serve no routes; install the Gateway API's standard CRDs (v1.5 or later)",
+	controller.APITCPRoute:         "TCPRoute CRD (v1) not installed: TCP listeners serve no routes; install the Gateway API's standard CRDs (v1.6 or later)",
+	controller.APIUDPRoute:         "UDPRoute CRD (v1) not installed: UDP listeners serve no routes; install the Gateway API's standard CRDs (v1.6 or later)",
 	controller.APIListenerSet:      "ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs",
 	controller.APIBackendTLSPolicy: "BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs",
 }
@@ -56,8 +58,10 @@ func crdServed(mgr ctrl.Manager, forcedPLM string) func(controller.API) (string,
 		case controller.APIPLM:
 			g := detectPLMGroup(mgr, forcedPLM)
 			return g, g != "" && crdInstalled(mgr, g, "APPolicy")
-		case controller.APITLSRoute:
-			return "", crdInstalled(mgr, gatewayv1.GroupName, "TLSRoute", gatewayv1.GroupVersion.Version)
+		case controller.APITLSRoute, controller.APITCPRoute, controller.APIUDPRoute:
+			// Served in v1: Gatewall reads the v1 objects (older installs
+			// served these kinds in v1alpha2 only).
+			return "", crdInstalled(mgr, gatewayv1.GroupName, string(api), gatewayv1.GroupVersion.Version)
 		}
 		return "", crdInstalled(mgr, gatewayv1.GroupName, string(api))
 	}

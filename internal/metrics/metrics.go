@@ -102,7 +102,7 @@ var (
 	// Refused counts, per Gateway, the objects it refuses, by kind and reason.
 	Refused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gatewall_refused_objects",
-		Help: "Objects a Gateway does not accept, by kind (Gateway, Listener, HTTPRoute, GRPCRoute, TLSRoute, and every policy kind: ProxySettingsPolicy, ClientSettingsPolicy, RateLimitPolicy, UpstreamSettingsPolicy, WAFGatewayBindingPolicy, BackendTLSPolicy) and the reason of their Accepted=False condition (a route counts once per parentRef, a policy once per Gateway).",
+		Help: "Objects a Gateway does not accept, by kind (Gateway, Listener, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, and every policy kind: ProxySettingsPolicy, ClientSettingsPolicy, RateLimitPolicy, UpstreamSettingsPolicy, WAFGatewayBindingPolicy, BackendTLSPolicy) and the reason of their Accepted=False condition (a route counts once per parentRef, a policy once per Gateway).",
 	}, append(gatewayLabels, LabelKind, "reason"))
 	// StatusWrites counts the status updates Gatewall sent the API server.
 	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -51,8 +51,9 @@ func (backendTLSPolicies) Policies(in *graph.Input) []v1alpha1.PolicyWithStatus 
 // Evaluate gives each policy whose target Service a route of the Gateway
 // proxies to (a backend or a mirror of an HTTPRoute or GRPCRoute rule,
 // valid or not: a policy that is not usable makes its backends invalid) its
-// outcome there. TLSRoutes pass bytes on, with no TLS of NGINX's own to the
-// backend, so a Service used only by TLSRoutes makes no ancestor.
+// outcome there. TLSRoutes, TCPRoutes and UDPRoutes pass bytes on, with no
+// TLS of NGINX's own to the backend, so a Service used only by them makes
+// no ancestor.
 func (backendTLSPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
 	if len(in.BackendTLSPolicies) == 0 {
@@ -82,7 +83,7 @@ func (backendTLSPolicies) Evaluate(g *Gateway, in *graph.Input) Attachment {
 func usedServices(g *graph.Gateway) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
 	for _, r := range g.Routes {
-		if r.Kind != graph.KindTLSRoute {
+		if !graph.PassesConnections(r.Kind) {
 			addBackendServices(out, r, false)
 		}
 	}

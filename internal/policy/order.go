@@ -65,7 +65,8 @@ type Gateway struct {
 	*graph.Gateway
 	// attached are the routes attached to a listener; refs are their
 	// targets in the order of their String, the order kinds report them in.
-	// TLSRoutes are left out: their connections pass through NGINX
+	// TLSRoutes, TCPRoutes and UDPRoutes are left out: their connections
+	// (datagrams) pass through NGINX
 	// untouched, so no policy of an HTTP proxy applies to them, and none
 	// claims to.
 	attached map[TargetRef]*graph.Route
@@ -85,7 +86,7 @@ func NewGateway(g *graph.Gateway) *Gateway {
 	}
 	var refs []keyed
 	for _, r := range g.Routes { // sorted by kind, namespace, name
-		if r.Kind == graph.KindTLSRoute {
+		if graph.PassesConnections(r.Kind) {
 			continue
 		}
 		ref := TargetRef{Kind: r.Kind, Key: r.Key}

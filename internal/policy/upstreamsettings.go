@@ -43,10 +43,10 @@ func (upstreamKind) Validate(p v1alpha1.Policy) error {
 // outcome there, and the Gateway's upstreams of each such Service the
 // merged settings of its accepted policies. A policy says what of it does
 // not apply on the Gateway (see verdict.outcome): nothing reaches the
-// connections of TLSRoutes (NGINX passes them on through its stream
-// module), and useClusterIP has no effect on a Service without a cluster
-// IP; a policy whose Services are all backends of TLSRoutes only there is
-// not accepted there, rather than silent.
+// connections of TLSRoutes, TCPRoutes and UDPRoutes (NGINX passes them on
+// through its stream module), and useClusterIP has no effect on a Service
+// without a cluster IP; a policy whose Services are all backends of such
+// routes only there is not accepted there, rather than silent.
 func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 	res := newResult("")
 	res.Upstreams = map[types.NamespacedName]*config.UpstreamSettings{}
@@ -54,7 +54,7 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 		return res // not worth a look at every route
 	}
 	used := proxiedServices(g)
-	passed := tlsRouteServices(g)
+	passed := passedServices(g)
 	merged := map[types.NamespacedName]UpstreamSettings{}
 	zones := &ledger{what: "UpstreamSettingsPolicy zones", limit: UpstreamZoneBudget}
 	for _, s := range decide(in, k.Name(), parseUpstreamSettings) {
@@ -66,7 +66,7 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 			}
 			v.targets++
 			if routes := passed[t.Key]; routes != nil {
-				v.issues = append(v.issues, tlsRouteIssue(t, routes, used[t.Key] == nil))
+				v.issues = append(v.issues, passedIssue(t, routes, used[t.Key] == nil))
 			}
 			if used[t.Key] == nil {
 				continue
@@ -125,22 +125,37 @@ func noClusterIPIssue(t TargetRef, svc *corev1.Service) *targetIssue {
 	return &targetIssue{target: t, msg: fmt.Sprintf("useClusterIP is not applied to %s: %s, so NGINX sends requests to its endpoints", t, why)}
 }
 
-// tlsRouteIssue says that a policy does not reach the connections of the
-// TLSRoutes (sorted) that pass to a Service; refused when no HTTPRoute or
-// GRPCRoute of the Gateway proxies to it either.
-func tlsRouteIssue(t TargetRef, routes []TargetRef, only bool) targetIssue {
-	why := "NGINX passes a TLSRoute's connections through its stream module to the Service's endpoints in turn, with no keep-alive, load-balancing method, shared zone or cluster IP"
+// passedIssue says that a policy does not reach the connections of the
+// TLSRoutes, TCPRoutes or UDPRoutes (sorted) that pass to a Service;
+// refused when no HTTPRoute or GRPCRoute of the Gateway proxies to it either.
+func passedIssue(t TargetRef, routes []TargetRef, only bool) targetIssue {
+	kind := routes[0].Kind
 	names := make([]string, 0, len(routes))
 	for _, r := range routes {
 		names = append(names, r.Key.String())
+		if r.Kind != kind {
+			kind = ""
+		}
 	}
-	list := "TLSRoute " + names[0]
-	if len(names) > 1 {
-		list = "TLSRoutes " + strings.Join(names, ", ")
+	list := kind + " " + names[0]
+	switch {
+	case kind == "":
+		var kinded []string
+		for _, r := range routes {
+			kinded = append(kinded, r.String())
+		}
+		list = "routes " + strings.Join(kinded, ", ")
+	case len(names) > 1:
+		list = kind + "s " + strings.Join(names, ", ")
 	}
+	whose, backends := "a "+kind+"'s", kind+" backends"
+	if kind == "" {
+		whose, backends = "these routes'", "TLSRoute, TCPRoute and UDPRoute backends"
+	}
+	why := "NGINX passes " + whose + " connections through its stream module to the Service's endpoints in turn, with no keep-alive, load-balancing method, shared zone or cluster IP"
 	if only {
 		return targetIssue{target: t, refused: true, msg: fmt.Sprintf(
-			"%s is a backend of %s only on this Gateway, and UpstreamSettingsPolicy does not apply to TLSRoute backends: %s", t, list, why)}
+			"%s is a backend of %s only on this Gateway, and UpstreamSettingsPolicy does not apply to %s: %s", t, list, backends, why)}
 	}
 	return targetIssue{target: t, msg: fmt.Sprintf(
 		"on %s, the connections of %s are not covered: %s", t, list, why)}
@@ -172,12 +187,12 @@ func proxiedServices(g *Gateway) map[types.NamespacedName]*proxied {
 	return out
 }
 
-// tlsRouteServices are the Services the Gateway's attached TLSRoutes pass
-// connections to, each with those routes, sorted.
-func tlsRouteServices(g *Gateway) map[types.NamespacedName][]TargetRef {
+// passedServices are the Services the Gateway's attached TLSRoutes,
+// TCPRoutes and UDPRoutes pass connections to, each with those routes, sorted.
+func passedServices(g *Gateway) map[types.NamespacedName][]TargetRef {
 	out := map[types.NamespacedName][]TargetRef{}
 	for _, r := range g.Routes { // sorted by kind, namespace, name
-		if r.Kind != graph.KindTLSRoute || !slices.ContainsFunc(r.Parents, (*graph.ParentRef).Attached) {
+		if !graph.PassesConnections(r.Kind) || !slices.ContainsFunc(r.Parents, (*graph.ParentRef).Attached) {
 			continue
 		}
 		ref := TargetRef{Kind: r.Kind, Key: r.Key}

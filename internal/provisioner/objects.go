@@ -73,6 +73,9 @@ type Params struct {
 	// does not list them (containerPorts), so they change without
 	// restarting the pods.
 	Ports []int32
+	// UDPPorts are the ports of the accepted UDP listeners: the Service's
+	// UDP ports.
+	UDPPorts []int32
 	// ReadinessPort is where NGINX answers the readiness probe
 	// (graph.Gateway.ReadinessPort); 0: no probe.
 	ReadinessPort int32
@@ -325,6 +328,14 @@ func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
 			TargetPort: intstrFromInt(port),
 		})
 	}
+	for _, port := range sortedPorts(p.UDPPorts) {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: fmt.Sprintf("udp-%d", port), Port: port, Protocol: corev1.ProtocolUDP,
+			TargetPort: intstrFromInt(port),
+		})
+	}
+	// By port, then TCP before UDP.
+	sort.SliceStable(svc.Spec.Ports, func(i, j int) bool { return svc.Spec.Ports[i].Port < svc.Spec.Ports[j].Port })
 	if k := p.NginxProxy.Kubernetes; k != nil && k.Service != nil {
 		s := k.Service
 		if s.Type != nil {

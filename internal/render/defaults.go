@@ -3,6 +3,8 @@ package render
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // apiServerDefaults fills in the schema defaults the API server would set
@@ -19,8 +21,7 @@ func apiServerDefaults(u *unstructured.Unstructured) {
 		return
 	}
 	spec, _ := u.Object["spec"].(map[string]any)
-	switch gvk.Kind {
-	case "HTTPRoute", "GRPCRoute", "TLSRoute":
+	if routekind.Named(gvk.Kind) != nil {
 		parentRefDefaults(spec)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"k8s.io/apimachinery/pkg/util/diff"
+
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manager"
@@ -23,7 +25,6 @@ import (
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/confcheck"
 	"github.com/gatewall/gatewall/test/snapgen"
-	"k8s.io/apimachinery/pkg/util/diff"
 )
 
 // The properties every snapshot's rendering must have, checked by the fuzz
@@ -231,11 +232,17 @@ func wantedServers(g *graph.Gateway) map[serverKey]map[locKey]bool {
 	want := map[serverKey]map[locKey]bool{}
 	byPort := map[int][]*graph.Listener{}
 	for _, l := range g.ValidListeners() {
+		if pr := l.Source.Protocol; pr != gatewayv1.HTTPProtocolType && pr != gatewayv1.HTTPSProtocolType {
+			continue // served by the stream module
+		}
 		p := int(l.Source.Port)
 		byPort[p] = append(byPort[p], l)
 		want[serverKey{p, ""}] = map[locKey]bool{}
 	}
 	for _, r := range g.Routes {
+		if graph.PassesConnections(r.Kind) {
+			continue
+		}
 		for _, p := range r.Parents {
 			for _, a := range p.Attachments {
 				if !a.Listener.Valid {

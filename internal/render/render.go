@@ -22,6 +22,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
 )
@@ -149,21 +150,11 @@ func withOfflineBundles(in *graph.Input) *graph.Input {
 }
 
 func withRouteParents(obj client.Object, parents []gatewayv1.RouteParentStatus) client.Object {
-	switch o := obj.(type) {
-	case *gatewayv1.HTTPRoute:
-		c := o.DeepCopy()
-		c.Status.Parents = parents
-		return c
-	case *gatewayv1.GRPCRoute:
-		c := o.DeepCopy()
-		c.Status.Parents = parents
-		return c
-	case *gatewayv1.TLSRoute:
-		c := o.DeepCopy()
-		c.Status.Parents = parents
-		return c
+	c := obj.DeepCopyObject().(client.Object)
+	if !routekind.SetParents(c, parents) {
+		panic(fmt.Sprintf("not a route: %T", obj))
 	}
-	panic(fmt.Sprintf("not a route: %T", obj))
+	return c
 }
 
 func objectID(o client.Object) string {

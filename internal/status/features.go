@@ -48,9 +48,11 @@ var supported = []features.FeatureName{
 	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportListenerSet,
 	features.SupportReferenceGrant,
+	features.SupportTCPRoute,
 	features.SupportTLSRoute,
 	features.SupportTLSRouteModeMixed,
 	features.SupportTLSRouteModeTerminate,
+	features.SupportUDPRoute,
 }
 
 // SupportedFeatures returns the features for GatewayClass status, sorted by name.

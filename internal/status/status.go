@@ -5,6 +5,8 @@
 package status
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -254,15 +257,10 @@ func OrderRouteParents(route runtime.Object, ns string, parents []gatewayv1.Rout
 	return parents[:min(len(parents), validation.MaxParentRefs)]
 }
 
-// routeParentRefs are an HTTPRoute's, GRPCRoute's or TLSRoute's parentRefs.
+// routeParentRefs are a route's parentRefs (of any kind of routekind.Kinds).
 func routeParentRefs(route runtime.Object) []gatewayv1.ParentReference {
-	switch o := route.(type) {
-	case *gatewayv1.HTTPRoute:
-		return o.Spec.ParentRefs
-	case *gatewayv1.GRPCRoute:
-		return o.Spec.ParentRefs
-	case *gatewayv1.TLSRoute:
-		return o.Spec.ParentRefs
+	if o, ok := route.(client.Object); ok {
+		return routekind.ParentRefs(o)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // Annotation marks a stub: its value is why the object does not decode.
@@ -39,9 +40,6 @@ var identityFields = map[string][]string{
 	"GatewayClass":  {"controllerName"},
 	"Gateway":       {"gatewayClassName"},
 	"ListenerSet":   {"parentRef"},
-	"HTTPRoute":     {"parentRefs"},
-	"GRPCRoute":     {"parentRefs"},
-	"TLSRoute":      {"parentRefs"},
 	"EndpointSlice": nil,
 }
 
@@ -50,6 +48,9 @@ var identityFields = map[string][]string{
 func Fields(kind string) (fields []string, ok bool) {
 	if k := policy.KindNamed(kind); k != nil {
 		return []string{k.TargetsField()}, true
+	}
+	if routekind.Named(kind) != nil {
+		return []string{"parentRefs"}, true
 	}
 	fields, ok = identityFields[kind]
 	return fields, ok

@@ -167,6 +167,8 @@ var rules = map[string]rule{
 
 	// TLS passthrough (TLSRoutes).
 	"ssl_preread": {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("on")},
+	// A UDP listener's idle sessions end (nginx/config/l4.go).
+	"proxy_timeout": {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: secondsOrMillis},
 }
 
 // proxyProtocol is on for the whole stream context (its servers pass
@@ -254,11 +256,15 @@ func (c *checker) serverDirective(d *Directive, ctx string) {
 	}
 }
 
-var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol"}
+var listenParams = []string{"default_server", "ssl", "http2", "proxy_protocol", "udp"}
 
 func listen(c *checker, d *Directive) {
 	addr := d.Args[0].Value
-	c.listening[addr] = true
+	socket := addr
+	if slices.ContainsFunc(d.Args[1:], func(a Arg) bool { return a.Value == "udp" }) {
+		socket += " udp" // a UDP port is a socket beside the TCP one
+	}
+	c.listening[socket] = true
 	if c.server != nil {
 		c.server.listens = append(c.server.listens, addr)
 	}

@@ -200,9 +200,12 @@ func pass(schemes ...string) func(*checker, *Directive) {
 		target := d.Args[0].Value
 		if c.ctx == ctxStreamServer {
 			switch {
-			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tlsport_"), strings.HasPrefix(target, "$gw_tls_split_"):
+			case strings.HasPrefix(target, "unix:"+config.RunDir+"port-"), strings.HasPrefix(target, "$gw_tlsport_"), strings.HasPrefix(target, "$gw_tls_split_"),
+				strings.HasPrefix(target, "$gw_l4_split_"):
 				c.variablesIn(d, target)
-			case strings.HasPrefix(target, "tls_"):
+			case target == "unix:"+config.RunDir+"tls-reject.sock":
+				// A TCP listener with no backend to pass to closes its connections.
+			case strings.HasPrefix(target, "tls_"), strings.HasPrefix(target, "l4_"), target == udpClosed:
 				c.use(d, "upstream", target)
 			default:
 				c.fail(d, "stream proxy_pass %q", target)

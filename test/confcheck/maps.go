@@ -280,7 +280,11 @@ var shareRE = regexp.MustCompile(`^([0-9]+)\.([0-9]{2})%$`)
 // 100%, the last one "*", each naming an upstream or a backend index.
 func splitBlock(c *checker, d *Directive) {
 	key := "$request_id"
-	if c.ctx == ctxStream {
+	switch {
+	case c.ctx == ctxStream && strings.HasPrefix(d.Args[1].Value, "$gw_l4_split_"):
+		// A TCP or UDP listener's client connects to NGINX itself.
+		key = "$remote_addr:$remote_port"
+	case c.ctx == ctxStream:
 		// A TLS passthrough server's client is the PROXY header's.
 		key = "$proxy_protocol_addr:$proxy_protocol_port"
 	}
@@ -306,8 +310,11 @@ func splitBlock(c *checker, d *Directive) {
 			frac, _ := strconv.Atoi(m[2])
 			total += whole*100 + frac
 		}
-		if v := e.Args[0].Value; c.ctx == ctxStream && tlsSocketRE.MatchString(v) {
-			// The share of a backend that cannot serve is closed.
+		if v := e.Args[0].Value; c.ctx == ctxStream && (tlsSocketRE.MatchString(v) || v == udpClosed) {
+			// The share of a backend that cannot serve is closed (dropped).
+			if v == udpClosed {
+				c.use(e, "upstream", v)
+			}
 		} else if !strings.HasPrefix(d.Args[1].Value, "$gw_bidx_") {
 			c.use(e, "upstream", v)
 		} else if _, err := strconv.Atoi(v); err != nil {

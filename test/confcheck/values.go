@@ -24,7 +24,7 @@ func validVariableName(s string) bool { return variableNameRE.MatchString(s) }
 var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "args": true, "is_args": true, "scheme": true,
 	"remote_addr": true, "proxy_add_x_forwarded_for": true, "server_port": true, "proxy_protocol_server_port": true,
 	"request_method": true, "request_id": true, "ssl_server_name": true,
-	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true}
+	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true}
 
 func builtinVariable(name string) bool {
 	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_")
@@ -65,7 +65,11 @@ func headerValueExpr(c *checker, d *Directive, a Arg) {
 
 // upstreamRE is an upstream's name: svc_namespace_service_port (tls_ in
 // the stream context), with _h2c for the one spoken to with HTTP/2.
-var upstreamRE = regexp.MustCompile(`^(?:svc|tls)_([^_]+)_([^_]+)_([0-9]+)(_h2c)?$`)
+var upstreamRE = regexp.MustCompile(`^(?:svc|tls|l4)_([^_]+)_([^_]+)_([0-9]+)(_h2c)?$`)
+
+// udpClosed is the stream upstream that drops a UDP backend's datagrams
+// when it cannot serve: its one server is down.
+const udpClosed = "gatewall_udp_closed"
 
 func upstreamBlock(c *checker, d *Directive) {
 	name := d.Args[0].Value
@@ -76,9 +80,15 @@ func upstreamBlock(c *checker, d *Directive) {
 	if strings.HasPrefix(name, "gatewall_sink_") {
 		return
 	}
+	if name == udpClosed {
+		if c.ctx != ctxStream || len(d.Block) != 1 || d.Block[0].Name != "server" || strings.Join(d.Block[0].values(), " ") != "127.0.0.1:9 down" {
+			c.fail(d, "upstream %q is not a stream upstream of one server that is down", name)
+		}
+		return
+	}
 	m := upstreamRE.FindStringSubmatch(name)
-	if m == nil || strings.HasPrefix(name, "tls_") != (c.ctx == ctxStream) {
-		c.fail(d, "upstream name %q is not svc_namespace_service_port (tls_ in the stream context)", name)
+	if m == nil || (strings.HasPrefix(name, "tls_") || strings.HasPrefix(name, "l4_")) != (c.ctx == ctxStream) {
+		c.fail(d, "upstream name %q is not svc_namespace_service_port (tls_ or l4_ in the stream context)", name)
 		return
 	}
 	if err := validation.ObjectReference(m[1], m[2]); err != nil {
@@ -101,6 +111,9 @@ var failTimeoutRE = regexp.MustCompile(`^fail_timeout=[1-9][0-9]*s$`)
 // IPv6 in brackets) with its fail_timeout.
 func upstreamServer(c *checker, d *Directive) {
 	addr := d.Args[0].Value
+	if c.upstream == udpClosed {
+		return // upstreamBlock checked it
+	}
 	if strings.HasPrefix(addr, "unix:") {
 		sink := strings.HasPrefix(c.upstream, "gatewall_sink_")
 		if !strings.HasPrefix(addr, "unix:/var/run/nginx/sink-") ||

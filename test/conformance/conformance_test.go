@@ -32,7 +32,7 @@ const usableAddress = "127.0.3.250"
 
 // profiles are the conformance profiles Gatewall claims.
 var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
-	suite.GatewayTLSConformanceProfileName}
+	suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName, suite.GatewayUDPConformanceProfileName}
 
 // coreFeatures are the core features of the profiles: naming them runs
 // exactly the core tests; and TLSRoute's modes, which Gatewall serves: a
@@ -40,7 +40,8 @@ var profiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfil
 // run without TLSRouteModeTerminate refuses Terminate listeners.
 var coreFeatures = []features.FeatureName{features.SupportGateway, features.SupportReferenceGrant,
 	features.SupportHTTPRoute, features.SupportGRPCRoute, features.SupportTLSRoute,
-	features.SupportTLSRouteModeTerminate, features.SupportTLSRouteModeMixed}
+	features.SupportTLSRouteModeTerminate, features.SupportTLSRouteModeMixed,
+	features.SupportTCPRoute, features.SupportUDPRoute}
 
 func TestConformance(t *testing.T) {
 	s := scheme.New()

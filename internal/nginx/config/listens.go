@@ -1,6 +1,9 @@
 package config
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Every listen directive Gatewall writes comes from this file, and the
 // listening sockets NGINX opens are counted from the same lists
@@ -98,9 +101,14 @@ func (c *Config) ListeningSockets() []string {
 	seen := map[string]bool{}
 	add := func(ls []listen) {
 		for _, l := range ls {
-			if !seen[l.addr] {
-				seen[l.addr] = true
-				out = append(out, l.addr)
+			// A UDP port is a socket of its own beside the TCP one.
+			addr := l.addr
+			if slices.Contains(l.params, "udp") {
+				addr += " udp"
+			}
+			if !seen[addr] {
+				seen[addr] = true
+				out = append(out, addr)
 			}
 		}
 	}
@@ -113,7 +121,7 @@ func (c *Config) ListeningSockets() []string {
 	for _, port := range c.Sniffed {
 		add(c.streamListens(port))
 	}
-	if len(c.TLSPorts) > 0 {
+	if c.rejects() {
 		add([]listen{tlsRejectListen()})
 	}
 	for _, p := range c.TLSPasses {
@@ -121,6 +129,9 @@ func (c *Config) ListeningSockets() []string {
 	}
 	for _, p := range c.TLSPorts {
 		add(c.streamListens(p.Port))
+	}
+	for _, s := range c.L4Servers {
+		add(c.l4Listens(s))
 	}
 	if c.Main.StubStatus {
 		add([]listen{{addr: StatusSocket}})

@@ -76,6 +76,10 @@ type Config struct {
 	// and split_clients blocks, sorted by name and variable.
 	StreamUpstreams []*Upstream
 	StreamSplits    []*Split
+	// L4Servers are the stream servers of TCP and UDP listeners, sorted
+	// by port, TCP first; L4Splits their splits, sorted by variable (l4.go).
+	L4Servers []*L4Server
+	L4Splits  []*Split
 }
 
 // Main holds the main-context settings.

@@ -59,6 +59,8 @@ var (
 	kindUpstream = nameKind{prefix: "svc_", readable: 1 << 10}
 	// Upstreams of Service ports in the stream context (TLSRoutes).
 	kindStreamUpstream = nameKind{prefix: "tls_", readable: 1 << 10}
+	// Upstreams of Service ports of TCPRoutes and UDPRoutes.
+	kindL4Upstream = nameKind{prefix: "l4_", readable: 1 << 10}
 	// Zones of RateLimitPolicies' rules.
 	kindRateLimitZone = nameKind{prefix: "rl_", readable: 1 << 10}
 	// Listeners' certificate files, by Secret.
@@ -83,6 +85,7 @@ var (
 	kindCORSCreds     = nameKind{prefix: "$gw_cors_c_"}
 	kindCORSExpose    = nameKind{prefix: "$gw_cors_e_"}
 	kindTLSSplitVar   = nameKind{prefix: "$gw_tls_split_"}
+	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}

@@ -32,17 +32,29 @@ func (b *builder) servers(g *graph.Gateway) {
 	}
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	for _, port := range ports {
-		var http []*graph.Listener
+		var http, tcp []*graph.Listener // tcp: a port's TCP-based listeners
+		var l4 []*graph.Listener        // TCP first, then UDP
 		passthrough := false
 		for _, l := range byPort[port] {
-			if l.Source.Protocol == gatewayv1.TLSProtocolType {
+			switch l.Source.Protocol {
+			case gatewayv1.TCPProtocolType:
+				l4 = append([]*graph.Listener{l}, l4...)
+				continue
+			case gatewayv1.UDPProtocolType:
+				l4 = append(l4, l)
+				continue
+			case gatewayv1.TLSProtocolType:
 				passthrough = true
-			} else {
+			default:
 				http = append(http, l)
 			}
+			tcp = append(tcp, l)
+		}
+		for _, l := range l4 {
+			b.l4Port(g, port, l)
 		}
 		if passthrough {
-			b.tlsPort(g, port, byPort[port])
+			b.tlsPort(g, port, tcp)
 		}
 		if len(http) > 0 {
 			b.portServers(g, port, http)
@@ -55,8 +67,8 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	byHost := map[string][]served{}
 	grpc := false
 	for _, r := range g.Routes {
-		if r.Kind == graph.KindTLSRoute {
-			continue // passed through by the stream module (tlsPort)
+		if graph.PassesConnections(r.Kind) {
+			continue // passed on by the stream module (tlsPort, l4Port)
 		}
 		for _, p := range r.Parents {
 			for _, a := range p.Attachments {

@@ -2,12 +2,15 @@ package config
 
 import "strconv"
 
-// The stream context: the sniffers of cleartext ports (sniff.go) and the
-// TLS ports (tlspassthrough.go), in one file included from nginx.conf.
+// The stream context: the sniffers of cleartext ports (sniff.go), the
+// TLS ports (tlspassthrough.go) and the TCP and UDP listeners (l4.go), in
+// one file included from nginx.conf.
 
 // hasStream says whether the configuration has a stream context: sniffed
-// ports or TLS passthrough ports.
-func (c *Config) hasStream() bool { return len(c.Sniffed) > 0 || len(c.TLSPorts) > 0 }
+// ports, TLS passthrough ports, or TCP and UDP listeners.
+func (c *Config) hasStream() bool {
+	return len(c.Sniffed) > 0 || len(c.TLSPorts) > 0 || len(c.L4Servers) > 0
+}
 
 func (c *Config) streamConf() []byte {
 	w := &writer{}
@@ -36,6 +39,11 @@ func (c *Config) streamConf() []byte {
 		w.line("proxy_pass", sniffSocket(port, "$gw_proto"))
 		w.close()
 	}
+	c.writeStreamUpstreams(w)
 	c.writeTLSPassthrough(w)
+	if len(c.TLSPorts) == 0 {
+		c.writeReject(w) // else written with the TLS ports'
+	}
+	c.writeL4(w)
 	return w.bytes()
 }

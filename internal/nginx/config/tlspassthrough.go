@@ -68,10 +68,13 @@ type streamBuilder struct {
 	passes    map[string]*TLSPass
 	upstreams map[string]*Upstream
 	splits    map[string]*Split
+	// l4 and l4Splits are the TCP and UDP listeners' (l4.go).
+	l4       []*L4Server
+	l4Splits map[string]*Split
 }
 
 func newStreamBuilder() streamBuilder {
-	return streamBuilder{passes: map[string]*TLSPass{}, upstreams: map[string]*Upstream{}, splits: map[string]*Split{}}
+	return streamBuilder{passes: map[string]*TLSPass{}, upstreams: map[string]*Upstream{}, splits: map[string]*Split{}, l4Splits: map[string]*Split{}}
 }
 
 // finish puts the blocks into the configuration, sorted.
@@ -80,6 +83,8 @@ func (s *streamBuilder) finish(cfg *Config) {
 	cfg.TLSPasses = sortedValues(s.passes)
 	cfg.StreamUpstreams = sortedValues(s.upstreams)
 	cfg.StreamSplits = sortedValues(s.splits)
+	cfg.L4Servers = s.l4 // ports are visited in order, TCP before UDP
+	cfg.L4Splits = sortedValues(s.l4Splits)
 }
 
 // sortedValues returns a map's values sorted by key.
@@ -189,11 +194,19 @@ func (b *builder) tlsPass(r *graph.Route, certPath string) string {
 // one backend, or a split sharing them by weight, where the share of a
 // backend that cannot serve (invalid, or without ready endpoints) is closed.
 func (b *builder) tlsTarget(backends []*graph.Backend) string {
+	return b.streamTarget(backends, kindStreamUpstream, tlsRejectSocket(), kindTLSSplitVar, b.stream.splits)
+}
+
+// streamTarget returns where a stream route's connections go: the upstream
+// (named as kind says) of the one backend, or a split (added to splits)
+// sharing them by weight, where the share of a backend that cannot serve
+// (invalid, or without ready endpoints) goes to closed.
+func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed string, splitKind nameKind, splits map[string]*Split) string {
 	dest := func(be *graph.Backend) string {
 		if !be.Valid || len(be.Endpoints) == 0 {
-			return tlsRejectSocket()
+			return closed
 		}
-		name := b.names.of(kindStreamUpstream, servicePortParts(be)...)
+		name := b.names.of(kind, servicePortParts(be)...)
 		if _, ok := b.stream.upstreams[name]; !ok {
 			b.stream.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be)}
 		}
@@ -206,16 +219,14 @@ func (b *builder) tlsTarget(backends []*graph.Backend) string {
 	for _, sh := range shares(backends) {
 		split.Buckets = append(split.Buckets, SplitBucket{Basis: sh.basis, Upstream: dest(sh.backend)})
 	}
-	split.Variable = b.names.of(kindTLSSplitVar, splitContent(split)...)
-	b.stream.splits[split.Variable] = split
+	split.Variable = b.names.of(splitKind, splitContent(split)...)
+	splits[split.Variable] = split
 	return split.Variable
 }
 
-// writeTLSPassthrough writes the stream context's TLS passthrough blocks.
-func (c *Config) writeTLSPassthrough(w *writer) {
-	if len(c.TLSPorts) == 0 {
-		return
-	}
+// writeStreamUpstreams writes the stream context's upstreams (TLS, TCP and
+// UDP routes' backends).
+func (c *Config) writeStreamUpstreams(w *writer) {
 	for _, u := range c.StreamUpstreams {
 		w.blank()
 		w.open("upstream", u.Name)
@@ -227,6 +238,46 @@ func (c *Config) writeTLSPassthrough(w *writer) {
 		}
 		w.close()
 	}
+}
+
+// rejects says whether the server closing connections is configured: a
+// TLS port, or a TCP listener that may close some, uses it.
+func (c *Config) rejects() bool {
+	if len(c.TLSPorts) > 0 {
+		return true
+	}
+	for _, s := range c.L4Servers {
+		if s.Target == tlsRejectSocket() {
+			return true
+		}
+	}
+	for _, s := range c.L4Splits {
+		for _, bk := range s.Buckets {
+			if bk.Upstream == tlsRejectSocket() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeReject writes the server that closes every connection.
+func (c *Config) writeReject(w *writer) {
+	if !c.rejects() {
+		return
+	}
+	w.blank()
+	w.open("server")
+	w.line(tlsRejectListen().words()...)
+	w.line("return", `""`)
+	w.close()
+}
+
+// writeTLSPassthrough writes the stream context's TLS passthrough blocks.
+func (c *Config) writeTLSPassthrough(w *writer) {
+	if len(c.TLSPorts) == 0 {
+		return
+	}
 	for _, s := range c.StreamSplits {
 		w.blank()
 		// Behind the front's PROXY protocol, the client is the PROXY header's.
@@ -236,11 +287,7 @@ func (c *Config) writeTLSPassthrough(w *writer) {
 		w.blank()
 		writeMap(w, p.Map)
 	}
-	w.blank()
-	w.open("server")
-	w.line(tlsRejectListen().words()...)
-	w.line("return", `""`)
-	w.close()
+	c.writeReject(w)
 	for _, p := range c.TLSPasses {
 		w.blank()
 		w.open("server")
