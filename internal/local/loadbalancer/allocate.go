@@ -10,14 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// ensure gives the Service an address and a listening proxy per TCP port.
+// ensure gives the Service an address and a listening proxy per TCP or UDP port.
 // A Service keeps its address while it exists (preferring the one in its
 // status, so addresses survive a restart of the runtime); a new Service gets
 // the lowest free address where all its ports can be bound.
 func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ports := tcpPorts(svc)
+	ports := servicePorts(svc)
 	requested, err := requestedAddress(svc)
 	if err != nil {
 		return nil, err
@@ -39,11 +39,11 @@ func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) 
 			if _, ok := lb.proxies[port]; ok {
 				continue
 			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(lb.addr.String(), strconv.Itoa(int(port))))
+			p, err := listen(lb.addr, port)
 			if err != nil {
-				return nil, fmt.Errorf("listening for port %d on %s: %w", port, lb.addr, err)
+				return nil, fmt.Errorf("listening for port %d on %s: %w", port.port, lb.addr, err)
 			}
-			lb.proxies[port] = NewProxy(ln)
+			lb.proxies[port] = p
 		}
 		return lb, nil
 	}
@@ -75,27 +75,53 @@ func (c *Controller) ensure(key string, svc *corev1.Service) (*balancer, error) 
 	return nil, fmt.Errorf("no free address in %s for %d ports", c.cidr, len(ports))
 }
 
-func tcpPorts(svc *corev1.Service) map[int32]bool {
-	ports := map[int32]bool{}
+// servicePorts are the Service's TCP and UDP ports (SCTP is not served).
+func servicePorts(svc *corev1.Service) map[portKey]bool {
+	ports := map[portKey]bool{}
 	for _, p := range svc.Spec.Ports {
-		if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
-			ports[p.Port] = true
+		if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP || p.Protocol == corev1.ProtocolUDP {
+			ports[portOf(p)] = true
 		}
 	}
 	return ports
 }
 
-func listenAll(a netip.Addr, ports map[int32]bool) (map[int32]*Proxy, error) {
-	proxies := map[int32]*Proxy{}
+func portOf(p corev1.ServicePort) portKey {
+	return portKey{port: p.Port, udp: p.Protocol == corev1.ProtocolUDP}
+}
+
+// listen starts the proxy of one port on address a.
+func listen(a netip.Addr, port portKey) (forwarder, error) {
+	hostPort := net.JoinHostPort(a.String(), strconv.Itoa(int(port.port)))
+	if port.udp {
+		addr, err := net.ResolveUDPAddr("udp", hostPort)
+		if err != nil {
+			return nil, err
+		}
+		conn, err := net.ListenUDP("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return NewUDPProxy(conn), nil
+	}
+	ln, err := net.Listen("tcp", hostPort)
+	if err != nil {
+		return nil, err
+	}
+	return NewProxy(ln), nil
+}
+
+func listenAll(a netip.Addr, ports map[portKey]bool) (map[portKey]forwarder, error) {
+	proxies := map[portKey]forwarder{}
 	for port := range ports {
-		ln, err := net.Listen("tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(port))))
+		p, err := listen(a, port)
 		if err != nil {
 			for _, p := range proxies {
 				p.Close()
 			}
-			return nil, errors.Join(fmt.Errorf("listening on %s:%d", a, port), err)
+			return nil, errors.Join(fmt.Errorf("listening on %s:%d", a, port.port), err)
 		}
-		proxies[port] = NewProxy(ln)
+		proxies[port] = p
 	}
 	return proxies, nil
 }
@@ -120,7 +146,7 @@ func requestedAddress(svc *corev1.Service) (netip.Addr, error) {
 
 // ensureRequested gives the Service the address it asks for, if that
 // address is in this load balancer's range, free, and bindable.
-func (c *Controller) ensureRequested(key string, a netip.Addr, ports map[int32]bool) (*balancer, error) {
+func (c *Controller) ensureRequested(key string, a netip.Addr, ports map[portKey]bool) (*balancer, error) {
 	if !c.cidr.Contains(a) || a == c.cidr.Addr() {
 		return nil, &addressNotUsable{fmt.Sprintf("%s is outside the load balancer's range %s", a, c.cidr)}
 	}

@@ -45,7 +45,19 @@ type Controller struct {
 // balancer is one Service's address and its proxies by port.
 type balancer struct {
 	addr    netip.Addr
-	proxies map[int32]*Proxy
+	proxies map[portKey]forwarder
+}
+
+// portKey is a Service port: its number and transport.
+type portKey struct {
+	port int32
+	udp  bool
+}
+
+// forwarder is a port's proxy: Proxy (TCP) or UDPProxy.
+type forwarder interface {
+	SetBackends([]string)
+	Close()
 }
 
 // Start watches Services and EndpointSlices and serves LoadBalancer
@@ -250,8 +262,8 @@ func (c *Controller) updateBackends(svc *corev1.Service, lb *balancer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, sp := range svc.Spec.Ports {
-		if p, ok := lb.proxies[sp.Port]; ok {
-			p.SetBackends(readyBackends(slices, sp.Name))
+		if p, ok := lb.proxies[portOf(sp)]; ok {
+			p.SetBackends(readyBackends(slices, sp.Name, portOf(sp).udp))
 		}
 	}
 	return nil
@@ -259,7 +271,11 @@ func (c *Controller) updateBackends(svc *corev1.Service, lb *balancer) error {
 
 // readyBackends lists "ip:port" of ready endpoints for the named port,
 // sorted so that the order is deterministic.
-func readyBackends(slices []*discoveryv1.EndpointSlice, portName string) []string {
+func readyBackends(slices []*discoveryv1.EndpointSlice, portName string, udp bool) []string {
+	proto := corev1.ProtocolTCP
+	if udp {
+		proto = corev1.ProtocolUDP
+	}
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range slices {
@@ -268,7 +284,7 @@ func readyBackends(slices []*discoveryv1.EndpointSlice, portName string) []strin
 		}
 		var port int32 = -1
 		for _, p := range s.Ports {
-			if p.Port != nil && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) && ptrString(p.Name) == portName {
+			if p.Port != nil && (p.Protocol == nil && proto == corev1.ProtocolTCP || p.Protocol != nil && *p.Protocol == proto) && ptrString(p.Name) == portName {
 				port = *p.Port
 			}
 		}

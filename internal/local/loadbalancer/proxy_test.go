@@ -85,12 +85,15 @@ func TestReadyBackendsFollowsPortNamesAndReadiness(t *testing.T) {
 			{Addresses: []string{"10.244.0.4"}, Conditions: discoveryv1.EndpointConditions{Ready: &no}},
 		},
 	}}
-	got := readyBackends(slices, "http")
+	got := readyBackends(slices, "http", false)
 	if want := []string{"10.244.0.2:3000", "10.244.0.3:3000"}; !equal(got, want) {
 		t.Errorf("backends = %v, want %v", got, want)
 	}
-	if got := readyBackends(slices, "missing"); len(got) != 0 {
+	if got := readyBackends(slices, "missing", false); len(got) != 0 {
 		t.Errorf("unknown port name: %v", got)
+	}
+	if got := readyBackends(slices, "http", true); len(got) != 0 {
+		t.Errorf("a TCP port's endpoints serve a UDP port: %v", got)
 	}
 }
 
