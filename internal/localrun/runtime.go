@@ -38,7 +38,11 @@ type Options struct {
 	// (inside 127.0.0.0/8; default 127.0.1.0/24). Runtimes running at the
 	// same time need distinct ones.
 	LoadBalancerCIDR string
-	Log              logr.Logger
+	// ExperimentalHTTPRoute installs the experimental channel's HTTPRoute
+	// CRD in place of the standard one (the other CRDs stay standard):
+	// HTTPRoute's experimental fields, retry among them, reach Gatewall.
+	ExperimentalHTTPRoute bool
+	Log                   logr.Logger
 }
 
 // Runtime is a running local cluster: control plane, node, load balancer
@@ -78,6 +82,11 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	gwCRDs, err := GatewayAPICRDDir()
 	if err != nil {
 		return nil, err
+	}
+	if opts.ExperimentalHTTPRoute {
+		if gwCRDs, err = withExperimentalHTTPRoute(gwCRDs, filepath.Join(opts.StateDir, "gateway-api-crds")); err != nil {
+			return nil, err
+		}
 	}
 	r := &Runtime{opts: opts}
 	r.Cluster, err = cluster.Start(ctx, cluster.Options{

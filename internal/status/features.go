@@ -45,6 +45,11 @@ var supported = []features.FeatureName{
 	features.SupportHTTPRouteRequestPercentageMirror,
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteResponseHeaderModification,
+	// retry: in the experimental channel's HTTPRoute (v1.6), which a
+	// cluster must install for the field to reach Gatewall.
+	features.SupportHTTPRouteRetry,
+	features.SupportHTTPRouteRetryBackendTimeout,
+	features.SupportHTTPRouteRetryConnectionError,
 	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportListenerSet,
 	features.SupportReferenceGrant,

@@ -36,6 +36,9 @@ func run(m *testing.M) (code int) {
 	var err error
 	rt, err = testenv.LocalRuntime{
 		Name: "conformance", Prefix: "gwlc", CIDR: "10.247.0.0/16", LoadBalancerCIDR: "127.0.3.0/24",
+		// HTTPRoute's retry is experimental in v1.6: the suite's
+		// HTTPRouteRetry test needs the field to reach Gatewall.
+		ExperimentalHTTPRoute: true,
 	}.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

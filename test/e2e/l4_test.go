@@ -124,6 +124,57 @@ func TestTCPAndUDPBesideHTTP(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a rollout of the serving backend under load", func(t *testing.T) {
+		// Two clients open connections back to back while every tcp-a pod
+		// is replaced; the endpoints change with a reload (the stream
+		// context), and a connection to a pod that is gone goes on to
+		// another endpoint.
+		stop := make(chan struct{})
+		type result struct {
+			ok, failed int
+			err        error // the first
+		}
+		results := make(chan result, 2)
+		for range 2 {
+			go func() {
+				var r result
+				for {
+					select {
+					case <-stop:
+						results <- r
+						return
+					default:
+					}
+					if _, err := tcp.EchoSendOnce(context.Background(), tcpAddr, 5*time.Second); err != nil {
+						r.failed++
+						if r.err == nil {
+							r.err = err
+						}
+					} else {
+						r.ok++
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+		}
+		churner{t: t, ns: ns, name: "tcp-a"}.rollout()
+		time.Sleep(3 * time.Second) // the old pods' endpoints leave NGINX
+		close(stop)
+		var total result
+		var firstErr error
+		for range 2 {
+			r := <-results
+			total.ok += r.ok
+			total.failed += r.failed
+			if firstErr == nil {
+				firstErr = r.err
+			}
+		}
+		t.Logf("during the rollout: %d connections answered, %d failed (first error: %v)", total.ok, total.failed, firstErr)
+		if total.ok == 0 || total.failed > 0 {
+			t.Errorf("%d of %d connections failed during the rollout: %v", total.failed, total.ok+total.failed, firstErr)
+		}
+	})
 }
 
 // l4Echo is echo-basic as a TCP echo (port 3000) or a UDP echo (port
@@ -137,8 +188,13 @@ func l4Echo(ns, name string, proto corev1.Protocol) []client.Object {
 	} else {
 		env = append(env, corev1.EnvVar{Name: "TCP_ECHO_SERVER", Value: "1"})
 	}
+	// As a backend should be run behind any proxy: it keeps serving a
+	// moment after it is told to stop, while its endpoint leaves NGINX (a
+	// TCP connection NGINX opened to it cannot go elsewhere once the
+	// backend accepted it).
 	c := corev1.Container{Name: "echo", Image: images.Echo, Env: env,
-		Ports: []corev1.ContainerPort{{ContainerPort: target, Protocol: proto}}}
+		Ports:     []corev1.ContainerPort{{ContainerPort: target, Protocol: proto}},
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 3}}}}
 	return app(ns, name, 2, c, nil, corev1.ServicePort{Name: "echo", Port: 7000, Protocol: proto, TargetPort: intstr.FromInt32(target)})
 }
 

@@ -21,5 +21,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	return testenv.LocalRuntime{
 		Name: "e2e", Prefix: "gwle", CIDR: "10.246.0.0/16", LoadBalancerCIDR: "127.0.2.0/24",
+		// HTTPRoute's retry is in the experimental channel (v1.6): TestRetry.
+		ExperimentalHTTPRoute: true,
 	}.Run(m, &rt)
 }

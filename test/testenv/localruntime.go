@@ -40,6 +40,9 @@ type LocalRuntime struct {
 	Prefix, CIDR, LoadBalancerCIDR string
 	// ManagerArgs are added to the manager's arguments (after TestArgs).
 	ManagerArgs []string
+	// ExperimentalHTTPRoute installs the experimental channel's HTTPRoute
+	// CRD (localrun.Options).
+	ExperimentalHTTPRoute bool
 }
 
 // TestArgs are the manager's arguments in every test runtime: data planes
@@ -89,7 +92,7 @@ func (l LocalRuntime) Start() (*Local, error) {
 	rt, err := localrun.Start(ctx, localrun.Options{
 		Root: RepoRoot(), StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
 		Prefix: l.Prefix, CIDR: l.CIDR, LoadBalancerCIDR: l.LoadBalancerCIDR, NodeName: l.Name,
-		Log: log.WithName("local"),
+		ExperimentalHTTPRoute: l.ExperimentalHTTPRoute, Log: log.WithName("local"),
 	})
 	if err != nil {
 		logFile.Close()

@@ -109,6 +109,16 @@ func main() {
 	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "testbackend") })
 	http.HandleFunc("/pod", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, pod) })
+	// /flaky answers every third request it receives with 503 (a backend
+	// failing a share of requests), the others with the pod's name.
+	var flaky atomic.Int64
+	http.HandleFunc("/flaky", func(w http.ResponseWriter, r *http.Request) {
+		if flaky.Add(1)%3 == 0 {
+			http.Error(w, "flaky", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, pod)
+	})
 	http.HandleFunc("/ws", echoWebSocket(pod))
 	(&readiness{}).handle(http.DefaultServeMux)
 	if *grpcAddr != "" {
