@@ -149,6 +149,20 @@ run: ## Run the manager against the cluster in $KUBECONFIG.
 test: images verify-generated ## Build the toolchain and the images, then run every test (with the core conformance tests).
 	go test $(GO_TEST_FLAGS) ./...
 
+# UNIT_PKGS are the packages whose tests need neither root, nor the images,
+# nor the local cluster: the pure core, the renderer and its goldens (checked
+# by real `nginx -t`), the manager's envtest suites (kube-apiserver and etcd
+# from bin/). make test runs them too, with everything else.
+UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/...
+
+.PHONY: unit
+unit: $(CONTROLLER_GEN) envtest-tools nginx ## The fast tests: no root, no images, no cluster (about a minute with a warm build cache).
+	go test $(UNIT_PKGS)
+
+.PHONY: golden
+golden: nginx ## Rewrite internal/render's golden outputs (testdata/*.out.yaml) from their inputs; review the diff.
+	go test ./internal/render -run '^TestGolden$$' -count=1 -args -update
+
 CONFORMANCE_REPORT ?= docs/conformance/report.yaml
 CONFORMANCE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 

@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // grpcHeaders checks the header changes of a rule NGINX passes with

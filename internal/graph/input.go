@@ -18,6 +18,10 @@ import (
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 )
 
+// DefaultControllerName is the GatewayClass controllerName Gatewall serves
+// unless told another (the manager's --gateway-ctlr-name).
+const DefaultControllerName = "gateway.nginx.org/nginx-gateway-controller"
+
 // Input is the snapshot of cluster objects a Gateway's graph is built from.
 // It may hold more than one Gateway's objects (the render command passes
 // everything it read); Build uses what concerns the Gateway it builds. Objects

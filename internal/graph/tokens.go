@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // Values that pass their own checks can still make a token longer than

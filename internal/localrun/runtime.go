@@ -42,7 +42,10 @@ type Options struct {
 	// CRD in place of the standard one (the other CRDs stay standard):
 	// HTTPRoute's experimental fields, retry among them, reach Gatewall.
 	ExperimentalHTTPRoute bool
-	Log                   logr.Logger
+	// ExperimentalChannel installs every CRD of the Gateway API's
+	// experimental channel (the conformance suite refuses a mix of channels).
+	ExperimentalChannel bool
+	Log                 logr.Logger
 }
 
 // Runtime is a running local cluster: control plane, node, load balancer
@@ -83,7 +86,10 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.ExperimentalHTTPRoute {
+	switch {
+	case opts.ExperimentalChannel:
+		gwCRDs = filepath.Join(filepath.Dir(gwCRDs), "experimental")
+	case opts.ExperimentalHTTPRoute:
 		if gwCRDs, err = withExperimentalHTTPRoute(gwCRDs, filepath.Join(opts.StateDir, "gateway-api-crds")); err != nil {
 			return nil, err
 		}

@@ -20,11 +20,12 @@ import (
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Defaults of the manager's options.
 const (
-	DefaultControllerName   = "gateway.nginx.org/nginx-gateway-controller"
+	DefaultControllerName   = graph.DefaultControllerName
 	DefaultGatewayClassName = "nginx"
 	DefaultNamespace        = "gatewall-system"
 )

@@ -13,7 +13,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/test/nginxtest"
@@ -23,8 +22,8 @@ import (
 // port 80 (hostnames *.zone<N>.example.com) and routes HTTPRoutes, each with
 // its own hostname and its own Service with two endpoints.
 func scaleInput(gateways, listeners, routes int) *graph.Input {
-	in := graph.NewInput(manager.DefaultControllerName)
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}})
+	in := graph.NewInput(graph.DefaultControllerName)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.DefaultControllerName}})
 	for g := 0; g < gateways; g++ {
 		ns := fmt.Sprintf("ns%d", g)
 		gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"}, Spec: gatewayv1.GatewaySpec{GatewayClassName: "nginx"}}

@@ -16,7 +16,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/pki"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -68,8 +67,8 @@ func TestNginxLoadsAcceptedCertificates(t *testing.T) {
 		pairErr, caErr error
 	}
 	var all []*drawn
-	in := graph.NewInput(manager.DefaultControllerName)
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}})
+	in := graph.NewInput(graph.DefaultControllerName)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.DefaultControllerName}})
 	for i := range *certsCount {
 		seed := *certsSeed + uint64(i)
 		m, err := certgen.Draw(snapgen.FromSeed(seed))

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/graph"
+
 	"github.com/gatewall/gatewall/api/plm"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/render"
 )
@@ -33,7 +34,7 @@ func FuzzRender(f *testing.F) {
 		if err != nil {
 			return
 		}
-		in, err := render.Decode(objs, manager.DefaultControllerName, plm.GroupAppProtect, nil)
+		in, err := render.Decode(objs, graph.DefaultControllerName, plm.GroupAppProtect, nil)
 		if err != nil {
 			return
 		}

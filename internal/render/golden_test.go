@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/graph"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/endpoints"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
@@ -88,7 +89,7 @@ func renderCase(t *testing.T, in string) []byte {
 		t.Fatal(err)
 	}
 	var warnings bytes.Buffer
-	input, err := render.Decode(objs, manager.DefaultControllerName, plm.GroupAppProtect, &warnings)
+	input, err := render.Decode(objs, graph.DefaultControllerName, plm.GroupAppProtect, &warnings)
 	if err != nil {
 		t.Fatalf("decoding %s: %v", in, err)
 	}

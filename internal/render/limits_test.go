@@ -11,7 +11,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/render"
 )
 
@@ -21,8 +20,8 @@ import (
 // and their statuses still fit what the API server stores (64 listeners,
 // 32 parents); the other objects keep working.
 func TestOverLimitObjectsGetStatusesTheAPIServerStores(t *testing.T) {
-	in := graph.NewInput(manager.DefaultControllerName)
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}})
+	in := graph.NewInput(graph.DefaultControllerName)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.DefaultControllerName}})
 	listeners := func(n int) []gatewayv1.Listener {
 		var out []gatewayv1.Listener
 		for i := range n {

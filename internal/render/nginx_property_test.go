@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/graph"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/nginxtest"
@@ -105,7 +106,7 @@ func TestNginxAcceptsRandomSnapshots(t *testing.T) {
 }
 
 func largeSnapshot(src snapgen.Source) *snapgen.Snapshot {
-	return snapgen.Generate(src, snapgen.Large, manager.DefaultControllerName)
+	return snapgen.Generate(src, snapgen.Large, graph.DefaultControllerName)
 }
 
 var (

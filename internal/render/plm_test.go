@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/graph"
+
 	"github.com/gatewall/gatewall/api/plm"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/render"
 )
 
@@ -84,7 +85,7 @@ func TestRunRefusesBundlesOutsideTheStorageScope(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	err := render.Run(render.Options{
-		Paths: []string{in}, OutputDir: out, ControllerName: manager.DefaultControllerName,
+		Paths: []string{in}, OutputDir: out, ControllerName: graph.DefaultControllerName,
 		BundlesDir: "testdata/waf-held.bundles", PLMScope: plm.Scope{Bucket: "plm", Prefix: "bundles"},
 	})
 	if err != nil {
@@ -118,7 +119,7 @@ func TestRunSaysWhichGatewaysAreHeld(t *testing.T) {
 	out := t.TempDir()
 	var warnings bytes.Buffer
 	err := render.Run(render.Options{
-		Paths: []string{"testdata/waf-held.in.yaml"}, OutputDir: out, ControllerName: manager.DefaultControllerName,
+		Paths: []string{"testdata/waf-held.in.yaml"}, OutputDir: out, ControllerName: graph.DefaultControllerName,
 		BundlesDir: "testdata/waf-held.bundles", Warnings: &warnings,
 	})
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/render"
@@ -419,7 +418,7 @@ func TestGeneratedSnapshotsReachRendering(t *testing.T) {
 		const n = 200
 		rendered, routes := 0, 0
 		for seed := range uint64(n) {
-			res := render.Render(snapgen.Generate(snapgen.FromSeed(seed), size, manager.DefaultControllerName).Input(), goldenTime)
+			res := render.Render(snapgen.Generate(snapgen.FromSeed(seed), size, graph.DefaultControllerName).Input(), goldenTime)
 			if len(res.Files) > 0 {
 				rendered++
 			}

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/graph"
+
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/nginxtest"
@@ -25,7 +26,7 @@ func TestRunOnSamples(t *testing.T) {
 	err := render.Run(render.Options{
 		Kustomizations: []string{"../../config/samples"},
 		OutputDir:      out,
-		ControllerName: manager.DefaultControllerName,
+		ControllerName: graph.DefaultControllerName,
 		Warnings:       &warnings,
 	})
 	if err != nil || strings.Contains(warnings.String(), "refusing") || strings.Contains(warnings.String(), "duplicate") {
@@ -74,7 +75,7 @@ func TestRunRejectsUnreadableInput(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte(manifest), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := render.Run(render.Options{Paths: []string{dir}, OutputDir: t.TempDir(), ControllerName: manager.DefaultControllerName})
+			err := render.Run(render.Options{Paths: []string{dir}, OutputDir: t.TempDir(), ControllerName: graph.DefaultControllerName})
 			if err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 				t.Fatalf("want an error naming the file, got %v", err)
 			}
@@ -88,7 +89,7 @@ func TestRunRejectsUnreadableInput(t *testing.T) {
 const illTypedObjects = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: nginx}
-spec: {controllerName: ` + manager.DefaultControllerName + `}
+spec: {controllerName: ` + graph.DefaultControllerName + `}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -191,7 +192,7 @@ patches:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings bytes.Buffer
-			tc.opts.OutputDir, tc.opts.ControllerName, tc.opts.Warnings = t.TempDir(), manager.DefaultControllerName, &warnings
+			tc.opts.OutputDir, tc.opts.ControllerName, tc.opts.Warnings = t.TempDir(), graph.DefaultControllerName, &warnings
 			if err := render.Run(tc.opts); err != nil {
 				t.Fatalf("readable input must not fail the render: %v", err)
 			}
@@ -231,7 +232,7 @@ patches:
 func TestRunWarnsAboutUnbuiltKustomizations(t *testing.T) {
 	var warnings bytes.Buffer
 	err := render.Run(render.Options{Paths: []string{"../../config/samples"}, OutputDir: t.TempDir(),
-		ControllerName: manager.DefaultControllerName, Warnings: &warnings})
+		ControllerName: graph.DefaultControllerName, Warnings: &warnings})
 	if err != nil || !strings.Contains(warnings.String(), "use -k ../../config/samples to build the kustomization") {
 		t.Fatalf("%v; warnings:\n%s", err, warnings.String())
 	}
@@ -287,7 +288,7 @@ func TestRunRefusesInvalidGatewayName(t *testing.T) {
 	manifest := `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: nginx}
-spec: {controllerName: ` + manager.DefaultControllerName + `}
+spec: {controllerName: ` + graph.DefaultControllerName + `}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -300,7 +301,7 @@ spec:
 		t.Fatal(err)
 	}
 	out := filepath.Join(parent, "out")
-	if err := render.Run(render.Options{Paths: []string{dir}, OutputDir: out, ControllerName: manager.DefaultControllerName}); err != nil {
+	if err := render.Run(render.Options{Paths: []string{dir}, OutputDir: out, ControllerName: graph.DefaultControllerName}); err != nil {
 		t.Fatalf("readable input must not fail the render: %v", err)
 	}
 	entries, _ := os.ReadDir(parent)

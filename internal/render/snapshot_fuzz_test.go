@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/graph"
+
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/snapgen"
 )
@@ -74,7 +75,7 @@ func TestFuzzSeedCorpus(t *testing.T) {
 }
 
 func smallSnapshot(src snapgen.Source) *snapgen.Snapshot {
-	return snapgen.Generate(src, snapgen.Small, manager.DefaultControllerName)
+	return snapgen.Generate(src, snapgen.Small, graph.DefaultControllerName)
 }
 
 // writeSeedCorpus writes, as fuzz inputs, the choices of the first seeds

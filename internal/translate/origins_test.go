@@ -10,7 +10,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/test/certgen"
 )
@@ -29,8 +28,8 @@ func TestNameFilesNamesTheObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := graph.NewInput(manager.DefaultControllerName)
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}})
+	in := graph.NewInput(graph.DefaultControllerName)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.DefaultControllerName}})
 	for _, o := range certgen.Objects("team", "nginx", certgen.Material{Cert: leaf.PEM(), Key: certgen.KeyPEM(leaf.Key, certgen.PKCS8), CA: root.PEM()}) {
 		in.Add(o)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
@@ -46,8 +45,8 @@ func randomPolicy(r *rand.Rand, name, kind, target string, created int) *v1alpha
 }
 
 func baseInput() *graph.Input {
-	in := graph.NewInput(manager.DefaultControllerName)
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName}})
+	in := graph.NewInput(graph.DefaultControllerName)
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.DefaultControllerName}})
 	in.Add(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gw"}, Spec: gatewayv1.GatewaySpec{
 		GatewayClassName: "nginx", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
 	backend := []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "app", Port: ptr.To(gatewayv1.PortNumber(80))}}}

@@ -37,8 +37,9 @@ func run(m *testing.M) (code int) {
 	rt, err = testenv.LocalRuntime{
 		Name: "conformance", Prefix: "gwlc", CIDR: "10.247.0.0/16", LoadBalancerCIDR: "127.0.3.0/24",
 		// HTTPRoute's retry is experimental in v1.6: the suite's
-		// HTTPRouteRetry test needs the field to reach Gatewall.
-		ExperimentalHTTPRoute: true,
+		// HTTPRouteRetry test needs the field to reach Gatewall, and the
+		// suite refuses a mix of channels.
+		ExperimentalChannel: true,
 	}.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

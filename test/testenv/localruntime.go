@@ -43,6 +43,8 @@ type LocalRuntime struct {
 	// ExperimentalHTTPRoute installs the experimental channel's HTTPRoute
 	// CRD (localrun.Options).
 	ExperimentalHTTPRoute bool
+	// ExperimentalChannel installs the Gateway API's experimental channel.
+	ExperimentalChannel bool
 }
 
 // TestArgs are the manager's arguments in every test runtime: data planes
@@ -92,7 +94,7 @@ func (l LocalRuntime) Start() (*Local, error) {
 	rt, err := localrun.Start(ctx, localrun.Options{
 		Root: RepoRoot(), StateDir: state, KubeconfigPath: filepath.Join(state, "kubeconfig"),
 		Prefix: l.Prefix, CIDR: l.CIDR, LoadBalancerCIDR: l.LoadBalancerCIDR, NodeName: l.Name,
-		ExperimentalHTTPRoute: l.ExperimentalHTTPRoute, Log: log.WithName("local"),
+		ExperimentalHTTPRoute: l.ExperimentalHTTPRoute, ExperimentalChannel: l.ExperimentalChannel, Log: log.WithName("local"),
 	})
 	if err != nil {
 		logFile.Close()

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // Request header modifiers on backendRefs apply to the requests each backend

@@ -2,7 +2,7 @@ package config
 
 import (
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // conditions returns the variables that are "1" when each of a match's

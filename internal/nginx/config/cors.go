@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // corsDirectives renders a rule's CORS filter. A preflight (OPTIONS from an

@@ -3,7 +3,7 @@ package config
 import (
 	"strconv"
 
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // Gatewall sizes the hash tables NGINX builds from its configuration (see

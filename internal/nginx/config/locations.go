@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // entry is one match of one rule of one route: a candidate for a location.

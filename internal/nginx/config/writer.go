@@ -3,7 +3,7 @@ package config
 import (
 	"strings"
 
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // Quote returns s as an NGINX double-quoted string: it is syntax.Quote, the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatewall/gatewall/internal/nginx/config"
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 

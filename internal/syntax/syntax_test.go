@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatewall/gatewall/internal/nginx/syntax"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 func TestQuote(t *testing.T) {
