@@ -149,14 +149,16 @@ run: ## Run the manager against the cluster in $KUBECONFIG.
 test: images verify-generated ## Build the toolchain and the images, then run every test (with the core conformance tests).
 	go test $(GO_TEST_FLAGS) ./...
 
-# UNIT_PKGS are the packages whose tests need neither root, nor the images,
-# nor the local cluster: the pure core, the renderer and its goldens (checked
+# UNIT_PKGS are the packages whose tests need neither the images nor the
+# local cluster (they still need root: real `nginx -t` runs in mount and
+# network namespaces of its own, whose temporary directories NGINX chowns to
+# its worker user, which a user namespace mapping only root cannot hold): the pure core, the renderer and its goldens (checked
 # by real `nginx -t`), the manager's envtest suites (kube-apiserver and etcd
 # from bin/). make test runs them too, with everything else.
 UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/...
 
 .PHONY: unit
-unit: $(CONTROLLER_GEN) envtest-tools nginx ## The fast tests: no root, no images, no cluster (about a minute with a warm build cache).
+unit: ## The fast tests: no images, no cluster (about two minutes with a warm build cache; `make tools` first). Root for NGINX's namespaces.
 	go test $(UNIT_PKGS)
 
 .PHONY: golden
