@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -51,10 +52,19 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	ancestors := translate.PolicyAncestors(r.Kind, p, translations, tin, dataPlane)
-	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	stale := false
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := r.Kind.NewObject()
 		if err := r.Get(ctx, req.NamespacedName, cur); err != nil {
 			return client.IgnoreNotFound(err)
+		}
+		if cur.GetResourceVersion() != obj.GetResourceVersion() {
+			// Changed since it was translated (its status too: the WAF
+			// bundle in force is read from it): writing what was decided
+			// from the older object would overwrite the newer one.
+			// Translate it again.
+			stale = true
+			return nil
 		}
 		want := cur.DeepCopyObject().(client.Object)
 		translate.SetPolicyStatus(r.Kind, r.Kind.View(want), ancestors, translations, tin, metav1.Now())
@@ -68,7 +78,15 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		emit(r.Recorder, want, evs)
 		return nil
 	})
+	if stale && err == nil {
+		return ctrl.Result{RequeueAfter: staleRequeue}, nil
+	}
+	return ctrl.Result{}, err
 }
+
+// staleRequeue is how soon a policy that changed while it was translated
+// is translated again.
+const staleRequeue = 10 * time.Millisecond
 
 // SetupWithManager registers the reconciler. Any change to a Gateway, a
 // route, another policy, (for policies on Services) a Service, or an object
