@@ -112,10 +112,13 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return fail(gatewayv1.RouteReasonUnsupportedValue, "ExternalName Services are not supported")
 	}
+	// A Service may have a port number twice, for TCP and for UDP (DNS):
+	// the one of the route's transport is used, else the first.
 	var port *corev1.ServicePort
 	for i := range svc.Spec.Ports {
-		if svc.Spec.Ports[i].Port == b.Port {
-			port = &svc.Spec.Ports[i]
+		p := &svc.Spec.Ports[i]
+		if p.Port == b.Port && (port == nil || checkPortProtocol(routeKind, port.Protocol) != "" && checkPortProtocol(routeKind, p.Protocol) == "") {
+			port = p
 		}
 	}
 	if port == nil {
