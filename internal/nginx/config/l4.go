@@ -82,18 +82,19 @@ func (b *builder) l4Target(r *graph.Route, udp bool) string {
 	return b.streamTarget(rules[0].Backends, kindL4Upstream, closed, kindL4SplitVar, b.stream.l4Splits)
 }
 
-// usesUDPClosed says whether a UDP target may drop datagrams.
-func (c *Config) usesUDPClosed() bool {
-	for _, s := range c.L4Splits {
-		for _, bk := range s.Buckets {
-			if bk.Upstream == udpClosedUpstream {
-				return true
-			}
+// l4Uses says whether a TCP or UDP listener passes connections to target,
+// directly or for a share of them (a split's bucket).
+func (c *Config) l4Uses(target string) bool {
+	for _, s := range c.L4Servers {
+		if s.Target == target {
+			return true
 		}
 	}
-	for _, s := range c.L4Servers {
-		if s.Target == udpClosedUpstream {
-			return true
+	for _, s := range c.L4Splits {
+		for _, bk := range s.Buckets {
+			if bk.Upstream == target {
+				return true
+			}
 		}
 	}
 	return false
@@ -103,7 +104,7 @@ func (c *Config) usesUDPClosed() bool {
 // upstream that drops datagrams when a split uses it. Their upstreams are
 // the stream context's (writeStreamUpstreams).
 func (c *Config) writeL4(w *writer) {
-	if c.usesUDPClosed() {
+	if c.l4Uses(udpClosedUpstream) {
 		w.blank()
 		w.open("upstream", udpClosedUpstream)
 		w.line("server", "127.0.0.1:9", "down")

@@ -243,22 +243,7 @@ func (c *Config) writeStreamUpstreams(w *writer) {
 // rejects says whether the server closing connections is configured: a
 // TLS port, or a TCP listener that may close some, uses it.
 func (c *Config) rejects() bool {
-	if len(c.TLSPorts) > 0 {
-		return true
-	}
-	for _, s := range c.L4Servers {
-		if s.Target == tlsRejectSocket() {
-			return true
-		}
-	}
-	for _, s := range c.L4Splits {
-		for _, bk := range s.Buckets {
-			if bk.Upstream == tlsRejectSocket() {
-				return true
-			}
-		}
-	}
-	return false
+	return len(c.TLSPorts) > 0 || c.l4Uses(tlsRejectSocket())
 }
 
 // writeReject writes the server that closes every connection.
