@@ -39,10 +39,8 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		Watches(&gatewayv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfNginxProxy))
-	for _, k := range routekind.Kinds {
-		if !k.Optional {
-			b = b.Watches(k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
-		}
+	for _, k := range routekind.Required() {
+		b = b.Watches(k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged)
 	}
 	for _, k := range policy.Kinds {
 		if optionalKind(k) == "" {
@@ -72,10 +70,7 @@ func (r *GatewayReconciler) optionalWatches(mgr ctrl.Manager, c controller.Contr
 	if err := w.watch(APIListenerSet, &gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged); err != nil {
 		return err
 	}
-	for _, k := range routekind.Kinds {
-		if !k.Optional {
-			continue
-		}
+	for _, k := range routekind.Optional() {
 		if err := w.watch(routeAPI(k), k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
 			return err
 		}

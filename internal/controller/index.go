@@ -89,10 +89,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	// Routes are indexed by the ListenerSets they name whether or not the
 	// ListenerSet CRD is installed: it may be later. The kinds whose CRD
 	// is optional are indexed once it is served.
-	for _, k := range routekind.Kinds {
-		if !k.Optional {
-			indexes = append(indexes, routeIndexes(k, controllerName)...)
-		}
+	for _, k := range routekind.Required() {
+		indexes = append(indexes, routeIndexes(k, controllerName)...)
 	}
 	idx := mgr.GetFieldIndexer()
 	index := func(indexes []fieldIndex) error {
@@ -110,10 +108,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.APIs.When(APIListenerSet, func() error { return index(listenerSetIndexes()) }); err != nil {
 		return err
 	}
-	for _, k := range routekind.Kinds {
-		if !k.Optional {
-			continue
-		}
+	for _, k := range routekind.Optional() {
 		if err := cfg.APIs.When(routeAPI(k), func() error { return index(routeIndexes(k, controllerName)) }); err != nil {
 			return err
 		}

@@ -144,10 +144,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Kind.Targets().Allow(gatewayv1.LocalPolicyTargetReference{Kind: "Service"}) {
 		// TLSRoutes, TCPRoutes and UDPRoutes passing to a Service make
 		// their Gateways ancestors.
-		for _, k := range routekind.Kinds {
-			if !k.Optional {
-				continue
-			}
+		for _, k := range routekind.Optional() {
 			if err := late.watch(routeAPI(k), k.New(), all, predicate.GenerationChangedPredicate{}); err != nil {
 				return err
 			}

@@ -19,6 +19,7 @@ import (
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // snapshot reads from the cache what the graph of one Gateway needs: its
@@ -128,16 +129,14 @@ func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read f
 // only read their input (render's property checkInputUnchanged), and
 // status writes start from a fresh copy (writeRouteParents).
 func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, services map[string]bool, opts client.ListOption) error {
-	for _, k := range cfg.routeKinds() {
-		list := k.NewList()
-		if err := c.List(ctx, list, opts, client.UnsafeDisableDeepCopy); err != nil {
-			return fmt.Errorf("listing %ss: %w", k.Name, err)
-		}
-		for _, route := range k.Items(list) {
-			in.Add(route)
-			for _, s := range routeServices(k, route) {
-				services[s] = true
-			}
+	routes, err := listRoutes(ctx, c, cfg.routeKinds(), opts, client.UnsafeDisableDeepCopy)
+	if err != nil {
+		return err
+	}
+	for _, route := range routes {
+		in.Add(route)
+		for _, s := range routeServices(routekind.Of(route), route) {
+			services[s] = true
 		}
 	}
 	return nil

@@ -127,9 +127,9 @@ func slicePort(s *discoveryv1.EndpointSlice, portName string, proto corev1.Proto
 		if name == "" {
 			name = "(unnamed)"
 		}
-		switch {
-		case cmp.Or(ptr.Deref(p.Protocol, ""), corev1.ProtocolTCP) != proto:
-			return 0, fmt.Sprintf("port %s is %s, not %s", name, conditions.Quote(string(cmp.Or(ptr.Deref(p.Protocol, ""), corev1.ProtocolTCP))), proto)
+		switch got := cmp.Or(ptr.Deref(p.Protocol, ""), corev1.ProtocolTCP); {
+		case got != proto:
+			return 0, fmt.Sprintf("port %s is %s, not %s", name, conditions.Quote(string(got)), proto)
 		case p.Port == nil:
 			return 0, fmt.Sprintf("port %s has no number", name)
 		case !validPort(*p.Port):

@@ -202,11 +202,14 @@ func SetParents(o client.Object, parents []gatewayv1.RouteParentStatus) bool {
 	return true
 }
 
-// Required are the kinds whose CRD Gatewall requires (not Optional).
-func Required() []*Kind {
+// Required are the kinds whose CRD Gatewall requires; Optional the others.
+func Required() []*Kind { return kindsWhere(false) }
+func Optional() []*Kind { return kindsWhere(true) }
+
+func kindsWhere(optional bool) []*Kind {
 	var out []*Kind
 	for _, k := range Kinds {
-		if !k.Optional {
+		if k.Optional == optional {
 			out = append(out, k)
 		}
 	}
