@@ -327,12 +327,17 @@ func find[T client.Object](t *testing.T, objs []client.Object) T {
 }
 
 // plainDeployment is a Deployment such as a tenant makes.
+//
+// Its pod passes the manager-pods policy (its own ServiceAccount, no API
+// token), so a refusal comes from the rule a case names: when two policies
+// refuse a request, which one the API server reports is not fixed.
 func plainDeployment(ns, name string) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+				Spec: corev1.PodSpec{ServiceAccountName: name, AutomountServiceAccountToken: ptr.To(false),
+					Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 	}
 }
