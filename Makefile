@@ -81,7 +81,7 @@ nginx: ## Install Debian's NGINX when missing.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/gateway/..." paths="./internal/controller/..." paths="./internal/policy/..." \
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/gateway/..." paths="./internal/controller/..." paths="./internal/dataplane/..." paths="./internal/policy/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="./api/plm/..." output:crd:artifacts:config=config/plm/crd
 
@@ -150,15 +150,16 @@ test: images verify-generated ## Build the toolchain and the images, then run ev
 	go test $(GO_TEST_FLAGS) ./...
 
 # UNIT_PKGS are the packages whose tests need neither the images nor the
-# local cluster (they still need root: real `nginx -t` runs in mount and
-# network namespaces of its own, whose temporary directories NGINX chowns to
-# its worker user, which a user namespace mapping only root cannot hold): the pure core, the renderer and its goldens (checked
-# by real `nginx -t`), the manager's envtest suites (kube-apiserver and etcd
-# from bin/). make test runs them too, with everything else.
+# local cluster, nor root: the pure core, the renderer and its goldens
+# (checked by real `nginx -t`, which runs in a user namespace of the
+# caller's own when not root), the manager's envtest suites (kube-apiserver
+# and etcd from bin/). Run without root, the two tests that serve traffic
+# through NGINX's network namespace skip, saying so; make test runs as root
+# and runs them, with everything else.
 UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/...
 
 .PHONY: unit
-unit: ## The fast tests: no images, no cluster (about two minutes with a warm build cache; `make tools` first). Root for NGINX's namespaces.
+unit: ## The fast tests: no images, no cluster, no root (about two minutes with a warm build cache; `make tools` first).
 	go test $(UNIT_PKGS)
 
 .PHONY: golden

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,7 +64,7 @@ while read -r dir; do
 done <%s
 `, Binary, filepath.Join(root, "list"))
 	var out bytes.Buffer
-	cmd := exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", script)
+	cmd := unshare(script)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("running the batch: %w: %s", err, out.String())

@@ -1,7 +1,9 @@
 // Package nginxtest runs Debian's real NGINX on rendered configuration in
 // tests: `nginx -t` on files placed at their absolute data-plane paths, in
 // private mount and network namespaces so the host's /etc/nginx and ports
-// are never touched.
+// are never touched. Root is not needed for `nginx -t`: without it the
+// namespaces belong to a user namespace of the caller's own (see
+// Namespaces). Serving traffic (Serve) needs root.
 package nginxtest
 
 import (
@@ -28,6 +30,26 @@ func Available() error {
 		return fmt.Errorf("unshare not found (util-linux): it isolates NGINX's /etc/nginx in tests")
 	}
 	return nil
+}
+
+// Namespaces are unshare(1)'s flags for NGINX's private mount and network
+// namespaces. As root they are new namespaces of the host's user
+// namespace. Otherwise they belong to a new user namespace that maps the
+// caller to itself and keeps the capabilities it grants (--keep-caps), so
+// the shell can mount; NGINX, whose user is not root there, stays that
+// user (it has no worker user to chown its temporary directories to,
+// which an unprivileged user namespace could not map).
+func Namespaces() []string {
+	ns := []string{"--mount", "--net", "--propagation", "private"}
+	if os.Geteuid() == 0 {
+		return ns
+	}
+	return append([]string{"--user", "--map-current-user", "--keep-caps"}, ns...)
+}
+
+// unshare is the command running the shell script in NGINX's namespaces.
+func unshare(script string) *exec.Cmd {
+	return exec.Command("unshare", append(Namespaces(), "sh", "-ec", script)...)
 }
 
 // WriteRoot writes files under root at their absolute paths.
@@ -82,7 +104,7 @@ func Test(files []config.File) (string, error) {
 		return "", err
 	}
 	var out bytes.Buffer
-	cmd := exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", Isolate(root)+"exec "+Binary+" -t")
+	cmd := unshare(Isolate(root) + "exec " + Binary + " -t")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
 	if err != nil {

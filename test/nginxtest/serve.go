@@ -3,6 +3,7 @@ package nginxtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
@@ -31,7 +33,10 @@ type Server struct {
 
 // Serve starts NGINX on files. addrs are added to the namespace's loopback
 // interface, for backends (Gatewall refuses loopback endpoints). It
-// returns once NGINX accepts connections on port, or fails.
+// returns once NGINX accepts connections on port, or fails. It needs root:
+// the test's own process joins NGINX's network namespace (Dial, Listen),
+// which a process outside an unprivileged user namespace cannot.
+// Tests that serve call RequireRoot first.
 func Serve(files []config.File, port int, addrs ...string) (*Server, error) {
 	return ServeWith(ServeOptions{Files: files, Port: port, Addrs: addrs})
 }
@@ -52,6 +57,9 @@ type ServeOptions struct {
 func ServeWith(o ServeOptions) (*Server, error) {
 	if err := Available(); err != nil {
 		return nil, err
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("serving through NGINX needs root (the test joins NGINX's network namespace)")
 	}
 	root, err := os.MkdirTemp("", "gatewall-nginx-serve-")
 	if err != nil {
@@ -77,7 +85,7 @@ func ServeWith(o ServeOptions) (*Server, error) {
 	s := &Server{root: root}
 	// unshare execs the shell, which execs NGINX: its process is in the
 	// namespaces, so /proc/PID/ns/net is theirs.
-	s.cmd = exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec", script+"exec "+Binary+" -g 'daemon off;'")
+	s.cmd = unshare(script + "exec " + Binary + " -g 'daemon off;'")
 	s.cmd.Stdout, s.cmd.Stderr = s, s
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
@@ -94,6 +102,16 @@ func ServeWith(o ServeOptions) (*Server, error) {
 			out := s.Stop()
 			return nil, fmt.Errorf("NGINX does not accept connections on port %d: %v\n%s", port, err, out)
 		}
+	}
+}
+
+// RequireRoot skips a test that serves traffic through NGINX when it does
+// not run as root, saying so: `make unit` runs without root, `make test`
+// (and CI) runs as root and runs every such test.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("serves traffic through real NGINX in its network namespace, which needs root: `make test` runs it")
 	}
 }
 

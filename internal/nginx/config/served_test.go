@@ -96,6 +96,7 @@ func TestServedAtTheBound(t *testing.T) {
 // serve).
 func serve(t *testing.T, cfg *config.Config) *nginxtest.Server {
 	t.Helper()
+	nginxtest.RequireRoot(t)
 	s, err := nginxtest.Serve(cfg.Files(), int(cfg.Main.ReadinessPort), "10.0.0.1/32")
 	if err != nil {
 		t.Fatal(err)
