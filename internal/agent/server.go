@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/coalesce"
+
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,7 +64,7 @@ type Server struct {
 	tls      *tls.Config
 	log      logr.Logger
 	observe  func(Event)
-	notifier *notifier
+	notifier *coalesce.Calls[Key]
 
 	pushTimeout   time.Duration
 	podTTL        time.Duration
@@ -90,7 +92,7 @@ func NewServer(opts Options) (*Server, error) {
 		tls:           tlsConfig,
 		log:           opts.Log,
 		observe:       opts.Observe,
-		notifier:      newNotifier(opts.OnChange),
+		notifier:      coalesce.NewCalls(opts.OnChange, compareKeys),
 		pushTimeout:   cmp.Or(opts.PushTimeout, DefaultPushTimeout),
 		podTTL:        cmp.Or(opts.PodTTL, DefaultPodTTL),
 		overviewGrace: cmp.Or(opts.OverviewGrace, DefaultOverviewGrace),
@@ -126,7 +128,7 @@ func (s *Server) SetConfig(key Key, files []File) string {
 	}
 	s.desired[key] = s.ref(key, v)
 	s.log.V(1).Info("Desired configuration set", "gateway", key, "version", v.id, "files", len(v.files))
-	s.notifier.add(key)
+	s.notifier.Add(key)
 	for _, p := range s.pods {
 		if p.key == key {
 			p.kick()
@@ -146,7 +148,7 @@ func (s *Server) DeleteConfig(key Key) {
 	}
 	delete(s.desired, key)
 	s.unref(key, old)
-	s.notifier.add(key)
+	s.notifier.Add(key)
 }
 
 // Status returns the state of key's data plane.

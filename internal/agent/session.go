@@ -18,14 +18,14 @@ func (s *Server) connect(id Identity, res *mpi.Resource) {
 		p = &pod{name: id.Pod, key: id.Gateway}
 		s.pods[id.Pod] = p
 		s.armTTL(p)
-		s.notifier.add(p.key)
+		s.notifier.Add(p.key)
 	}
 	before := p.status(s.desiredID(p.key))
 	if p.key != id.Gateway {
 		// The pod serves another Gateway now: nothing known about it holds.
 		s.log.Info("Pod moved to another Gateway", "pod", p.name, "from", p.key, "to", id.Gateway)
 		s.dropPushes(p)
-		s.notifier.add(p.key)
+		s.notifier.Add(p.key)
 		p.key = id.Gateway
 		p.agentSession, p.nginxSession = "", ""
 		p.clearFailure()
@@ -146,7 +146,7 @@ func (s *Server) armTTL(p *pod) {
 			s.dropPushes(p)
 			p.stopTimers()
 			delete(s.pods, p.name)
-			s.notifier.add(p.key)
+			s.notifier.Add(p.key)
 		}
 	})
 }
@@ -176,6 +176,6 @@ func (s *Server) desiredID(key Key) string {
 // changed schedules OnChange for p's key if p's status moved. s.mu held.
 func (s *Server) changed(p *pod, before PodStatus) {
 	if p.status(s.desiredID(p.key)) != before {
-		s.notifier.add(p.key)
+		s.notifier.Add(p.key)
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"os"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -112,4 +113,9 @@ type Event struct {
 	Version string
 	Path    string
 	Message string
+}
+
+// compareKeys orders Gateways by namespace, then name.
+func compareKeys(a, b Key) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }

@@ -1,4 +1,4 @@
-package controller
+package coalesce
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// jobs runs, in the background, the newest job handed to it for each key:
+// Jobs runs, in the background, the newest job handed to it for each key:
 // a job replaces one of the same key that has not started, one key's jobs
 // never run at once (a job handed while one runs starts after it), and a
 // job that fails is retried with backoff unless a newer one replaced it.
 // It runs on the leader only, like the reconcilers that hand it jobs.
-type jobs[K comparable] struct {
+type Jobs[K comparable] struct {
 	what    string
 	log     logr.Logger
 	workers int
@@ -37,25 +37,25 @@ type jobs[K comparable] struct {
 	notBefore map[K]time.Time
 }
 
-// newJobs makes a runner of workers workers; the manager runs it (mgr.Add).
+// NewJobs makes a runner of workers workers; the manager runs it (mgr.Add).
 // what names it in logs and in the workqueue's metrics.
-func newJobs[K comparable](what string, log logr.Logger, workers int) *jobs[K] {
-	return &jobs[K]{
+func NewJobs[K comparable](what string, log logr.Logger, workers int) *Jobs[K] {
+	return &Jobs[K]{
 		what: what, log: log, workers: workers, pending: map[K]func(context.Context) error{}, notBefore: map[K]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[K](),
 			workqueue.TypedRateLimitingQueueConfig[K]{Name: what}),
 	}
 }
 
-// paced has j space each key's jobs by pace times what the last one took,
-// at most maxPause (see jobs.pace). Call it before Start.
-func (j *jobs[K]) paced(pace float64, maxPause time.Duration) *jobs[K] {
+// Paced has j space each key's jobs by pace times what the last one took,
+// at most maxPause (see Jobs.pace). Call it before Start.
+func (j *Jobs[K]) Paced(pace float64, maxPause time.Duration) *Jobs[K] {
 	j.pace, j.maxPause = pace, maxPause
 	return j
 }
 
-// hand makes job k's newest.
-func (j *jobs[K]) hand(k K, job func(context.Context) error) {
+// Hand makes job k's newest.
+func (j *Jobs[K]) Hand(k K, job func(context.Context) error) {
 	j.mu.Lock()
 	j.pending[k] = job
 	j.mu.Unlock()
@@ -63,7 +63,7 @@ func (j *jobs[K]) hand(k K, job func(context.Context) error) {
 }
 
 // Start runs the workers until ctx ends.
-func (j *jobs[K]) Start(ctx context.Context) error {
+func (j *Jobs[K]) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range j.workers {
 		wg.Add(1)
@@ -80,11 +80,11 @@ func (j *jobs[K]) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection: only the leader reconciles, and writes statuses.
-func (j *jobs[K]) NeedLeaderElection() bool { return true }
+func (j *Jobs[K]) NeedLeaderElection() bool { return true }
 
 // next runs one key's pending job; false when the queue is shut down. The
 // queue never hands one key to two workers at once.
-func (j *jobs[K]) next(ctx context.Context) bool {
+func (j *Jobs[K]) next(ctx context.Context) bool {
 	k, quit := j.queue.Get()
 	if quit {
 		return false
@@ -125,7 +125,7 @@ func (j *jobs[K]) next(ctx context.Context) bool {
 // pause keeps k's next job from starting before pace times took has
 // passed. The key is queued again for then, so that its entry is removed
 // even when no job comes meanwhile.
-func (j *jobs[K]) pause(k K, took time.Duration) {
+func (j *Jobs[K]) pause(k K, took time.Duration) {
 	wait := j.pauseAfter(took)
 	if wait <= 0 {
 		return
@@ -137,6 +137,6 @@ func (j *jobs[K]) pause(k K, took time.Duration) {
 }
 
 // pauseAfter is how long a key waits after a job that took took.
-func (j *jobs[K]) pauseAfter(took time.Duration) time.Duration {
+func (j *Jobs[K]) pauseAfter(took time.Duration) time.Duration {
 	return min(time.Duration(j.pace*float64(took)), j.maxPause)
 }

@@ -1,4 +1,4 @@
-package controller
+package coalesce
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // for it, a newer one replaces it before it starts, other keys run
 // meanwhile, and a failed job is retried until it succeeds.
 func TestJobsRunTheNewestPerKey(t *testing.T) {
-	j := newJobs[string]("test", logr.Discard(), 4)
+	j := NewJobs[string]("test", logr.Discard(), 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = j.Start(ctx) }()
@@ -42,15 +42,15 @@ func TestJobsRunTheNewestPerKey(t *testing.T) {
 	}
 	release := make(chan struct{})
 	started := make(chan struct{})
-	j.hand("a", func(ctx context.Context) error {
+	j.Hand("a", func(ctx context.Context) error {
 		close(started)
 		return record("a", "a1", release)(ctx)
 	})
 	<-started
-	j.hand("a", record("a", "a2", nil)) // replaced before it starts
-	j.hand("a", record("a", "a3", nil))
+	j.Hand("a", record("a", "a2", nil)) // replaced before it starts
+	j.Hand("a", record("a", "a3", nil))
 	otherDone := make(chan struct{})
-	j.hand("b", func(ctx context.Context) error {
+	j.Hand("b", func(ctx context.Context) error {
 		defer close(otherDone)
 		return record("b", "b1", nil)(ctx)
 	})
@@ -63,7 +63,7 @@ func TestJobsRunTheNewestPerKey(t *testing.T) {
 
 	attempts := 0
 	failedThenOK := make(chan struct{})
-	j.hand("c", func(context.Context) error {
+	j.Hand("c", func(context.Context) error {
 		if attempts++; attempts < 3 {
 			return errors.New("refused")
 		}
@@ -97,7 +97,7 @@ func TestJobsRunTheNewestPerKey(t *testing.T) {
 // no sooner than pace×d after it ended and is the newest handed meanwhile;
 // the pause is capped; a key's pause leaves no state behind once over.
 func TestJobsPacedByCost(t *testing.T) {
-	j := newJobs[string]("test", logr.Discard(), 2).paced(3, time.Minute)
+	j := NewJobs[string]("test", logr.Discard(), 2).Paced(3, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = j.Start(ctx) }()
@@ -125,10 +125,10 @@ func TestJobsPacedByCost(t *testing.T) {
 			return run{}
 		}
 	}
-	j.hand("a", job("a1", 100*time.Millisecond))
+	j.Hand("a", job("a1", 100*time.Millisecond))
 	first := next()
 	for _, name := range []string{"a2", "a3", "a4"} {
-		j.hand("a", job(name, 0))
+		j.Hand("a", job(name, 0))
 	}
 	second := next()
 	if second.name != "a4" {
@@ -149,11 +149,11 @@ func TestJobsPacedByCost(t *testing.T) {
 		return len(j.notBefore) == 0
 	}, "the pause to leave no entry behind")
 
-	capped := newJobs[string]("test", logr.Discard(), 1).paced(3, 50*time.Millisecond)
+	capped := NewJobs[string]("test", logr.Discard(), 1).Paced(3, 50*time.Millisecond)
 	if got := capped.pauseAfter(time.Second); got != 50*time.Millisecond {
 		t.Errorf("pause after a 1 s job with a 50 ms cap: %v", got)
 	}
-	if got := newJobs[string]("test", logr.Discard(), 1).pauseAfter(time.Second); got != 0 {
+	if got := NewJobs[string]("test", logr.Discard(), 1).pauseAfter(time.Second); got != 0 {
 		t.Errorf("unpaced jobs pause %v", got)
 	}
 }

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
+	"github.com/gatewall/gatewall/internal/coalesce"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,14 +41,14 @@ import (
 type GatewayReconciler struct {
 	client.Client
 	Config    Config
-	DataPlane DataPlane
+	DataPlane dataplane.DataPlane
 	// Provisioning, when set, makes the reconciler provision each accepted
 	// Gateway's data plane; nil leaves data planes to someone else.
 	Provisioning *Provisioning
 	// RouteStatuses writes route statuses in the background.
 	RouteStatuses *RouteStatusWriter
 	// statuses runs each Gateway's newest status job (handStatuses).
-	statuses *jobs[types.NamespacedName]
+	statuses *coalesce.Jobs[types.NamespacedName]
 	// Recorder emits events on Gateways (nil: none).
 	Recorder events.EventRecorder
 
@@ -150,7 +154,7 @@ func (r *GatewayReconciler) handStatuses(ctx context.Context, key types.Namespac
 	if r.statuses == nil {
 		return job(ctx)
 	}
-	r.statuses.hand(key, job)
+	r.statuses.Hand(key, job)
 	return nil
 }
 

@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+
+	"github.com/gatewall/gatewall/internal/coalesce"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,29 +29,26 @@ type Notifier struct {
 type subscriber struct {
 	ch chan event.GenericEvent // capacity 1: "collect what is pending"
 
-	mu       sync.Mutex
-	all      bool
-	gateways map[types.NamespacedName]struct{}
+	all      atomic.Bool
+	gateways coalesce.Keys[types.NamespacedName]
 }
 
 // Notify wakes every subscriber for everything it maps to.
 func (n *Notifier) Notify() {
-	n.each(func(s *subscriber) { s.all = true })
+	n.each(func(s *subscriber) { s.all.Store(true) })
 }
 
 // NotifyGateway wakes the subscribers for one Gateway: the data plane of
 // gw changed.
 func (n *Notifier) NotifyGateway(gw types.NamespacedName) {
-	n.each(func(s *subscriber) { s.gateways[gw] = struct{}{} })
+	n.each(func(s *subscriber) { s.gateways.Add(gw) })
 }
 
 func (n *Notifier) each(record func(*subscriber)) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, s := range n.subs {
-		s.mu.Lock()
 		record(s)
-		s.mu.Unlock()
 		select {
 		case s.ch <- event.GenericEvent{Object: &wakeup{}}:
 		default: // a wake-up is pending: it collects this notification too
@@ -58,22 +58,14 @@ func (n *Notifier) each(record func(*subscriber)) {
 
 // take returns and clears what is pending.
 func (s *subscriber) take() (all bool, gateways []types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for gw := range s.gateways {
-		gateways = append(gateways, gw)
-	}
-	all = s.all
-	s.all = false
-	clear(s.gateways)
-	return all, gateways
+	return s.all.Swap(false), s.gateways.Take()
 }
 
 // GatewaySource returns a source for one controller that maps a Notify with
 // all and each Gateway notified with ofGateway; a nil ofGateway maps those
 // with all too.
 func (n *Notifier) GatewaySource(all handler.MapFunc, ofGateway func(context.Context, types.NamespacedName) []reconcile.Request) source.Source {
-	s := &subscriber{ch: make(chan event.GenericEvent, 1), gateways: map[types.NamespacedName]struct{}{}}
+	s := &subscriber{ch: make(chan event.GenericEvent, 1)}
 	n.mu.Lock()
 	n.subs = append(n.subs, s)
 	n.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +38,7 @@ type PolicyReconciler struct {
 	client.Client
 	Kind      policy.Kind
 	Config    Config
-	DataPlane DataPlane
+	DataPlane dataplane.DataPlane
 	Recorder  events.EventRecorder
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,7 +27,7 @@ import (
 // translation of each Gateway the targets concern (the same translation the
 // Gateway reconciler computes), and what each Gateway's data plane did with
 // that translation's configuration.
-func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp DataPlane, targets []policy.TargetRef) (
+func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []policy.TargetRef) (
 	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
 	tin, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {

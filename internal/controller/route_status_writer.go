@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gatewall/gatewall/internal/coalesce"
+
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +36,7 @@ const routeStatusWorkers = 4
 // retried with backoff unless a newer one replaced it. It runs on the
 // leader only, like the reconcilers that feed it.
 type RouteStatusWriter struct {
-	*jobs[routeID]
+	*coalesce.Jobs[routeID]
 	client client.Client
 	// kinds are the route kinds whose CRD is installed now.
 	kinds func() []*routekind.Kind
@@ -54,7 +56,7 @@ type routeStatusWrite struct {
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
 // kinds are the route kinds whose CRD is installed (an optional one may be later).
 func NewRouteStatusWriter(c client.Client, log logr.Logger, kinds func() []*routekind.Kind) *RouteStatusWriter {
-	return &RouteStatusWriter{jobs: newJobs[routeID]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
+	return &RouteStatusWriter{Jobs: coalesce.NewJobs[routeID]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
 		pending: map[routeID]map[types.NamespacedName]routeStatusWrite{}, writing: map[routeID]bool{}}
 }
 
@@ -116,7 +118,7 @@ func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []g
 	}
 	w.pending[id][owner.gateway] = routeStatusWrite{route: route, parentWrite: parentWrite{owner: owner, ours: ours}}
 	w.mu.Unlock()
-	w.hand(id, func(ctx context.Context) error { return w.write(ctx, id) })
+	w.Hand(id, func(ctx context.Context) error { return w.write(ctx, id) })
 }
 
 // write makes the route's pending writes in one update; when it fails, they

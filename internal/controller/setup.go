@@ -5,6 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+	"github.com/gatewall/gatewall/internal/wafbundles"
+
+	"github.com/gatewall/gatewall/internal/coalesce"
+
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -29,7 +34,7 @@ type Config struct {
 	// PLMScope is where WAF bundles may be fetched from.
 	PLMScope apiplm.Scope
 	// Bundles brings fetched WAF bundles into snapshots.
-	Bundles *Bundles
+	Bundles *wafbundles.Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
 	Notifier *Notifier
 	// Translated wakes the policy reconcilers when the Gateway reconciler
@@ -85,7 +90,7 @@ func optionalKind(k policy.Kind) API {
 
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
-func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error {
+func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provisioning) error {
 	if cfg.Translations == nil {
 		cfg.Translations = NewTranslations()
 	}
@@ -96,8 +101,8 @@ func Setup(mgr ctrl.Manager, cfg Config, dp DataPlane, prov *Provisioning) error
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
-	gatewayStatuses := newJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers).
-		paced(gatewayStatusPace, gatewayStatusMaxPause)
+	gatewayStatuses := coalesce.NewJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers).
+		Paced(gatewayStatusPace, gatewayStatusMaxPause)
 	if err := mgr.Add(gatewayStatuses); err != nil {
 		return fmt.Errorf("adding the Gateway status writer: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -63,7 +65,7 @@ type AgentOptions struct {
 
 // setupAgent builds the agent server (run by the leader only), the data
 // plane backed by it, and the provisioning settings.
-func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *controller.Notifier) (controller.DataPlane, *controller.Provisioning, error) {
+func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *controller.Notifier) (dataplane.DataPlane, *controller.Provisioning, error) {
 	a := opts.Agent
 	host, portText, err := net.SplitHostPort(a.ServerAddress)
 	if err != nil {
@@ -156,7 +158,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	if err := mgr.Add(serve); err != nil {
 		return nil, nil, err
 	}
-	return controller.NewAgentDataPlane(server, feed), &controller.Provisioning{
+	return dataplane.NewAgentDataPlane(server, feed), &controller.Provisioning{
 		AgentHost: host, AgentPort: port, ServerName: serverName,
 		CA: certs.CA, ReloadMonitoringPeriod: a.ReloadMonitoringPeriod,
 		Images: provisioner.Images{

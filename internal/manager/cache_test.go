@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/test/testenv"
@@ -37,7 +38,7 @@ func TestCacheHoldsMetadataOnly(t *testing.T) {
 	ctx := context.Background()
 	mgr, err := manager.New(env.Config, manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
-		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0", DataPlane: controller.NewHeldFiles(),
+		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0", DataPlane: dataplane.NewHeldFiles(),
 	})
 	if err != nil {
 		t.Fatal(err)

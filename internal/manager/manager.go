@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,7 +103,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("setting up the agent server: %w", err)
 		}
 	default:
-		dp = controller.NewHeldFiles()
+		dp = dataplane.NewHeldFiles()
 	}
 	bundles, err := setupPLM(mgr, opts, notifier)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	"k8s.io/apimachinery/pkg/types"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -66,7 +68,7 @@ type Options struct {
 
 	// DataPlane receives the Gateways' configurations; nil holds them
 	// without a data plane (every Gateway stays not Programmed).
-	DataPlane controller.DataPlane
+	DataPlane dataplane.DataPlane
 	// Notifier wakes the reconcilers when the data plane reports; the
 	// DataPlane calls it. nil makes one.
 	Notifier *controller.Notifier

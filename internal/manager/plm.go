@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gatewall/gatewall/internal/wafbundles"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,9 +62,9 @@ func fetcherOptions(o PLMOptions, notifier *controller.Notifier) plmfetch.Option
 // setupPLM builds what fetches WAF bundles: the fetcher (or NoStorage
 // without --plm-storage-url) run by the manager, and the reconciler that
 // hands it the storage Secrets. Fetched bundles wake the reconcilers.
-func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*controller.Bundles, error) {
+func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*wafbundles.Bundles, error) {
 	if opts.PLM.StorageURL == "" {
-		return controller.NewBundles(controller.NoStorage{}), nil
+		return wafbundles.NewBundles(wafbundles.NoStorage{}), nil
 	}
 	f, err := plmfetch.New(fetcherOptions(opts.PLM, notifier))
 	if err != nil {
@@ -98,5 +100,5 @@ func setupPLM(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*c
 			return nil, err
 		}
 	}
-	return controller.NewBundles(f), nil
+	return wafbundles.NewBundles(f), nil
 }

@@ -1,4 +1,4 @@
-package controller
+package wafbundles
 
 import (
 	"crypto/sha256"

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/status"
@@ -112,7 +113,7 @@ type reloadScene struct {
 	dp         *dataPlane
 	gw, pod    types.NamespacedName
 	port, held int
-	plane      *controller.AgentDataPlane
+	plane      *dataplane.AgentDataPlane
 }
 
 func startReloadScene(t *testing.T) reloadScene {
@@ -123,7 +124,7 @@ func startReloadScene(t *testing.T) reloadScene {
 	s.port = freePort(t, s.dp.ip)
 	s.held = holdPort(t, s.dp.ip)
 	s.dp.start()
-	s.plane = controller.NewAgentDataPlane(cp.srv, nil)
+	s.plane = dataplane.NewAgentDataPlane(cp.srv, nil)
 	return s
 }
 

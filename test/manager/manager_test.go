@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"
@@ -32,7 +33,7 @@ var (
 	// probes is the address of the running manager's health probes.
 	probes string
 	// held is the running manager's data plane: the files it would push.
-	held = controller.NewHeldFiles()
+	held = dataplane.NewHeldFiles()
 	// storage is the running manager's PLM storage: a real S3 server.
 	storage *s3test.Server
 )

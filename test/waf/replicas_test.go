@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"
@@ -26,8 +27,8 @@ import (
 func TestFollowerWarmsItsCacheAndLeadsWarm(t *testing.T) {
 	srv := s3test.Start(t, plmfetch.AccessKeyID, adminSecret, nil)
 	createCredentials(t, "plm-storage-credentials")
-	replica := func(cacheDir string) (*controller.HeldFiles, func()) {
-		held := controller.NewHeldFiles()
+	replica := func(cacheDir string) (*dataplane.HeldFiles, func()) {
+		held := dataplane.NewHeldFiles()
 		opts := managerOptions(held, manager.PLMOptions{StorageURL: srv.URL(), Bucket: bucket, CacheDir: cacheDir, CredentialsSecret: "plm-storage-credentials"})
 		opts.LeaderElection, opts.LeaderElectionID = true, "waf-replicas-test"
 		return held, start(t, opts)

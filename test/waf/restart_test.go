@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,7 +17,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"
@@ -133,7 +134,7 @@ func plainGateway(t *testing.T, ns string) types.NamespacedName {
 }
 
 // allFiles is every file the manager would push to a Gateway, concatenated.
-func allFiles(held *controller.HeldFiles, gw types.NamespacedName) string {
+func allFiles(held *dataplane.HeldFiles, gw types.NamespacedName) string {
 	var b strings.Builder
 	for _, f := range held.Files(gw) {
 		b.Write(f.Data)

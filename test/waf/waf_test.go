@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/dataplane"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +29,6 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -57,7 +58,7 @@ func sum(b []byte) string {
 
 // startManager runs the manager with PLM storage at url, credentials from a
 // Secret, until the test ends; it returns the files it would push.
-func startManager(t *testing.T, url string) *controller.HeldFiles {
+func startManager(t *testing.T, url string) *dataplane.HeldFiles {
 	t.Helper()
 	createCredentials(t, "plm-storage-credentials")
 	return runManager(t, url, "plm-storage-credentials")
@@ -80,7 +81,7 @@ func createCredentials(t *testing.T, name string) {
 
 // runManager runs the manager with PLM storage at url and credentials from
 // the Secret named credentials, until the test ends.
-func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
+func runManager(t *testing.T, url, credentials string) *dataplane.HeldFiles {
 	t.Helper()
 	held, _ := stoppableManager(t, manager.PLMOptions{StorageURL: url, Bucket: bucket, CacheDir: t.TempDir(), CredentialsSecret: credentials})
 	return held
@@ -88,15 +89,15 @@ func runManager(t *testing.T, url, credentials string) *controller.HeldFiles {
 
 // stoppableManager runs the manager with PLM options plm until stop is
 // called or the test ends; it returns the files the manager would push.
-func stoppableManager(t *testing.T, plm manager.PLMOptions) (held *controller.HeldFiles, stop func()) {
+func stoppableManager(t *testing.T, plm manager.PLMOptions) (held *dataplane.HeldFiles, stop func()) {
 	t.Helper()
-	held = controller.NewHeldFiles()
+	held = dataplane.NewHeldFiles()
 	return held, start(t, managerOptions(held, plm))
 }
 
 // managerOptions are the options of a test manager without a data plane
 // (held receives its files) and with PLM options plm.
-func managerOptions(held *controller.HeldFiles, plm manager.PLMOptions) manager.Options {
+func managerOptions(held *dataplane.HeldFiles, plm manager.PLMOptions) manager.Options {
 	return manager.Options{
 		ControllerName: manager.DefaultControllerName, GatewayClassName: manager.DefaultGatewayClassName,
 		Namespace: manager.DefaultNamespace, MetricsAddr: "0", ProbeAddr: "0",
@@ -198,7 +199,7 @@ func wafStatus(t *testing.T, ns string) (*v1alpha1.WAFGatewayBindingPolicy, stri
 	return p, strings.Join(parts, " ")
 }
 
-func heldBundle(held *controller.HeldFiles, gw types.NamespacedName, sha string) ([]byte, bool) {
+func heldBundle(held *dataplane.HeldFiles, gw types.NamespacedName, sha string) ([]byte, bool) {
 	for _, f := range held.Files(gw) {
 		if f.Path == policy.BundlePath(sha) {
 			return f.Data, true
@@ -207,7 +208,7 @@ func heldBundle(held *controller.HeldFiles, gw types.NamespacedName, sha string)
 	return nil, false
 }
 
-func heldConf(held *controller.HeldFiles, gw types.NamespacedName) string {
+func heldConf(held *dataplane.HeldFiles, gw types.NamespacedName) string {
 	for _, f := range held.Files(gw) {
 		if f.Path == "/etc/nginx/includes/waf.conf" {
 			return string(f.Data)
