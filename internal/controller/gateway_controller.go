@@ -188,7 +188,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 		// them already: thousands of routes need not be gone through again.
 		return nil
 	}
-	current := map[routeID]bool{}
+	current := map[graph.ObjectRef]bool{}
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
 		have := routekind.Parents(newest(j.in, route.Source))

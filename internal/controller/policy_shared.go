@@ -27,7 +27,7 @@ import (
 // translation of each Gateway the targets concern (the same translation the
 // Gateway reconciler computes), and what each Gateway's data plane did with
 // that translation's configuration.
-func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []policy.TargetRef) (
+func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []graph.ObjectRef) (
 	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
 	tin, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
@@ -114,7 +114,7 @@ func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList
 }
 
 // targetsOf returns the targets of a policy of a kind.
-func targetsOf(k policy.Kind, o client.Object) []policy.TargetRef {
+func targetsOf(k policy.Kind, o client.Object) []graph.ObjectRef {
 	return policy.TargetsOf(o, k.View(o).PolicyTargetRefs())
 }
 

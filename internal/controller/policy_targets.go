@@ -13,14 +13,13 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // targetsInput reads a policy's targets from the cache into a snapshot (so
 // translate can say which exist and which Gateways they attach to), with
 // the ListenerSets route targets name.
-func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []policy.TargetRef) (*graph.Input, error) {
+func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []graph.ObjectRef) (*graph.Input, error) {
 	in := graph.NewInput(cfg.ControllerName)
 	get := func(key types.NamespacedName, obj client.Object) (bool, error) {
 		if err := c.Get(ctx, key, obj); err != nil {
@@ -70,7 +69,7 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []po
 // for Service targets the Gateways of Gatewall's classes whose routes name
 // the Service as a backend or mirror: the only Gateways that can be the
 // policy's ancestors.
-func ancestorGateways(ctx context.Context, c client.Reader, cfg Config, targets []policy.TargetRef) ([]types.NamespacedName, error) {
+func ancestorGateways(ctx context.Context, c client.Reader, cfg Config, targets []graph.ObjectRef) ([]types.NamespacedName, error) {
 	in, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, err
@@ -79,7 +78,7 @@ func ancestorGateways(ctx context.Context, c client.Reader, cfg Config, targets 
 }
 
 // targetGateways is ancestorGateways on the targets' snapshot in.
-func targetGateways(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, targets []policy.TargetRef) ([]types.NamespacedName, error) {
+func targetGateways(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, targets []graph.ObjectRef) ([]types.NamespacedName, error) {
 	gws := translate.TargetGateways(in, targets)
 	var services []types.NamespacedName
 	for _, t := range targets {

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Referenced reads the Secrets and ConfigMaps that Gateways, ListenerSets
@@ -31,39 +33,33 @@ type Referenced struct {
 
 	mu sync.Mutex
 	// objects are the content of the objects Gateways' snapshots read.
-	objects map[refKey]client.Object
+	objects map[graph.ObjectRef]client.Object
 	// users are, per Gateway, the objects its last snapshot read, and refs
 	// how many Gateways' last snapshots read each object.
-	users map[types.NamespacedName]map[refKey]bool
-	refs  map[refKey]int
-}
-
-// refKey names a Secret or a ConfigMap.
-type refKey struct {
-	kind string
-	key  types.NamespacedName
+	users map[types.NamespacedName]map[graph.ObjectRef]bool
+	refs  map[graph.ObjectRef]int
 }
 
 // NewReferenced reads metadata from meta (the manager's cache) and content
 // from api (the API server).
 func NewReferenced(meta, api client.Reader) *Referenced {
-	return &Referenced{meta: meta, api: api, objects: map[refKey]client.Object{},
-		users: map[types.NamespacedName]map[refKey]bool{}, refs: map[refKey]int{}}
+	return &Referenced{meta: meta, api: api, objects: map[graph.ObjectRef]client.Object{},
+		users: map[types.NamespacedName]map[graph.ObjectRef]bool{}, refs: map[graph.ObjectRef]int{}}
 }
 
 // refReads are the objects one snapshot of a Gateway reads.
 type refReads struct {
 	r    *Referenced
-	read map[refKey]bool
+	read map[graph.ObjectRef]bool
 }
 
 // reads starts a snapshot's reads; its done records them.
-func (r *Referenced) reads() *refReads { return &refReads{r: r, read: map[refKey]bool{}} }
+func (r *Referenced) reads() *refReads { return &refReads{r: r, read: map[graph.ObjectRef]bool{}} }
 
 // secret returns a Secret's content; a Secret that does not exist is a
 // NotFound error.
 func (s *refReads) secret(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
-	o, err := s.get(ctx, refKey{kind: "Secret", key: key}, &corev1.Secret{})
+	o, err := s.get(ctx, graph.ObjectRef{Kind: "Secret", Key: key}, &corev1.Secret{})
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +69,14 @@ func (s *refReads) secret(ctx context.Context, key types.NamespacedName) (*corev
 // configMap returns a ConfigMap's content; a ConfigMap that does not exist
 // is a NotFound error.
 func (s *refReads) configMap(ctx context.Context, key types.NamespacedName) (*corev1.ConfigMap, error) {
-	o, err := s.get(ctx, refKey{kind: "ConfigMap", key: key}, &corev1.ConfigMap{})
+	o, err := s.get(ctx, graph.ObjectRef{Kind: "ConfigMap", Key: key}, &corev1.ConfigMap{})
 	if err != nil {
 		return nil, err
 	}
 	return o.(*corev1.ConfigMap), nil
 }
 
-func (s *refReads) get(ctx context.Context, k refKey, empty client.Object) (client.Object, error) {
+func (s *refReads) get(ctx context.Context, k graph.ObjectRef, empty client.Object) (client.Object, error) {
 	o, err := s.r.get(ctx, k, empty)
 	if err == nil {
 		s.read[k] = true
@@ -93,12 +89,12 @@ func (s *refReads) done(gw types.NamespacedName) { s.r.retain(gw, s.read) }
 
 // get returns the content of k at the resourceVersion the cache has (or
 // newer), from memory when it has that version, else into empty.
-func (r *Referenced) get(ctx context.Context, k refKey, empty client.Object) (client.Object, error) {
+func (r *Referenced) get(ctx context.Context, k graph.ObjectRef, empty client.Object) (client.Object, error) {
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(k.kind))
-	if err := r.meta.Get(ctx, k.key, m); err != nil {
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(k.Kind))
+	if err := r.meta.Get(ctx, k.Key, m); err != nil {
 		if !apierrors.IsNotFound(err) {
-			err = fmt.Errorf("reading the metadata of %s %s: %w", k.kind, k.key, err)
+			err = fmt.Errorf("reading the metadata of %s %s: %w", k.Kind, k.Key, err)
 		}
 		return nil, err
 	}
@@ -108,9 +104,9 @@ func (r *Referenced) get(ctx context.Context, k refKey, empty client.Object) (cl
 	if o != nil && o.GetResourceVersion() == m.ResourceVersion {
 		return o, nil
 	}
-	if err := r.api.Get(ctx, k.key, empty); err != nil {
+	if err := r.api.Get(ctx, k.Key, empty); err != nil {
 		if !apierrors.IsNotFound(err) {
-			err = fmt.Errorf("reading %s %s: %w", k.kind, k.key, err)
+			err = fmt.Errorf("reading %s %s: %w", k.Kind, k.Key, err)
 		}
 		return nil, err
 	}
@@ -125,7 +121,7 @@ func (r *Referenced) get(ctx context.Context, k refKey, empty client.Object) (cl
 // no Gateway's last snapshot read any more. An object read by a snapshot
 // still under way is kept: its snapshot's retain counts it. Nothing read
 // forgets a deleted Gateway.
-func (r *Referenced) retain(gw types.NamespacedName, read map[refKey]bool) {
+func (r *Referenced) retain(gw types.NamespacedName, read map[graph.ObjectRef]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	before := r.users[gw]

@@ -96,19 +96,14 @@ func writeRouteParents(ctx context.Context, c client.Client, route client.Object
 	})
 }
 
-// routeID tells routes apart across kinds.
-type routeID struct {
-	kind string
-	key  types.NamespacedName
-}
-
-func idOf(route client.Object) routeID {
-	return routeID{kind: reflect.TypeOf(route).String(), key: client.ObjectKeyFromObject(route)}
+// idOf tells routes apart across kinds.
+func idOf(route client.Object) graph.ObjectRef {
+	return graph.ObjectRef{Kind: routekind.Of(route).Name, Key: client.ObjectKeyFromObject(route)}
 }
 
 // clearRouteParents removes the owner's parent statuses from the routes
 // found by each of the index queries, except those in keep.
-func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner parentOwner, keep map[routeID]bool, queries ...client.MatchingFields) error {
+func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner parentOwner, keep map[graph.ObjectRef]bool, queries ...client.MatchingFields) error {
 	return eachRouteBut(ctx, c, kinds, keep, queries, func(route client.Object) error {
 		return writeRouteParents(ctx, c, route, parentWrite{owner: owner})
 	})
@@ -117,7 +112,7 @@ func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.
 // eachRouteBut calls fn with every route the index queries find but those
 // in keep, until fn fails. The routes are the cache's own objects (only
 // their names are read, and a route is copied before it is changed).
-func eachRouteBut(ctx context.Context, c client.Reader, kinds []*routekind.Kind, keep map[routeID]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
+func eachRouteBut(ctx context.Context, c client.Reader, kinds []*routekind.Kind, keep map[graph.ObjectRef]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
 	for _, q := range queries {
 		routes, err := listRoutes(ctx, c, kinds, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gatewall/gatewall/internal/coalesce"
+	"github.com/gatewall/gatewall/internal/graph"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,16 +37,16 @@ const routeStatusWorkers = 4
 // retried with backoff unless a newer one replaced it. It runs on the
 // leader only, like the reconcilers that feed it.
 type RouteStatusWriter struct {
-	*coalesce.Jobs[routeID]
+	*coalesce.Jobs[graph.ObjectRef]
 	client client.Client
 	// kinds are the route kinds whose CRD is installed now.
 	kinds func() []*routekind.Kind
 
 	mu sync.Mutex
 	// pending are the writes not made yet: per route, the newest per Gateway.
-	pending map[routeID]map[types.NamespacedName]routeStatusWrite
+	pending map[graph.ObjectRef]map[types.NamespacedName]routeStatusWrite
 	// writing are the routes whose writes are being made.
-	writing map[routeID]bool
+	writing map[graph.ObjectRef]bool
 }
 
 type routeStatusWrite struct {
@@ -56,8 +57,8 @@ type routeStatusWrite struct {
 // NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
 // kinds are the route kinds whose CRD is installed (an optional one may be later).
 func NewRouteStatusWriter(c client.Client, log logr.Logger, kinds func() []*routekind.Kind) *RouteStatusWriter {
-	return &RouteStatusWriter{Jobs: coalesce.NewJobs[routeID]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
-		pending: map[routeID]map[types.NamespacedName]routeStatusWrite{}, writing: map[routeID]bool{}}
+	return &RouteStatusWriter{Jobs: coalesce.NewJobs[graph.ObjectRef]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
+		pending: map[graph.ObjectRef]map[types.NamespacedName]routeStatusWrite{}, writing: map[graph.ObjectRef]bool{}}
 }
 
 // setChanged is set, but does nothing when the route's status (have, as
@@ -123,7 +124,7 @@ func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []g
 
 // write makes the route's pending writes in one update; when it fails, they
 // are pending again, except those a newer write replaced meanwhile.
-func (w *RouteStatusWriter) write(ctx context.Context, id routeID) error {
+func (w *RouteStatusWriter) write(ctx context.Context, id graph.ObjectRef) error {
 	w.mu.Lock()
 	writes := w.pending[id]
 	delete(w.pending, id)
@@ -156,12 +157,12 @@ func (w *RouteStatusWriter) write(ctx context.Context, id routeID) error {
 			w.pending[id][gw] = wr
 		}
 	}
-	return fmt.Errorf("writing the status of route %s (%s) for %d Gateways: %w", id.key, id.kind, len(writes), err)
+	return fmt.Errorf("writing the status of %s for %d Gateways: %w", id, len(writes), err)
 }
 
 // clear clears owner's parent statuses from every route that may hold one,
 // except those in keep.
-func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[routeID]bool) error {
+func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[graph.ObjectRef]bool) error {
 	return eachRouteBut(ctx, w.client, w.kinds(), keep, routeQueries(owner), func(route client.Object) error {
 		w.set(route, owner, nil)
 		return nil

@@ -8,20 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// ObjectRef names an object of the snapshot by kind and namespace/name
-// (no namespace for cluster-scoped kinds).
-type ObjectRef struct {
-	Kind string
-	Key  types.NamespacedName
-}
-
-func (r ObjectRef) String() string {
-	if r.Key.Namespace == "" {
-		return r.Kind + " " + r.Key.Name
-	}
-	return r.Kind + " " + r.Key.String()
-}
-
 // AddUnreadable records an object of the snapshot that does not decode into
 // its kind, and why. Only the offline renderer's manifests hold such objects:
 // the API server refuses them and a cache keeps only what decodes. An

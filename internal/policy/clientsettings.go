@@ -79,7 +79,7 @@ func admitClientSettings(g *Gateway, here []*state[ClientSettings]) map[*state[C
 			continue
 		}
 		m := s.settings.MaxSize
-		if m == nil || ceiling == 0 || slices.ContainsFunc(s.targets, func(t TargetRef) bool { return t.Kind == graph.KindGRPCRoute }) {
+		if m == nil || ceiling == 0 || slices.ContainsFunc(s.targets, func(t graph.ObjectRef) bool { return t.Kind == graph.KindGRPCRoute }) {
 			continue
 		}
 		if n := bytesOf(m); n == 0 || n > ceiling {

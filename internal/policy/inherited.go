@@ -71,7 +71,7 @@ func (k *inherited[S]) Reads() []string      { return nil }
 // routeTarget is a route with the settings of its own accepted policies,
 // and what it inherits.
 type routeTarget[S any] struct {
-	ref   TargetRef
+	ref   graph.ObjectRef
 	route *graph.Route
 	// local are the route's own policies merged; names names them.
 	local S
@@ -97,7 +97,7 @@ func (rt routeTarget[S]) from(kind string) string {
 // state is a policy's global verdict, the same for every Gateway.
 type state[S any] struct {
 	policy   v1alpha1.Policy
-	targets  []TargetRef
+	targets  []graph.ObjectRef
 	settings S
 	// ignored is what of the policy no supported NGINX applies ("" if none).
 	ignored  string
@@ -133,7 +133,7 @@ func (k *inherited[S]) Evaluate(g *Gateway, in *graph.Input) Attachment {
 			s.rejected = overBudget(why)
 		}
 	}
-	on := func(t TargetRef) []*state[S] {
+	on := func(t graph.ObjectRef) []*state[S] {
 		var out []*state[S]
 		for _, s := range states {
 			if slices.Contains(s.targets, t) {
@@ -235,7 +235,7 @@ func onGateway[S any](g *Gateway, states []*state[S]) []*state[S] {
 	gwRef := gatewayRef(g)
 	var out []*state[S]
 	for _, s := range states {
-		if s.rejected == nil && slices.ContainsFunc(s.targets, func(t TargetRef) bool { return t == gwRef || g.attached[t] != nil }) {
+		if s.rejected == nil && slices.ContainsFunc(s.targets, func(t graph.ObjectRef) bool { return t == gwRef || g.attached[t] != nil }) {
 			out = append(out, s)
 		}
 	}
@@ -265,7 +265,7 @@ func (k *inherited[S]) states(in *graph.Input) []*state[S] {
 // decide validates every policy of a kind with parse and decides conflicts
 // (see inherited.states); kinds of every attachment share it.
 func decide[S settings[S]](in *graph.Input, kind string, parse func(v1alpha1.Policy) (S, string, error)) []*state[S] {
-	claimed := map[TargetRef]map[string]v1alpha1.Policy{}
+	claimed := map[graph.ObjectRef]map[string]v1alpha1.Policy{}
 	var states []*state[S]
 	for _, p := range sortPolicies(values(in.Policies[kind])) {
 		s := &state[S]{policy: p, targets: TargetsOf(p, p.PolicyTargetRefs())}

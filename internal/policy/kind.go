@@ -87,7 +87,7 @@ type Attachment interface {
 	PolicyOutcomes() map[types.NamespacedName]*Outcome
 	// Affects says whether the rendered settings change a target (the
 	// Gateway or a route): it gets the kind's Affected condition.
-	Affects(ref TargetRef) bool
+	Affects(ref graph.ObjectRef) bool
 	// AddIncludes adds the rendered settings to the Gateway's configuration.
 	AddIncludes(inc *config.Includes)
 }
@@ -108,7 +108,7 @@ type Holder interface {
 type Describer interface {
 	// AffectedMessage is the message for a target it Affects; "" keeps the
 	// default one.
-	AffectedMessage(ref TargetRef) string
+	AffectedMessage(ref graph.ObjectRef) string
 }
 
 // Explainer is an Attachment that can say what the data plane's refusal of
@@ -172,9 +172,9 @@ type Result struct {
 	// any defaults the kind pins).
 	HTTP []string
 	// Routes are the directives for every location of a route.
-	Routes map[TargetRef][]string
+	Routes map[graph.ObjectRef][]string
 	// Affected are the Gateway and routes the rendered settings change.
-	Affected map[TargetRef]bool
+	Affected map[graph.ObjectRef]bool
 	// Upstreams are the settings of the upstreams of each Service.
 	Upstreams map[types.NamespacedName]*config.UpstreamSettings
 	// include names the kind's include files.
@@ -186,18 +186,18 @@ type Result struct {
 func (r *Result) PolicyOutcomes() map[types.NamespacedName]*Outcome { return r.Outcomes }
 
 // Affects says whether the rendered settings change a target.
-func (r *Result) Affects(ref TargetRef) bool { return r.Affected[ref] }
+func (r *Result) Affects(ref graph.ObjectRef) bool { return r.Affected[ref] }
 
 func newResult(include string) *Result {
-	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[TargetRef][]string{},
-		Affected: map[TargetRef]bool{}, include: include}
+	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[graph.ObjectRef][]string{},
+		Affected: map[graph.ObjectRef]bool{}, include: include}
 }
 
 // AddIncludes adds the rendered settings to a Gateway's configuration.
 func (r *Result) AddIncludes(inc *config.Includes) {
 	inc.AddHTTP(config.IncludesDir+r.include+".conf", r.HTTP)
 	for ref, dirs := range r.Routes {
-		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
+		rk := ref
 		inc.AddRoute(rk, config.RouteIncludePath(r.include, rk), dirs)
 	}
 	for svc, set := range r.Upstreams {

@@ -16,19 +16,11 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
-// TargetRef identifies an object a policy targets: kind and namespace/name.
-type TargetRef struct {
-	Kind string
-	Key  types.NamespacedName
-}
-
-func (t TargetRef) String() string { return t.Kind + " " + t.Key.String() }
-
 // TargetsOf resolves a policy's targetRefs (same namespace as the policy).
-func TargetsOf(p client.Object, refs []gatewayv1.LocalPolicyTargetReference) []TargetRef {
-	out := make([]TargetRef, 0, len(refs))
+func TargetsOf(p client.Object, refs []gatewayv1.LocalPolicyTargetReference) []graph.ObjectRef {
+	out := make([]graph.ObjectRef, 0, len(refs))
 	for _, r := range refs {
-		out = append(out, TargetRef{Kind: string(r.Kind), Key: types.NamespacedName{Namespace: p.GetNamespace(), Name: string(r.Name)}})
+		out = append(out, graph.ObjectRef{Kind: string(r.Kind), Key: types.NamespacedName{Namespace: p.GetNamespace(), Name: string(r.Name)}})
 	}
 	return out
 }
@@ -69,19 +61,19 @@ type Gateway struct {
 	// (datagrams) pass through NGINX
 	// untouched, so no policy of an HTTP proxy applies to them, and none
 	// claims to.
-	attached map[TargetRef]*graph.Route
-	refs     []TargetRef
+	attached map[graph.ObjectRef]*graph.Route
+	refs     []graph.ObjectRef
 	// unattached are the routes that name the Gateway in a parentRef but
 	// attached to none of its listeners, sorted: a policy targeting one has
 	// no effect there, and says so rather than nothing.
-	unattached []TargetRef
+	unattached []graph.ObjectRef
 }
 
 // NewGateway prepares a Gateway's graph for the kinds' evaluations.
 func NewGateway(g *graph.Gateway) *Gateway {
-	pg := &Gateway{Gateway: g, attached: map[TargetRef]*graph.Route{}}
+	pg := &Gateway{Gateway: g, attached: map[graph.ObjectRef]*graph.Route{}}
 	type keyed struct {
-		ref TargetRef
+		ref graph.ObjectRef
 		key string
 	}
 	var refs []keyed
@@ -89,7 +81,7 @@ func NewGateway(g *graph.Gateway) *Gateway {
 		if graph.PassesConnections(r.Kind) {
 			continue
 		}
-		ref := TargetRef{Kind: r.Kind, Key: r.Key}
+		ref := graph.ObjectRef{Kind: r.Kind, Key: r.Key}
 		if !slices.ContainsFunc(r.Parents, func(p *graph.ParentRef) bool { return p.Attached() }) {
 			pg.unattached = append(pg.unattached, ref)
 			continue
@@ -98,7 +90,7 @@ func NewGateway(g *graph.Gateway) *Gateway {
 		refs = append(refs, keyed{ref, ref.String()})
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].key < refs[j].key })
-	pg.refs = make([]TargetRef, len(refs))
+	pg.refs = make([]graph.ObjectRef, len(refs))
 	for i, r := range refs {
 		pg.refs[i] = r.ref
 	}
@@ -107,7 +99,7 @@ func NewGateway(g *graph.Gateway) *Gateway {
 
 // notAttachedMessage says that a policy's target route is not attached to
 // a Gateway.
-func notAttachedMessage(ref TargetRef, g *Gateway) string {
+func notAttachedMessage(ref graph.ObjectRef, g *Gateway) string {
 	name := ref.String()
 	if validation.ObjectReference(ref.Key.Namespace, ref.Key.Name) != nil {
 		name = ref.Kind + " " + conditions.Quote(ref.Key.String()) // the route is refused for its name
@@ -115,7 +107,7 @@ func notAttachedMessage(ref TargetRef, g *Gateway) string {
 	return fmt.Sprintf("%s is not attached to Gateway %s (its status says why), so nothing of the policy applies to it there", name, g.Key)
 }
 
-func gatewayRef(g *Gateway) TargetRef { return TargetRef{Kind: "Gateway", Key: g.Key} }
+func gatewayRef(g *Gateway) graph.ObjectRef { return graph.ObjectRef{Kind: "Gateway", Key: g.Key} }
 
 func names(keys []types.NamespacedName) string {
 	s := make([]string, 0, len(keys))

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // TestCheckGRPC: grpc_buffer_size is allocated for every request; bufferSize
@@ -34,8 +35,8 @@ func TestCheckGRPC(t *testing.T) {
 // happened on each of its targets there; no target's message replaces
 // another's.
 func TestVerdictOutcome(t *testing.T) {
-	route := func(name string) TargetRef {
-		return TargetRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: name}}
+	route := func(name string) graph.ObjectRef {
+		return graph.ObjectRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: name}}
 	}
 	refused := func(name string) targetIssue {
 		return targetIssue{target: route(name), refused: true, msg: "NGINX would reject the effective proxy settings of " + route(name).String()}
@@ -104,7 +105,7 @@ func TestPinnedDefaults(t *testing.T) {
 		}
 		return z
 	}
-	route := TargetRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "r"}}
+	route := graph.ObjectRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "r"}}
 	off := true
 	cases := []struct {
 		name string
@@ -115,7 +116,7 @@ func TestPinnedDefaults(t *testing.T) {
 		{name: "no policy", want: nil},
 		{name: "only buffering off", gw: Buffering{Disable: &off}, res: Result{HTTP: []string{"proxy_buffering off;"}}, want: nil},
 		{name: "a route's buffers under NGINX's defaults",
-			res:  Result{Routes: map[TargetRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
+			res:  Result{Routes: map[graph.ObjectRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
 			want: []string{"proxy_buffer_size 4k;", "proxy_buffers 8 4k;"}},
 		{name: "the Gateway sets bufferSize: only proxy_buffers is pinned",
 			gw:   Buffering{BufferSize: size("8k")},

@@ -8,12 +8,13 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // targetIssue is why a policy does not apply in full to one of its targets.
 // A target has at most one.
 type targetIssue struct {
-	target TargetRef
+	target graph.ObjectRef
 	// refused: nothing of the policy is rendered on the target.
 	refused bool
 	// notAttached: the target is a route not attached to the Gateway (refused too).

@@ -3,8 +3,9 @@ package policy
 import (
 	"slices"
 
-	"github.com/gatewall/gatewall/internal/graph"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // TargetKinds are the kinds of object a policy kind can target, and how

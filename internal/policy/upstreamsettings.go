@@ -114,7 +114,7 @@ func (k upstreamKind) Evaluate(g *Gateway, in *graph.Input) Attachment {
 // headless one, or one whose clusterIP is not a plain unicast address. A
 // Service without one yet (a manifest read offline: the API server
 // allocates it) gets none.
-func noClusterIPIssue(t TargetRef, svc *corev1.Service) *targetIssue {
+func noClusterIPIssue(t graph.ObjectRef, svc *corev1.Service) *targetIssue {
 	if svc == nil || svc.Spec.ClusterIP == "" {
 		return nil
 	}
@@ -128,7 +128,7 @@ func noClusterIPIssue(t TargetRef, svc *corev1.Service) *targetIssue {
 // passedIssue says that a policy does not reach the connections of the
 // TLSRoutes, TCPRoutes or UDPRoutes (sorted) that pass to a Service;
 // refused when no HTTPRoute or GRPCRoute of the Gateway proxies to it either.
-func passedIssue(t TargetRef, routes []TargetRef, only bool) targetIssue {
+func passedIssue(t graph.ObjectRef, routes []graph.ObjectRef, only bool) targetIssue {
 	kind := routes[0].Kind
 	names := make([]string, 0, len(routes))
 	for _, r := range routes {
@@ -189,13 +189,13 @@ func proxiedServices(g *Gateway) map[types.NamespacedName]*proxied {
 
 // passedServices are the Services the Gateway's attached TLSRoutes,
 // TCPRoutes and UDPRoutes pass connections to, each with those routes, sorted.
-func passedServices(g *Gateway) map[types.NamespacedName][]TargetRef {
-	out := map[types.NamespacedName][]TargetRef{}
+func passedServices(g *Gateway) map[types.NamespacedName][]graph.ObjectRef {
+	out := map[types.NamespacedName][]graph.ObjectRef{}
 	for _, r := range g.Routes { // sorted by kind, namespace, name
 		if !graph.PassesConnections(r.Kind) || !slices.ContainsFunc(r.Parents, (*graph.ParentRef).Attached) {
 			continue
 		}
-		ref := TargetRef{Kind: r.Kind, Key: r.Key}
+		ref := graph.ObjectRef{Kind: r.Kind, Key: r.Key}
 		eachBackend(r, func(b *graph.Backend) {
 			if b.Valid && !slices.Contains(out[b.Service], ref) {
 				out[b.Service] = append(out[b.Service], ref)

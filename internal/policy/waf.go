@@ -30,17 +30,17 @@ type WAF struct {
 	HTTP []string
 	// Routes are the directives of each route's policy; they replace the
 	// Gateway's entirely.
-	Routes map[TargetRef][]string
+	Routes map[graph.ObjectRef][]string
 	// Bundles are the bundle files to deliver, by sha256.
 	Bundles map[string][]byte
 	// Affected are the Gateway and routes a rendered policy protects.
-	Affected map[TargetRef]bool
+	Affected map[graph.ObjectRef]bool
 	// Held are the policies whose bundles in force Gatewall lacks, with
 	// why: the Gateway's configuration must not be pushed (HeldBack).
 	Held map[types.NamespacedName][]string
 	// Protections say which policy, with which bundle, protects each
 	// target in Affected (AffectedMessage).
-	Protections map[TargetRef]Protection
+	Protections map[graph.ObjectRef]Protection
 }
 
 // InForce are the bundles a rendered policy uses.
@@ -52,7 +52,7 @@ type InForce struct {
 
 type wafState struct {
 	policy   *v1alpha1.WAFGatewayBindingPolicy
-	targets  []TargetRef
+	targets  []graph.ObjectRef
 	rejected *metav1.Condition
 }
 
@@ -62,8 +62,8 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 		Enabled:  g.NginxProxy != nil && g.NginxProxy.WAF == v1alpha2.WAFEnabled,
 		Module:   cmp.Or(in.WAFModule, WAFModule),
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
-		Routes: map[TargetRef][]string{}, Bundles: map[string][]byte{}, Affected: map[TargetRef]bool{},
-		Held: map[types.NamespacedName][]string{}, Protections: map[TargetRef]Protection{},
+		Routes: map[graph.ObjectRef][]string{}, Bundles: map[string][]byte{}, Affected: map[graph.ObjectRef]bool{},
+		Held: map[types.NamespacedName][]string{}, Protections: map[graph.ObjectRef]Protection{},
 	}
 	states := wafStates(in)
 	gwRef := gatewayRef(g)
@@ -128,7 +128,7 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 // notAttached records that a policy targets a route not attached to the
 // Gateway: TargetNotFound when that is all it targets here, else a part of
 // it that is not programmed.
-func (res *WAF) notAttached(g *Gateway, s *wafState, ref TargetRef) {
+func (res *WAF) notAttached(g *Gateway, s *wafState, ref graph.ObjectRef) {
 	key := types.NamespacedName{Namespace: s.policy.Namespace, Name: s.policy.Name}
 	msg := notAttachedMessage(ref, g)
 	switch o := res.Outcomes[key]; {
@@ -147,7 +147,7 @@ func (res *WAF) notAttached(g *Gateway, s *wafState, ref TargetRef) {
 	}
 }
 
-func (s *wafState) hasTarget(ref TargetRef) bool {
+func (s *wafState) hasTarget(ref graph.ObjectRef) bool {
 	for _, t := range s.targets {
 		if t == ref {
 			return true
@@ -201,7 +201,7 @@ func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered st
 // wafStates validates every policy and decides conflicts: a target belongs
 // to the oldest valid policy that targets it; later ones are Conflicted.
 func wafStates(in *graph.Input) []*wafState {
-	claimed := map[TargetRef]*v1alpha1.WAFGatewayBindingPolicy{}
+	claimed := map[graph.ObjectRef]*v1alpha1.WAFGatewayBindingPolicy{}
 	var states []*wafState
 	for _, p := range sortPolicies(wafPoliciesIn(in)) {
 		s := &wafState{policy: p, targets: TargetsOf(p, p.Spec.TargetRefs)}

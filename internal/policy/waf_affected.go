@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Protection is which WAF policy protects a target, and with which bundles.
@@ -22,7 +24,7 @@ type Protection struct {
 	Held bool
 }
 
-func (w *WAF) protect(ref TargetRef, p Protection) {
+func (w *WAF) protect(ref graph.ObjectRef, p Protection) {
 	w.Affected[ref] = true
 	w.Protections[ref] = p
 }
@@ -30,7 +32,7 @@ func (w *WAF) protect(ref TargetRef, p Protection) {
 // AffectedMessage says which policy protects a target (its own, or the one
 // it inherits from its Gateway) and with which bundle, for the target's
 // WAFGatewayBindingPolicyAffected condition; "" when none does.
-func (w *WAF) AffectedMessage(ref TargetRef) string {
+func (w *WAF) AffectedMessage(ref graph.ObjectRef) string {
 	p, ok := w.Protections[ref]
 	if !ok {
 		return ""

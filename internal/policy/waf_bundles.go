@@ -286,7 +286,7 @@ func (w *WAF) AddIncludes(inc *config.Includes) {
 	inc.Modules = append(inc.Modules, w.Module)
 	inc.AddHTTP(config.IncludesDir+IncludeKindWAF+".conf", append([]string{"app_protect_enforcer_address " + WAFEnforcerAddress + ";"}, w.HTTP...))
 	for ref, dirs := range w.Routes {
-		rk := config.RouteKey{Kind: ref.Kind, Key: ref.Key}
+		rk := ref
 		inc.AddRoute(rk, config.RouteIncludePath(IncludeKindWAF, rk), dirs)
 	}
 	for sha, data := range w.Bundles {

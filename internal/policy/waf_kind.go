@@ -99,4 +99,4 @@ func (w *WAF) ExplainRefusal(message string) string {
 }
 
 // Affects says whether a rendered policy protects a target.
-func (w *WAF) Affects(ref TargetRef) bool { return w.Affected[ref] }
+func (w *WAF) Affects(ref graph.ObjectRef) bool { return w.Affected[ref] }

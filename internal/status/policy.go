@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -34,7 +35,7 @@ func GatewayAncestor(gw types.NamespacedName) gatewayv1.ParentReference {
 
 // TargetNotFound is the ancestor entry for a target that does not exist:
 // its ancestorRef is the target itself, of that API group.
-func TargetNotFound(targetGroup string, t policy.TargetRef, generation int64) Ancestor {
+func TargetNotFound(targetGroup string, t graph.ObjectRef, generation int64) Ancestor {
 	group, kind, ns := gatewayv1.Group(targetGroup), gatewayv1.Kind(t.Kind), gatewayv1.Namespace(t.Key.Namespace)
 	return Ancestor{
 		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(t.Key.Name)},

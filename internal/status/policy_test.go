@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -187,7 +188,7 @@ func TestPolicyStatusConditions(t *testing.T) {
 // TestTargetNotFound: a target that does not exist is its own ancestor
 // entry, refused with TargetNotFound and not programmed.
 func TestTargetNotFound(t *testing.T) {
-	target := policy.TargetRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "nowhere"}}
+	target := graph.ObjectRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: "default", Name: "nowhere"}}
 	st := PolicyStatus([]Ancestor{TargetNotFound(gatewayv1.GroupName, target, 4)}, ours, gatewayv1.PolicyStatus{}, now)
 	a := st.Ancestors[0]
 	if *a.AncestorRef.Kind != "HTTPRoute" || a.AncestorRef.Name != "nowhere" || *a.AncestorRef.Namespace != "default" {

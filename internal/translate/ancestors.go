@@ -76,7 +76,7 @@ func unprogrammed(ancestors []status.Ancestor) []status.Ancestor {
 }
 
 // Exists says whether a policy target exists in the snapshot.
-func Exists(in *graph.Input, t policy.TargetRef) bool {
+func Exists(in *graph.Input, t graph.ObjectRef) bool {
 	switch t.Kind {
 	case "Gateway":
 		return in.Gateways[t.Key] != nil
@@ -93,7 +93,7 @@ func Exists(in *graph.Input, t policy.TargetRef) bool {
 // TargetGateways returns the Gateways a policy's targets can have as
 // ancestors: a Gateway target itself, and the Gateways a route target names
 // directly or through their ListenerSets (which must be in the snapshot).
-func TargetGateways(in *graph.Input, targets []policy.TargetRef) []types.NamespacedName {
+func TargetGateways(in *graph.Input, targets []graph.ObjectRef) []types.NamespacedName {
 	seen := map[types.NamespacedName]bool{}
 	add := func(ns string, refs []gatewayv1.ParentReference) {
 		for _, ref := range refs {

@@ -56,11 +56,11 @@ func TestProxySettingsStatusMatchesRenderedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	gwKey := types.NamespacedName{Namespace: "default", Name: "gw"}
-	ref := func(kind, name string) policy.TargetRef {
-		return policy.TargetRef{Kind: kind, Key: types.NamespacedName{Namespace: "default", Name: name}}
+	ref := func(kind, name string) graph.ObjectRef {
+		return graph.ObjectRef{Kind: kind, Key: types.NamespacedName{Namespace: "default", Name: name}}
 	}
-	objects := []policy.TargetRef{ref("Gateway", "gw"), ref("HTTPRoute", "r1"), ref("HTTPRoute", "r2"), ref("GRPCRoute", "g1"), ref("HTTPRoute", "h2")}
-	grpcPass := map[policy.TargetRef]bool{ref("GRPCRoute", "g1"): true, ref("HTTPRoute", "h2"): true}
+	objects := []graph.ObjectRef{ref("Gateway", "gw"), ref("HTTPRoute", "r1"), ref("HTTPRoute", "r2"), ref("GRPCRoute", "g1"), ref("HTTPRoute", "h2")}
+	grpcPass := map[graph.ObjectRef]bool{ref("GRPCRoute", "g1"): true, ref("HTTPRoute", "h2"): true}
 	r := rand.New(rand.NewSource(5))
 	checked := map[string]int{}
 	for run := 0; run < 400; run++ {
@@ -84,7 +84,7 @@ func TestProxySettingsStatusMatchesRenderedConfig(t *testing.T) {
 			}
 		}
 		psp := tr.Policies["ProxySettingsPolicy"].(*policy.Result)
-		rendered := func(t policy.TargetRef) bool {
+		rendered := func(t graph.ObjectRef) bool {
 			if t.Kind == "Gateway" {
 				return psp.Affected[t] // the Gateway's policies render at http level
 			}

@@ -107,7 +107,7 @@ func (t *Translation) ExplainDataPlane(dp status.DataPlane) status.DataPlane {
 // Extra returns the conditions the policies add to a target: one
 // <Kind>Affected per policy kind that affects it, with the kind's own
 // message when it has one (policy.Describer).
-func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
+func (t *Translation) Extra(ref graph.ObjectRef) []metav1.Condition {
 	var out []metav1.Condition
 	for _, k := range policy.Kinds {
 		a := t.Policies[k.Name()]
@@ -124,11 +124,11 @@ func (t *Translation) Extra(ref policy.TargetRef) []metav1.Condition {
 }
 
 // GatewayRef is the Gateway's own target reference.
-func (t *Translation) GatewayRef() policy.TargetRef {
-	return policy.TargetRef{Kind: "Gateway", Key: t.Graph.Key}
+func (t *Translation) GatewayRef() graph.ObjectRef {
+	return graph.ObjectRef{Kind: "Gateway", Key: t.Graph.Key}
 }
 
 // RouteRef is a route's target reference.
-func RouteRef(r *graph.Route) policy.TargetRef {
-	return policy.TargetRef{Kind: r.Kind, Key: r.Key}
+func RouteRef(r *graph.Route) graph.ObjectRef {
+	return graph.ObjectRef{Kind: r.Kind, Key: r.Key}
 }

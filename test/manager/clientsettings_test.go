@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 )
@@ -48,7 +49,7 @@ func TestClientSettingsPolicyStatuses(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // creation times have a resolution of one second: the later policy is younger
 	create(t, routePolicy)
 	httpInclude := config.IncludesDir + "client-settings.conf"
-	routeInclude := config.RouteIncludePath("client-settings", config.RouteKey{Kind: "HTTPRoute", Key: routeKey})
+	routeInclude := config.RouteIncludePath("client-settings", graph.ObjectRef{Kind: "HTTPRoute", Key: routeKey})
 
 	t.Run("rendered at both levels, affected, statuses per policy", func(t *testing.T) {
 		eventually(t, 15*time.Second, func() error {

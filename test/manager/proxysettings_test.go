@@ -3,10 +3,11 @@ package manager_test
 import (
 	"context"
 	"fmt"
-	eventsv1 "k8s.io/api/events/v1"
 	"strings"
 	"testing"
 	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/test/testenv"
 )
@@ -85,7 +87,7 @@ func TestProxySettingsPolicyStatuses(t *testing.T) {
 	routePolicy := psp(ns, "route-buffers", "HTTPRoute", "r", v1alpha1.ProxyBuffering{BufferSize: ptr.To(v1alpha1.Size("8k"))})
 	create(t, routePolicy)
 	policyKey := client.ObjectKeyFromObject(routePolicy)
-	include := config.RouteIncludePath("proxy-settings", config.RouteKey{Kind: "HTTPRoute", Key: routeKey})
+	include := config.RouteIncludePath("proxy-settings", graph.ObjectRef{Kind: "HTTPRoute", Key: routeKey})
 
 	t.Run("accepted, rendered, affected; not programmed without a data plane", func(t *testing.T) {
 		eventually(t, 15*time.Second, func() error {
@@ -208,7 +210,7 @@ func TestProxySettingsPolicyOnSeveralRoutes(t *testing.T) {
 		httpRoute(ns, "r1", "gw", "app"), httpRoute(ns, "r2", "gw", "app"))
 	gwKey := types.NamespacedName{Namespace: ns, Name: "gw"}
 	include := func(route string) string {
-		return config.RouteIncludePath("proxy-settings", config.RouteKey{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: ns, Name: route}})
+		return config.RouteIncludePath("proxy-settings", graph.ObjectRef{Kind: "HTTPRoute", Key: types.NamespacedName{Namespace: ns, Name: route}})
 	}
 	both := psp(ns, "both", "HTTPRoute", "r1", v1alpha1.ProxyBuffering{BufferSize: ptr.To(v1alpha1.Size("8k"))})
 	both.Spec.TargetRefs = append(both.Spec.TargetRefs, gatewayv1.LocalPolicyTargetReference{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "r2"})

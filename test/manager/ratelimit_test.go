@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
@@ -36,7 +37,7 @@ func TestRateLimitPolicyStatuses(t *testing.T) {
 	}}
 	create(t, p)
 	zone := "rl_" + ns + "_per-client_0"
-	routeInclude := config.RouteIncludePath("rate-limit", config.RouteKey{Kind: "HTTPRoute", Key: routeKey})
+	routeInclude := config.RouteIncludePath("rate-limit", graph.ObjectRef{Kind: "HTTPRoute", Key: routeKey})
 
 	eventually(t, 15*time.Second, func() error {
 		got, msg, err := policyAncestorConditions(&v1alpha1.RateLimitPolicy{}, client.ObjectKeyFromObject(p), "gw")

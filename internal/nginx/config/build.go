@@ -32,7 +32,7 @@ type builder struct {
 	// stream holds the stream context's blocks of TLS passthrough.
 	stream streamBuilder
 	// routeIncludes are the policy files of each route's locations.
-	routeIncludes map[RouteKey][]File
+	routeIncludes map[graph.ObjectRef][]File
 	// upstreamSettings are the policies' settings of each Service's upstreams.
 	upstreamSettings map[types.NamespacedName]*UpstreamSettings
 	// backendClientCert is presented to backends spoken to over TLS.

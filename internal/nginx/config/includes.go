@@ -9,18 +9,12 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
-// RouteKey identifies a route: its kind and namespace/name.
-type RouteKey struct {
-	Kind string
-	Key  types.NamespacedName
-}
-
 // Includes are the files policies add to a Gateway's configuration: HTTP
 // files are included at http level, Routes files in every location that
 // serves the route (internal dispatch locations included).
 type Includes struct {
 	HTTP   []File
-	Routes map[RouteKey][]File
+	Routes map[graph.ObjectRef][]File
 	// Modules are load_module paths for nginx.conf.
 	Modules []string
 	// Extra are more files the configuration refers to (WAF bundles).
@@ -37,12 +31,12 @@ func (inc *Includes) AddHTTP(path string, directives []string) {
 }
 
 // AddRoute adds an include file of directives to a route's locations.
-func (inc *Includes) AddRoute(r RouteKey, path string, directives []string) {
+func (inc *Includes) AddRoute(r graph.ObjectRef, path string, directives []string) {
 	if len(directives) == 0 {
 		return
 	}
 	if inc.Routes == nil {
-		inc.Routes = map[RouteKey][]File{}
+		inc.Routes = map[graph.ObjectRef][]File{}
 	}
 	inc.Routes[r] = append(inc.Routes[r], includeFile(path, directives))
 }
@@ -60,7 +54,7 @@ func includeFile(path string, directives []string) File {
 // kind: in the kind's directory, a name generated (names.go) from the
 // route's kind, namespace and name; each kind's files have a directory of
 // their own, beside its http-level file (IncludesDir + kind + ".conf").
-func RouteIncludePath(kind string, r RouteKey) string {
+func RouteIncludePath(kind string, r graph.ObjectRef) string {
 	k := nameKind{prefix: IncludesDir + kind + "/", suffix: ".conf", readable: maxFileName - len(".conf")}
 	return nameOf(k, strings.ToLower(r.Kind), r.Key.Namespace, r.Key.Name)
 }
@@ -84,7 +78,7 @@ func (b *builder) register(inc Includes) {
 
 // includesOf returns the include paths of a route's locations.
 func (b *builder) includesOf(r *graph.Route) []string {
-	files := b.routeIncludes[RouteKey{Kind: r.Kind, Key: r.Key}]
+	files := b.routeIncludes[graph.ObjectRef{Kind: r.Kind, Key: r.Key}]
 	paths := make([]string, 0, len(files))
 	for _, f := range files {
 		paths = append(paths, f.Path)

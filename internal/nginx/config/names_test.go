@@ -225,7 +225,7 @@ func TestRouteIncludePathsFitFileNames(t *testing.T) {
 	paths := map[string]bool{}
 	for _, name := range []string{long, long[:252] + "b", "app", "app.v2"} {
 		for _, kind := range []string{graph.KindHTTPRoute, graph.KindGRPCRoute} {
-			p := RouteIncludePath("rate-limit", RouteKey{Kind: kind, Key: types.NamespacedName{Namespace: ns, Name: name}})
+			p := RouteIncludePath("rate-limit", graph.ObjectRef{Kind: kind, Key: types.NamespacedName{Namespace: ns, Name: name}})
 			if file := p[strings.LastIndex(p, "/")+1:]; len(file) > maxFileName || !strings.HasPrefix(p, IncludesDir+"rate-limit/") {
 				t.Errorf("%s %s: %s (%d bytes)", kind, name[:min(len(name), 8)], p, len(file))
 			}
