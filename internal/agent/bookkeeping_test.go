@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"github.com/nginx/agent/v3/pkg/files"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,8 +82,8 @@ func resource(resourceID string, agentPID, nginxPID int32) *mpi.Resource {
 	return r
 }
 
-func conf(body string) []File {
-	return []File{{Path: "/etc/nginx/nginx.conf", Data: []byte(body)}}
+func conf(body string) []datafile.File {
+	return []datafile.File{{Path: "/etc/nginx/nginx.conf", Data: []byte(body)}}
 }
 
 func answer(psh *push, st mpi.CommandResponse_CommandStatus, errText string) *mpi.DataPlaneResponse {
@@ -396,7 +398,7 @@ func TestStatusSorted(t *testing.T) {
 // exactly the desired files (the manager restarted) counts as applied at
 // once, and nothing is pushed to it.
 func TestReconnectWithIdenticalFilesIsApplied(t *testing.T) {
-	files := []File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n")}}
+	files := []datafile.File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n")}}
 	v, err := newVersion(files)
 	if err != nil {
 		t.Fatal(err)
@@ -404,11 +406,11 @@ func TestReconnectWithIdenticalFilesIsApplied(t *testing.T) {
 	if !sameFiles(v.files, v.files) {
 		t.Fatal("a version's files differ from themselves")
 	}
-	other, _ := newVersion([]File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events { worker_connections 8; }\n")}})
+	other, _ := newVersion([]datafile.File{{Path: "/etc/nginx/nginx.conf", Data: []byte("events { worker_connections 8; }\n")}})
 	if sameFiles(v.files, other.files) {
 		t.Fatal("files with other contents compare equal")
 	}
-	more, _ := newVersion(append(files, File{Path: "/etc/nginx/extra.conf", Data: []byte("#\n")}))
+	more, _ := newVersion(append(files, datafile.File{Path: "/etc/nginx/extra.conf", Data: []byte("#\n")}))
 	if sameFiles(v.files, more.files) || sameFiles(more.files, v.files) {
 		t.Fatal("file sets of different sizes compare equal")
 	}

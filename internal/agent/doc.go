@@ -4,7 +4,7 @@
 //
 // What the package promises:
 //
-//   - A configuration is a set of files (File) for one Gateway (Key). SetConfig
+//   - A configuration is a set of files (datafile.File) for one Gateway (Key). SetConfig
 //     stores it under a version that is a hash of its content; storing the same
 //     content again changes nothing and pushes nothing.
 //   - Every connected pod serving the Gateway gets the newest configuration: a

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
@@ -446,7 +448,7 @@ func TestRPCsPerPod(t *testing.T) {
 	h := startGate(t, newCountingAuth("good", "other"), lim)
 	gw := Key{Namespace: "ns", Name: "gw"}
 	big := bytes.Repeat([]byte("x"), 8<<20)
-	h.srv.SetConfig(gw, []File{{Path: "/etc/nginx/big.conf", Data: big}})
+	h.srv.SetConfig(gw, []datafile.File{{Path: "/etc/nginx/big.conf", Data: big}})
 	conn := h.dial("")
 	// Downloads whose chunks the client does not read stay in flight: the
 	// server waits for the client's flow-control window.

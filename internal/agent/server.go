@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"github.com/gatewall/gatewall/internal/coalesce"
 
 	"github.com/go-logr/logr"
@@ -113,7 +115,7 @@ func NewServer(opts Options) (*Server, error) {
 // returns its version, a hash of the sorted file set. Content identical to
 // the desired one changes nothing and is not pushed again. Files that
 // ValidateFiles would reject are left out (and logged).
-func (s *Server) SetConfig(key Key, files []File) string {
+func (s *Server) SetConfig(key Key, files []datafile.File) string {
 	v, err := newVersion(files)
 	if err != nil {
 		s.log.Error(err, "Invalid files left out of the configuration", "gateway", key, "version", v.id)

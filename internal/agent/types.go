@@ -2,22 +2,9 @@ package agent
 
 import (
 	"cmp"
-	"os"
 
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// File is one file of a data plane's configuration.
-type File struct {
-	// Path is the absolute, clean path on the data plane, e.g. /etc/nginx/nginx.conf,
-	// /etc/nginx/secrets/x.pem or /etc/app_protect/bundles/<sha256>.tgz. It must be
-	// inside the agent's allowed directories (see AgentConfigParams).
-	Path string
-	Data []byte
-	// Mode holds the permission bits: 0o644, or 0o600 for private keys. Zero
-	// means 0o644. Execute bits are dropped by the agent.
-	Mode os.FileMode
-}
 
 // Key identifies one data plane: the Gateway (namespace/name) it serves.
 type Key = types.NamespacedName

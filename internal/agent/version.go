@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"github.com/nginx/agent/v3/pkg/files"
 )
 
-// defaultMode is the mode of a File whose Mode is zero.
+// defaultMode is the mode of a datafile.File whose Mode is zero.
 const defaultMode os.FileMode = 0o644
 
 // version is one immutable configuration: its files sorted by path, with the
@@ -30,7 +32,7 @@ type version struct {
 
 // ValidateFiles reports what SetConfig would drop: paths that are not absolute
 // and clean, duplicate paths, and modes with more than permission bits.
-func ValidateFiles(fs []File) error {
+func ValidateFiles(fs []datafile.File) error {
 	var errs []error
 	seen := make(map[string]bool, len(fs))
 	for _, f := range fs {
@@ -46,7 +48,7 @@ func ValidateFiles(fs []File) error {
 	return errors.Join(errs...)
 }
 
-func validateFile(f File) error {
+func validateFile(f datafile.File) error {
 	switch {
 	case !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path || f.Path == "/":
 		return fmt.Errorf("file %q: path must be absolute and clean", f.Path)
@@ -60,8 +62,8 @@ func validateFile(f File) error {
 
 // newVersion builds the version of a file set. Invalid files are left out and
 // returned as an error; of duplicate paths the last one wins.
-func newVersion(fs []File) (*version, error) {
-	byPath := make(map[string]File, len(fs))
+func newVersion(fs []datafile.File) (*version, error) {
+	byPath := make(map[string]datafile.File, len(fs))
 	var errs []error
 	for _, f := range fs {
 		if err := validateFile(f); err != nil {

@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"github.com/nginx/agent/v3/pkg/files"
 )
 
 func TestVersionIsContentHash(t *testing.T) {
-	a := File{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n"), Mode: 0o644}
-	b := File{Path: "/etc/nginx/secrets/k.pem", Data: []byte("key"), Mode: 0o600}
-	id := func(fs ...File) string {
+	a := datafile.File{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n"), Mode: 0o644}
+	b := datafile.File{Path: "/etc/nginx/secrets/k.pem", Data: []byte("key"), Mode: 0o600}
+	id := func(fs ...datafile.File) string {
 		t.Helper()
 		v, err := newVersion(fs)
 		if err != nil {
@@ -30,7 +32,7 @@ func TestVersionIsContentHash(t *testing.T) {
 	if id(a0, b) != base {
 		t.Fatal("mode 0 is not the default 0644")
 	}
-	for name, fs := range map[string][]File{
+	for name, fs := range map[string][]datafile.File{
 		"content": {a, {Path: b.Path, Data: []byte("key2"), Mode: b.Mode}},
 		"mode":    {a, {Path: b.Path, Data: b.Data, Mode: 0o640}},
 		"path":    {a, {Path: "/etc/nginx/secrets/l.pem", Data: b.Data, Mode: b.Mode}},
@@ -46,7 +48,7 @@ func TestVersionIsContentHash(t *testing.T) {
 }
 
 func TestVersionFileMeta(t *testing.T) {
-	v, err := newVersion([]File{
+	v, err := newVersion([]datafile.File{
 		{Path: "/etc/nginx/secrets/k.pem", Data: []byte("key"), Mode: 0o600},
 		{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n")},
 	})
@@ -80,30 +82,30 @@ func TestVersionFileMeta(t *testing.T) {
 }
 
 func TestInvalidFiles(t *testing.T) {
-	good := File{Path: "/etc/nginx/nginx.conf", Data: []byte("a")}
-	bad := []File{
+	good := datafile.File{Path: "/etc/nginx/nginx.conf", Data: []byte("a")}
+	bad := []datafile.File{
 		{Path: "etc/nginx/x.conf"},
 		{Path: "/etc/nginx/../passwd"},
 		{Path: "/"},
 		{Path: "/etc/nginx/a\nb"},
 		{Path: "/etc/nginx/x", Mode: 0o4755},
 	}
-	if err := ValidateFiles([]File{good}); err != nil {
+	if err := ValidateFiles([]datafile.File{good}); err != nil {
 		t.Fatalf("a good file refused: %v", err)
 	}
 	for _, f := range bad {
-		if err := ValidateFiles([]File{good, f}); err == nil {
+		if err := ValidateFiles([]datafile.File{good, f}); err == nil {
 			t.Errorf("%q (mode %v) accepted", f.Path, f.Mode)
 		}
-		v, err := newVersion([]File{good, f})
+		v, err := newVersion([]datafile.File{good, f})
 		if err == nil || len(v.files) != 1 {
 			t.Errorf("%q: newVersion kept it (%d files) or said nothing (%v)", f.Path, len(v.files), err)
 		}
 	}
-	if err := ValidateFiles([]File{good, good}); err == nil || !strings.Contains(err.Error(), "duplicate") {
+	if err := ValidateFiles([]datafile.File{good, good}); err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Fatalf("duplicate paths: %v", err)
 	}
-	v, err := newVersion([]File{good, {Path: good.Path, Data: []byte("last")}})
+	v, err := newVersion([]datafile.File{good, {Path: good.Path, Data: []byte("last")}})
 	if err == nil || len(v.files) != 1 || string(v.data[good.Path]) != "last" {
 		t.Fatalf("duplicate paths: the last one must win, with an error (%v)", err)
 	}

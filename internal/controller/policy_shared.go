@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"github.com/gatewall/gatewall/internal/dataplane"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,7 +18,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -88,7 +89,7 @@ func translateGateways(ctx context.Context, c client.Reader, cfg Config, keys []
 		if t := cfg.Translations.Cached(in, k); t != nil {
 			ts = append(ts, t)
 			if t.Files != nil {
-				versions[k] = config.Version(t.Files)
+				versions[k] = datafile.Version(t.Files)
 			}
 		}
 	}

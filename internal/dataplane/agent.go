@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -61,12 +63,8 @@ func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints
 // Publish hands the files to the agent server, which pushes them to every
 // connected pod of the Gateway (nothing when unchanged).
 func (d *AgentDataPlane) Publish(gw types.NamespacedName, files []config.File) string {
-	out := make([]agent.File, 0, len(files))
-	for _, f := range files {
-		out = append(out, agent.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
-	}
-	v := config.Version(files)
-	av := d.server.SetConfig(gw, out)
+	v := datafile.Version(files)
+	av := d.server.SetConfig(gw, files)
 	d.mu.Lock()
 	d.published[gw] = publishedVersion{config: v, agent: av}
 	d.mu.Unlock()

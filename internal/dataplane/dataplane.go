@@ -3,6 +3,8 @@ package dataplane
 import (
 	"sync"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpoints"
@@ -47,7 +49,7 @@ func (h *HeldFiles) Publish(gw types.NamespacedName, files []config.File) string
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.files[gw] = files
-	return config.Version(files)
+	return datafile.Version(files)
 }
 
 // PublishEndpoints keeps the endpoints.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -53,7 +55,7 @@ func benchmarkPush(b *testing.B, servers int, errorLog string) {
 	size := 0
 	b.ResetTimer()
 	for i := range b.N {
-		files := []agent.File{{Path: "/etc/nginx/nginx.conf", Data: nginxConfLog(errorLog, benchServers(dp.ip, port, servers, i))}}
+		files := []datafile.File{{Path: "/etc/nginx/nginx.conf", Data: nginxConfLog(errorLog, benchServers(dp.ip, port, servers, i))}}
 		size = len(files[0].Data)
 		start := time.Now()
 		v := cp.srv.SetConfig(key, files)

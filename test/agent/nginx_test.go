@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // nginxConf is a complete nginx.conf whose http block holds servers. Its
@@ -49,20 +49,20 @@ func site(ip string, port int, body string) string {
 }
 
 // mainConf is a configuration of a single file, /etc/nginx/nginx.conf.
-func mainConf(servers string) []agent.File {
-	return []agent.File{{Path: "/etc/nginx/nginx.conf", Data: nginxConf(servers), Mode: 0o644}}
+func mainConf(servers string) []datafile.File {
+	return []datafile.File{{Path: "/etc/nginx/nginx.conf", Data: nginxConf(servers), Mode: 0o644}}
 }
 
 // splitConf is a configuration of n files: nginx.conf including
 // conf.d/<tag>-NN.conf, the first of which is a server answering tag.
-func splitConf(ip string, port int, tag string, n int) []agent.File {
+func splitConf(ip string, port int, tag string, n int) []datafile.File {
 	fs := mainConf("    include /etc/nginx/conf.d/*.conf;\n")
 	for i := range n {
 		data := fmt.Sprintf("map $uri $gatewall_%s_%d { default %d; }\n", tag, i, i)
 		if i == 0 {
 			data = site(ip, port, tag)
 		}
-		fs = append(fs, agent.File{Path: fmt.Sprintf("/etc/nginx/conf.d/%s-%02d.conf", tag, i), Data: []byte(data)})
+		fs = append(fs, datafile.File{Path: fmt.Sprintf("/etc/nginx/conf.d/%s-%02d.conf", tag, i), Data: []byte(data)})
 	}
 	return fs
 }

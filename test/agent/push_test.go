@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -220,8 +222,8 @@ func TestPrivateKeyMode(t *testing.T) {
     }
 `, net.JoinHostPort(dp.ip, strconv.Itoa(port)))
 	files := append(mainConf(server),
-		agent.File{Path: "/etc/nginx/secrets/site.pem", Data: certPEM, Mode: 0o644},
-		agent.File{Path: "/etc/nginx/secrets/site.key", Data: keyPEM, Mode: 0o600},
+		datafile.File{Path: "/etc/nginx/secrets/site.pem", Data: certPEM, Mode: 0o644},
+		datafile.File{Path: "/etc/nginx/secrets/site.key", Data: keyPEM, Mode: 0o600},
 	)
 	v := cp.srv.SetConfig(key, files)
 	if st := cp.waitPod(key, pod, agent.Applied, applyTimeout); st.AppliedVersion != v {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"github.com/nginx/agent/v3/pkg/files"
 	"google.golang.org/grpc"
@@ -184,9 +186,9 @@ func TestRPCRefusals(t *testing.T) {
 	}
 
 	secret := []byte("other Gateway's key")
-	cp.srv.SetConfig(other, []agent.File{{Path: "/etc/nginx/secrets/k.pem", Data: secret, Mode: 0o600}})
+	cp.srv.SetConfig(other, []datafile.File{{Path: "/etc/nginx/secrets/k.pem", Data: secret, Mode: 0o600}})
 	own := []byte("own")
-	cp.srv.SetConfig(key, []agent.File{{Path: "/etc/nginx/nginx.conf", Data: own}})
+	cp.srv.SetConfig(key, []datafile.File{{Path: "/etc/nginx/nginx.conf", Data: own}})
 	get := func(name string, data []byte) error {
 		_, err := c.file.GetFile(withToken(t, "good"), &mpi.GetFileRequest{FileMeta: &mpi.FileMeta{Name: name, Hash: files.GenerateHash(data)}})
 		return err

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
@@ -15,7 +17,7 @@ import (
 // shardedConf is nginx.conf including every shard of config.ServerShardsDir,
 // as a large Gatewall configuration does; shard 0 is a server answering
 // body, the others hold a map each.
-func shardedConf(ip string, port int, body string) []agent.File {
+func shardedConf(ip string, port int, body string) []datafile.File {
 	var inc strings.Builder
 	for i := range config.ServerShards {
 		fmt.Fprintf(&inc, "    include %s;\n", config.ServerShardPath(i))
@@ -26,7 +28,7 @@ func shardedConf(ip string, port int, body string) []agent.File {
 		if i == 0 {
 			data = site(ip, port, body)
 		}
-		fs = append(fs, agent.File{Path: config.ServerShardPath(i), Data: []byte(data), Mode: 0o644})
+		fs = append(fs, datafile.File{Path: config.ServerShardPath(i), Data: []byte(data), Mode: 0o644})
 	}
 	return fs
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -195,7 +197,7 @@ func TestGatewayStatuses(t *testing.T) {
 	})
 
 	t.Run("endpoint changes reach the data plane, not the files", func(t *testing.T) {
-		files := config.Version(held.Files(gw1))
+		files := datafile.Version(held.Files(gw1))
 		slice := &discoveryv1.EndpointSlice{}
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "app-slice"}, slice); err != nil {
 			t.Fatal(err)
@@ -210,7 +212,7 @@ func TestGatewayStatuses(t *testing.T) {
 			}
 			return nil
 		})
-		if now := config.Version(held.Files(gw1)); now != files {
+		if now := datafile.Version(held.Files(gw1)); now != files {
 			t.Errorf("an endpoint change changed the files (%s, then %s): NGINX would reload", files, now)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,7 +79,7 @@ func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
 		if first == nil {
 			first = files
 			nginxAccepts(t, cfg)
-		} else if config.Version(files) != config.Version(first) {
+		} else if datafile.Version(files) != datafile.Version(first) {
 			t.Errorf("%s: the files changed with the endpoints", st.name)
 		}
 		for _, f := range files {
@@ -150,7 +152,7 @@ func TestUseClusterIPIsDynamicToo(t *testing.T) {
 	if got := down.Endpoints()[id].Endpoints; len(got) != 0 {
 		t.Errorf("without endpoints: %v, want none", got)
 	}
-	if config.Version(up.Files()) != config.Version(down.Files()) {
+	if datafile.Version(up.Files()) != datafile.Version(down.Files()) {
 		t.Error("the files follow the endpoints")
 	}
 }

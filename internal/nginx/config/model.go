@@ -1,17 +1,14 @@
 package config
 
 import (
-	"os"
 	"time"
+
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
-// File is one file of a data plane's configuration.
-type File struct {
-	// Path is the absolute path on the data plane.
-	Path string
-	Data []byte
-	Mode os.FileMode
-}
+// File is one file of a data plane's configuration (the renderer's name
+// for datafile.File).
+type File = datafile.File
 
 // Paths of the files Gatewall writes on the data plane.
 const (
