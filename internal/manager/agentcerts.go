@@ -2,23 +2,19 @@ package manager
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/provisioner"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
 // Keys of the agent TLS Secret.
@@ -88,52 +84,29 @@ func claimAgentTLS(ctx context.Context, c client.Client, s *corev1.Secret, contr
 	return nil
 }
 
-// newServingCertificate makes a CA (10 years) and a serving certificate it
-// signs (10 years; rotate by replacing the Secret) for names (DNS names or IPs).
+// agentCertValidity is how long the agent server's generated CA and
+// serving certificate are valid (rotate by replacing the Secret).
+const agentCertValidity = 10 * 365 * 24 * time.Hour
+
+// newServingCertificate makes a CA and a serving certificate it signs for
+// names (DNS names or IPs), both valid for agentCertValidity.
 func newServingCertificate(names []string) (caPEM, certPEM, keyPEM []byte, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := issuer.NewCAValidFor("gatewall-agent-ca", agentCertValidity)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "gatewall-agent-ca"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(10, 0, 0),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano() + 1), Subject: pkix.Name{CommonName: names[0]},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(10, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
+	var ips []net.IP
+	var dns []string
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			ips = append(ips, ip)
 		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
+			dns = append(dns, n)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	kp, err := ca.IssueServing(names[0], ips, dns)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+	return ca.CertPEM(), kp.CertPEM, kp.KeyPEM, nil
 }

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/plm"
-	"github.com/gatewall/gatewall/test/plm/pki"
 )
 
 func secret(name string, data map[string][]byte) *corev1.Secret {
@@ -39,23 +39,23 @@ func TestCredentialsFromSecret(t *testing.T) {
 }
 
 func TestTLSFromSecrets(t *testing.T) {
-	ca, err := pki.NewCA("test")
+	ca, err := issuer.NewCA("test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := ca.Client("gatewall")
+	client, err := ca.IssueClient("gatewall", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := ca.Client("other")
+	other, err := ca.IssueClient("other", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caSecret := secret("ca", map[string][]byte{"ca.crt": ca.CertPEM})
+	caSecret := secret("ca", map[string][]byte{"ca.crt": ca.CertPEM()})
 	clientSecret := secret("client", map[string][]byte{"tls.crt": client.CertPEM, "tls.key": client.KeyPEM})
 
 	got, err := plm.TLSFromSecrets(caSecret, clientSecret, false)
-	if err != nil || string(got.CAPEM) != string(ca.CertPEM) || string(got.ClientKeyPEM) != string(client.KeyPEM) || got.SkipVerify {
+	if err != nil || string(got.CAPEM) != string(ca.CertPEM()) || string(got.ClientKeyPEM) != string(client.KeyPEM) || got.SkipVerify {
 		t.Errorf("both Secrets: %+v, %v", got, err)
 	}
 	if got, err := plm.TLSFromSecrets(nil, nil, true); err != nil || !got.SkipVerify || got.CAPEM != nil {
@@ -67,7 +67,7 @@ func TestTLSFromSecrets(t *testing.T) {
 		ca, client *corev1.Secret
 		want       string
 	}{
-		{"ca key missing", secret("ca", map[string][]byte{"ca.pem": ca.CertPEM}), nil, `gatewall-system/ca: key "ca.crt" missing`},
+		{"ca key missing", secret("ca", map[string][]byte{"ca.pem": ca.CertPEM()}), nil, `gatewall-system/ca: key "ca.crt" missing`},
 		{"ca not PEM", secret("ca", map[string][]byte{"ca.crt": []byte("nope")}), nil, "ca.crt: no PEM-encoded certificate"},
 		{"key missing", nil, secret("client", map[string][]byte{"tls.crt": client.CertPEM}), `key "tls.key" missing`},
 		{"cert missing", nil, secret("client", map[string][]byte{"tls.key": client.KeyPEM}), `key "tls.crt" missing`},

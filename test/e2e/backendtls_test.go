@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/test/plm/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 )
 
 // tlsEcho is an echo backend serving HTTPS on 8443 with the Secret's
@@ -42,23 +42,23 @@ func tlsEcho(ns, name, secret string) []client.Object {
 func TestBackendTLS(t *testing.T) {
 	ns := namespace(t, "e2e-btls")
 	gatewayClass(t)
-	ca, err := pki.NewCA("backend-ca")
+	ca, err := issuer.NewCA("backend-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := pki.NewCA("other-ca")
+	other, err := issuer.NewCA("other-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := ca.ServerFor("backend.example.com")
+	cert, err := ca.IssueServing("backend.example.com", nil, []string{"backend.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	create(t,
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend-cert"}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: cert.CertPEM, corev1.TLSPrivateKeyKey: cert.KeyPEM}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend-ca"}, Data: map[string]string{"ca.crt": string(ca.CertPEM)}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other-ca"}, Data: map[string]string{"ca.crt": string(other.CertPEM)}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend-ca"}, Data: map[string]string{"ca.crt": string(ca.CertPEM())}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other-ca"}, Data: map[string]string{"ca.crt": string(other.CertPEM())}},
 	)
 	create(t, tlsEcho(ns, "secure", "backend-cert")...)
 	route := httpRoute(ns, "app", "gw", "app.example.com", "/", "secure")

@@ -23,18 +23,18 @@ func BenchmarkFetch1MB(b *testing.B) {
 	backend := s3test.Start(b, "admin", adminSecret, nil)
 	data, sha := randomBundle(b, 1<<20)
 	backend.Put(nil, bucket, "bench.tgz", data)
-	proxy := startNginxMTLS(b, backend.Addr(), serverFiles(b, serverCA, dir, "server"), writeFile(b, dir, "client-ca.crt", clientCA.CertPEM))
+	proxy := startNginxMTLS(b, backend.Addr(), serverFiles(b, serverCA, dir, "server"), writeFile(b, dir, "client-ca.crt", clientCA.CertPEM()))
 	client := clientPair(b, clientCA)
 	// A second versitygw serving TLS itself separates the cost of TLS from
 	// the cost of NGINX's extra hop in the mTLS numbers.
 	tlsDirect := s3test.Start(b, "admin", adminSecret, ptr(serverFiles(b, serverCA, dir, "direct")))
-	tlsDirect.Put(serverCA.CertPEM, bucket, "bench.tgz", data)
-	https := plm.TLSSettings{CAPEM: serverCA.CertPEM}
-	httpsAlt := plm.TLSSettings{CAPEM: mtlsAltCA(serverCA.CertPEM)}
+	tlsDirect.Put(serverCA.CertPEM(), bucket, "bench.tgz", data)
+	https := plm.TLSSettings{CAPEM: serverCA.CertPEM()}
+	httpsAlt := plm.TLSSettings{CAPEM: mtlsAltCA(serverCA.CertPEM())}
 
-	mtls := plm.TLSSettings{CAPEM: serverCA.CertPEM, ClientCertPEM: client.CertPEM, ClientKeyPEM: client.KeyPEM}
+	mtls := plm.TLSSettings{CAPEM: serverCA.CertPEM(), ClientCertPEM: client.CertPEM, ClientKeyPEM: client.KeyPEM}
 	mtlsAlt := mtls
-	mtlsAlt.CAPEM = mtlsAltCA(serverCA.CertPEM)
+	mtlsAlt.CAPEM = mtlsAltCA(serverCA.CertPEM())
 
 	for _, tc := range []struct {
 		name     string

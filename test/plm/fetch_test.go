@@ -133,12 +133,12 @@ func TestHTTPSWithCAAndCARotation(t *testing.T) {
 	srv := s3test.Start(t, "admin", adminSecret, ptr(serverFiles(t, ca1, dir, "server1")))
 	v1, sha1 := randomBundle(t, 4<<10)
 	v2, sha2 := randomBundle(t, 4<<10)
-	srv.Put(ca1.CertPEM, bucket, "v1.tgz", v1)
-	srv.Put(ca1.CertPEM, bucket, "v2.tgz", v2)
+	srv.Put(ca1.CertPEM(), bucket, "v1.tgz", v1)
+	srv.Put(ca1.CertPEM(), bucket, "v2.tgz", v2)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
-	setTLS(t, f, ca1.CertPEM, nil)
+	setTLS(t, f, ca1.CertPEM(), nil)
 	f.run()
 	f.Want([]plm.BundleRef{ref("v1.tgz", sha1)})
 	assertCached(t, f.waitState(sha1, plm.Fetched), v1)
@@ -152,7 +152,7 @@ func TestHTTPSWithCAAndCARotation(t *testing.T) {
 		t.Fatalf("old CA against the new certificate: %+v", r)
 	}
 	t.Logf("old CA: %s", r.Message)
-	setTLS(t, f, ca2.CertPEM, nil)
+	setTLS(t, f, ca2.CertPEM(), nil)
 	assertCached(t, f.waitState(sha2, plm.Fetched), v2)
 }
 
@@ -161,11 +161,11 @@ func TestWrongCA(t *testing.T) {
 	ca, wrong := newCA(t, "storage-ca"), newCA(t, "someone-else")
 	srv := s3test.Start(t, "admin", adminSecret, ptr(serverFiles(t, ca, dir, "server")))
 	data, sha := randomBundle(t, 4<<10)
-	srv.Put(ca.CertPEM, bucket, "p.tgz", data)
+	srv.Put(ca.CertPEM(), bucket, "p.tgz", data)
 
 	f := newFetcher(t, srv.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
-	setTLS(t, f, wrong.CertPEM, nil)
+	setTLS(t, f, wrong.CertPEM(), nil)
 	f.run()
 	f.Want([]plm.BundleRef{ref("p.tgz", sha)})
 	r := f.waitState(sha, plm.Failed)
@@ -192,11 +192,11 @@ func TestMutualTLS(t *testing.T) {
 	backend := s3test.Start(t, "admin", adminSecret, nil)
 	data, sha := randomBundle(t, 64<<10)
 	backend.Put(nil, bucket, "mtls.tgz", data)
-	proxy := startNginxMTLS(t, backend.Addr(), serverFiles(t, serverCA, dir, "server"), writeFile(t, dir, "client-ca.crt", clientCA.CertPEM))
+	proxy := startNginxMTLS(t, backend.Addr(), serverFiles(t, serverCA, dir, "server"), writeFile(t, dir, "client-ca.crt", clientCA.CertPEM()))
 
 	f := newFetcher(t, proxy.URL(), t.TempDir(), nil)
 	setCredentials(t, f, adminSecret)
-	setTLS(t, f, serverCA.CertPEM, nil) // no client certificate yet
+	setTLS(t, f, serverCA.CertPEM(), nil) // no client certificate yet
 	f.run()
 	f.Want([]plm.BundleRef{ref("mtls.tgz", sha)})
 	r := f.waitState(sha, plm.Failed)
@@ -207,7 +207,7 @@ func TestMutualTLS(t *testing.T) {
 	t.Logf("no client certificate: %s", r.Message)
 
 	rogue := clientPair(t, rogueCA)
-	setTLS(t, f, serverCA.CertPEM, &[2][]byte{rogue.CertPEM, rogue.KeyPEM})
+	setTLS(t, f, serverCA.CertPEM(), &[2][]byte{rogue.CertPEM, rogue.KeyPEM})
 	r = f.waitAttempts(sha, 2)
 	if r.State != plm.Failed || r.Reason != plm.ReasonFetchError {
 		t.Fatalf("client certificate from another CA: %+v", r)
@@ -215,7 +215,7 @@ func TestMutualTLS(t *testing.T) {
 	t.Logf("client certificate from another CA: %s", r.Message)
 
 	good := clientPair(t, clientCA)
-	setTLS(t, f, serverCA.CertPEM, &[2][]byte{good.CertPEM, good.KeyPEM})
+	setTLS(t, f, serverCA.CertPEM(), &[2][]byte{good.CertPEM, good.KeyPEM})
 	r = f.waitState(sha, plm.Fetched)
 	assertCached(t, r, data)
 	if n := backend.GetObjectRequests("mtls.tgz"); n != 1 {

@@ -1,6 +1,8 @@
 package plm_test
 
 import (
+	"net"
+
 	"github.com/gatewall/gatewall/test/s3test"
 
 	"context"
@@ -13,8 +15,8 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/plm"
-	"github.com/gatewall/gatewall/test/plm/pki"
 )
 
 // fetcher is a running plm.Fetcher whose OnChange events arrive on a
@@ -106,9 +108,9 @@ func randomBundle(t testing.TB, size int) ([]byte, string) {
 	return b, hex.EncodeToString(sum[:])
 }
 
-func newCA(t testing.TB, name string) *pki.CA {
+func newCA(t testing.TB, name string) *issuer.CA {
 	t.Helper()
-	ca, err := pki.NewCA(name)
+	ca, err := issuer.NewCA(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +118,18 @@ func newCA(t testing.TB, name string) *pki.CA {
 }
 
 // serverFiles issues a server certificate for 127.0.0.1 and writes it out.
-func serverFiles(t testing.TB, ca *pki.CA, dir, prefix string) s3test.TLSFiles {
+func serverFiles(t testing.TB, ca *issuer.CA, dir, prefix string) s3test.TLSFiles {
 	t.Helper()
-	p, err := ca.Server()
+	p, err := ca.IssueServing("storage", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s3test.TLSFiles{Cert: writeFile(t, dir, prefix+".crt", p.CertPEM), Key: writeFile(t, dir, prefix+".key", p.KeyPEM)}
 }
 
-func clientPair(t testing.TB, ca *pki.CA) pki.Pair {
+func clientPair(t testing.TB, ca *issuer.CA) issuer.KeyPair {
 	t.Helper()
-	p, err := ca.Client("gatewall")
+	p, err := ca.IssueClient("gatewall", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

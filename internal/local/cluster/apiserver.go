@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 )
 
 // adminUser is the identity of the admin kubeconfig and of the controllers.
@@ -22,7 +22,7 @@ func adminUser() envtest.User {
 // Service range shared with kube-controller-manager.
 func (c *Cluster) startAPIServer() error {
 	o := c.opts
-	kubeletCA, err := pki.NewCA("gatewall-local-kubelet-ca")
+	kubeletCA, err := issuer.NewCA("gatewall-local-kubelet-ca")
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}

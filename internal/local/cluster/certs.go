@@ -5,7 +5,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 )
 
 // writeServingCerts writes the API server's serving certificate and key
@@ -16,7 +16,7 @@ import (
 // server as the `kubernetes` Service (its first cluster IP and DNS names)
 // and nodes at the advertised address.
 func writeServingCerts(certDir string, o Options) ([]byte, error) {
-	ca, err := pki.NewCA("gatewall-local-apiserver-ca")
+	ca, err := issuer.NewCA("gatewall-local-apiserver-ca")
 	if err != nil {
 		return nil, err
 	}

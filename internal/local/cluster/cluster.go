@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 )
 
 // Cluster is a running control plane.
@@ -20,7 +20,7 @@ type Cluster struct {
 	opts       Options
 	env        *envtest.Environment
 	config     *rest.Config
-	kubeletCA  *pki.CA
+	kubeletCA  *issuer.CA
 	components []*component // started in order; stopped in reverse
 	watchdog   *exec.Cmd
 	stopOnce   sync.Once
@@ -86,7 +86,7 @@ func (c *Cluster) Config() *rest.Config { return rest.CopyConfig(c.config) }
 
 // KubeletCA is the CA the API server trusts for kubelet serving certificates
 // and whose client certificate it presents to kubelets; pass it to the node.
-func (c *Cluster) KubeletCA() *pki.CA { return c.kubeletCA }
+func (c *Cluster) KubeletCA() *issuer.CA { return c.kubeletCA }
 
 // LogDir is where each component writes its log.
 func (c *Cluster) LogDir() string { return c.opts.LogDir }

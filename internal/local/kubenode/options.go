@@ -12,7 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 )
 
 // Options configure a node.
@@ -46,7 +46,7 @@ type Options struct {
 	Kubelet, KubeProxy *rest.Config
 	// KubeletCA issues the kubelet's serving certificate and signed the API
 	// server's kubelet client certificate (cluster.Cluster.KubeletCA).
-	KubeletCA *pki.CA
+	KubeletCA *issuer.CA
 	// ClusterDNS and ClusterDomain are given to pods. Default 10.96.0.10 and
 	// cluster.local.
 	ClusterDNS, ClusterDomain string

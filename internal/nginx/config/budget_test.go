@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
@@ -134,7 +134,7 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 // what it counted leaves graph.ClientConnections of workerConnections for
 // clients. A sample passes real nginx -t.
 func TestSocketBudgetCoversTheConfiguration(t *testing.T) {
-	ca, err := pki.NewCA("test")
+	ca, err := issuer.NewCA("test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
@@ -41,7 +41,7 @@ func longHost(n int) string {
 // HTTPS one puts it in a hostnames map) and a route serving it.
 func hostsInput(t *testing.T, host string) *graph.Input {
 	t.Helper()
-	ca, err := pki.NewCA("test")
+	ca, err := issuer.NewCA("test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/local/pki"
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
@@ -22,7 +22,7 @@ import (
 // app; every other one also shares its connections with a missing Service.
 func passthroughInput(t *testing.T, suffix string, hosts ...string) *graph.Input {
 	t.Helper()
-	ca, err := pki.NewCA("test")
+	ca, err := issuer.NewCA("test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pki
+package issuer
 
 import (
 	"crypto"
@@ -17,15 +17,17 @@ import (
 	"time"
 )
 
-// validity is long enough for any local session; the runtime regenerates its
-// certificates at every start, so they never need rotation.
-const validity = 365 * 24 * time.Hour
+// localValidity is long enough for any local session; the local runtime
+// regenerates its certificates at every start, so they never need rotation.
+const localValidity = 365 * 24 * time.Hour
 
 // CA is a certificate authority held in memory.
 type CA struct {
 	cert    *x509.Certificate
 	key     crypto.Signer
 	certPEM []byte
+	// validity is how long the CA and what it issues are valid.
+	validity time.Duration
 }
 
 // KeyPair is a PEM-encoded certificate and its private key.
@@ -34,8 +36,13 @@ type KeyPair struct {
 	KeyPEM  []byte
 }
 
-// NewCA creates a self-signed CA named commonName.
-func NewCA(commonName string) (*CA, error) {
+// NewCA creates a self-signed CA named commonName, valid (with what it
+// issues) for a year: the local runtime's.
+func NewCA(commonName string) (*CA, error) { return NewCAValidFor(commonName, localValidity) }
+
+// NewCAValidFor creates a self-signed CA named commonName; it and the
+// certificates it issues are valid for validity.
+func NewCAValidFor(commonName string, validity time.Duration) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating CA key: %w", err)
@@ -62,7 +69,7 @@ func NewCA(commonName string) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing CA certificate: %w", err)
 	}
-	return &CA{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
+	return &CA{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der), validity: validity}, nil
 }
 
 // CertPEM is the CA's certificate, PEM encoded.
@@ -106,7 +113,7 @@ func (ca *CA) issue(tmpl *x509.Certificate) (KeyPair, error) {
 	now := time.Now()
 	tmpl.SerialNumber = serial
 	tmpl.NotBefore = now.Add(-time.Hour)
-	tmpl.NotAfter = now.Add(validity)
+	tmpl.NotAfter = now.Add(ca.validity)
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pki
+package issuer
 
 import (
 	"crypto/tls"
