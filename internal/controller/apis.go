@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gatewall/gatewall/internal/routekind"
+
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,20 +24,32 @@ type API string
 const (
 	// APIPLM is PLM's APPolicy and APLogConf (PLMGroup says in which group).
 	APIPLM API = "PLM"
-	// APITLSRoute, APITCPRoute and APIUDPRoute are the Gateway API's
-	// TLSRoute, TCPRoute and UDPRoute (v1): the optional route kinds of
-	// routekind.Kinds, whose APIs are named after them (routeAPI).
-	APITLSRoute API = "TLSRoute"
-	APITCPRoute API = "TCPRoute"
-	APIUDPRoute API = "UDPRoute"
 	// APIListenerSet is the Gateway API's ListenerSet.
 	APIListenerSet API = "ListenerSet"
 	// APIBackendTLSPolicy is the Gateway API's BackendTLSPolicy.
 	APIBackendTLSPolicy API = "BackendTLSPolicy"
 )
 
-// OptionalAPIs are the optional APIs, in the order they are enabled.
-var OptionalAPIs = []API{APIPLM, APITLSRoute, APITCPRoute, APIUDPRoute, APIListenerSet, APIBackendTLSPolicy}
+// OptionalAPIs are the optional APIs, in the order they are enabled: the
+// optional route kinds of routekind.Kinds have an API each, named after
+// the kind (routeAPI).
+var OptionalAPIs = optionalAPIs()
+
+func optionalAPIs() []API {
+	apis := []API{APIPLM}
+	for _, k := range routekind.Optional() {
+		apis = append(apis, routeAPI(k))
+	}
+	return append(apis, APIListenerSet, APIBackendTLSPolicy)
+}
+
+// RouteKindOf is the route kind of an optional API; nil for the others.
+func RouteKindOf(api API) *routekind.Kind {
+	if k := routekind.Named(string(api)); k != nil && k.Optional {
+		return k
+	}
+	return nil
+}
 
 // APIs says which optional APIs the cluster serves, and sets up what uses
 // one when its CRD appears after the manager started: indexes, watches and

@@ -28,11 +28,9 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	objects(f, "GatewayClass", in.GatewayClasses, byGeneration)
 	objects(f, "Gateway", in.Gateways, byGeneration)
 	objects(f, "ListenerSet", in.ListenerSets, byGeneration)
-	objects(f, "HTTPRoute", in.HTTPRoutes, byGeneration)
-	objects(f, "GRPCRoute", in.GRPCRoutes, byGeneration)
-	objects(f, "TLSRoute", in.TLSRoutes, byGeneration)
-	objects(f, "TCPRoute", in.TCPRoutes, byGeneration)
-	objects(f, "UDPRoute", in.UDPRoutes, byGeneration)
+	for kind, routes := range in.Routes {
+		objects(f, kind, routes, byGeneration)
+	}
 	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
 	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
 	for kind, ps := range in.Policies {

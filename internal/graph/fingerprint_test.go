@@ -17,7 +17,7 @@ import (
 // Fingerprint, or a change to it would leave a stale configuration in
 // place: this test fails until it is listed here.
 var fingerprinted = []string{
-	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "HTTPRoutes", "GRPCRoutes", "TLSRoutes", "TCPRoutes", "UDPRoutes", "ReferenceGrants",
+	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "Routes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
 	"Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",
@@ -61,7 +61,7 @@ func TestFingerprintChangesWithEveryChange(t *testing.T) {
 			r.Name = "other"
 			in.Add(r)
 		},
-		"a route deleted":       func(in *Input) { delete(in.HTTPRoutes, key("apps", "r")) },
+		"a route deleted":       func(in *Input) { delete(in.Routes[KindHTTPRoute], key("apps", "r")) },
 		"a PLM status changed":  func(in *Input) { in.APPolicies[key("apps", "p")] = &plm.Status{} },
 		"a bundle fetched":      func(in *Input) { in.Bundles["sha"] = Bundle{State: BundleFetched, Data: []byte("x")} },
 		"an object not decoded": func(in *Input) { in.AddUnreadable(ObjectRef{Kind: "HTTPRoute", Key: key("apps", "bad")}, "bad") },

@@ -3,6 +3,8 @@ package graph
 import (
 	"reflect"
 
+	"github.com/gatewall/gatewall/internal/routekind"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,14 +32,12 @@ type Input struct {
 	// ControllerName is the GatewayClass controllerName Gatewall serves.
 	ControllerName string
 
-	GatewayClasses  map[string]*gatewayv1.GatewayClass
-	Gateways        map[types.NamespacedName]*gatewayv1.Gateway
-	ListenerSets    map[types.NamespacedName]*gatewayv1.ListenerSet
-	HTTPRoutes      map[types.NamespacedName]*gatewayv1.HTTPRoute
-	GRPCRoutes      map[types.NamespacedName]*gatewayv1.GRPCRoute
-	TLSRoutes       map[types.NamespacedName]*gatewayv1.TLSRoute
-	TCPRoutes       map[types.NamespacedName]*gatewayv1.TCPRoute
-	UDPRoutes       map[types.NamespacedName]*gatewayv1.UDPRoute
+	GatewayClasses map[string]*gatewayv1.GatewayClass
+	Gateways       map[types.NamespacedName]*gatewayv1.Gateway
+	ListenerSets   map[types.NamespacedName]*gatewayv1.ListenerSet
+	// Routes are the routes of every kind of routekind.Kinds, by kind name
+	// (graph.KindHTTPRoute...), then namespace/name: use Add and Route.
+	Routes          map[string]map[types.NamespacedName]client.Object
 	ReferenceGrants map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant
 	Namespaces      map[string]*corev1.Namespace
 	Services        map[types.NamespacedName]*corev1.Service
@@ -82,11 +82,7 @@ func NewInput(controllerName string) *Input {
 		GatewayClasses:     map[string]*gatewayv1.GatewayClass{},
 		Gateways:           map[types.NamespacedName]*gatewayv1.Gateway{},
 		ListenerSets:       map[types.NamespacedName]*gatewayv1.ListenerSet{},
-		HTTPRoutes:         map[types.NamespacedName]*gatewayv1.HTTPRoute{},
-		GRPCRoutes:         map[types.NamespacedName]*gatewayv1.GRPCRoute{},
-		TLSRoutes:          map[types.NamespacedName]*gatewayv1.TLSRoute{},
-		TCPRoutes:          map[types.NamespacedName]*gatewayv1.TCPRoute{},
-		UDPRoutes:          map[types.NamespacedName]*gatewayv1.UDPRoute{},
+		Routes:             map[string]map[types.NamespacedName]client.Object{},
 		ReferenceGrants:    map[types.NamespacedName]*gatewayv1beta1.ReferenceGrant{},
 		Namespaces:         map[string]*corev1.Namespace{},
 		Services:           map[types.NamespacedName]*corev1.Service{},
@@ -145,30 +141,24 @@ func (in *Input) Add(obj any) bool {
 // Route returns the input's route of a kind (graph.KindHTTPRoute...) and
 // name, or nil.
 func (in *Input) Route(kind string, k types.NamespacedName) client.Object {
-	switch kind {
-	case KindHTTPRoute:
-		return nilIfAbsent(in.HTTPRoutes[k])
-	case KindGRPCRoute:
-		return nilIfAbsent(in.GRPCRoutes[k])
-	case KindTLSRoute:
-		return nilIfAbsent(in.TLSRoutes[k])
-	case KindTCPRoute:
-		return nilIfAbsent(in.TCPRoutes[k])
-	case KindUDPRoute:
-		return nilIfAbsent(in.UDPRoutes[k])
-	}
-	return nil
+	return in.Routes[kind][k]
 }
 
-// nilIfAbsent turns a map's typed nil into an untyped one.
-func nilIfAbsent[T any, P interface {
-	*T
-	client.Object
-}](o P) client.Object {
-	if o == nil {
-		return nil
+// addRoute adds a route of a registered kind; false for other objects.
+func (in *Input) addRoute(obj any) bool {
+	o, ok := obj.(client.Object)
+	if !ok {
+		return false
 	}
-	return o
+	kind := routekind.Of(o)
+	if kind == nil {
+		return false
+	}
+	if in.Routes[kind.Name] == nil {
+		in.Routes[kind.Name] = map[types.NamespacedName]client.Object{}
+	}
+	in.Routes[kind.Name][key(o.GetNamespace(), o.GetName())] = o
+	return true
 }
 
 // UnreadableAnnotation marks a stub of an object that does not decode into
@@ -176,6 +166,9 @@ func nilIfAbsent[T any, P interface {
 const UnreadableAnnotation = "gatewall.nginx.org/unreadable"
 
 func (in *Input) add(obj any) bool {
+	if in.addRoute(obj) {
+		return true
+	}
 	switch o := obj.(type) {
 	case *gatewayv1.GatewayClass:
 		in.GatewayClasses[o.Name] = o
@@ -183,16 +176,6 @@ func (in *Input) add(obj any) bool {
 		in.Gateways[key(o.Namespace, o.Name)] = o
 	case *gatewayv1.ListenerSet:
 		in.ListenerSets[key(o.Namespace, o.Name)] = o
-	case *gatewayv1.HTTPRoute:
-		in.HTTPRoutes[key(o.Namespace, o.Name)] = o
-	case *gatewayv1.GRPCRoute:
-		in.GRPCRoutes[key(o.Namespace, o.Name)] = o
-	case *gatewayv1.TLSRoute:
-		in.TLSRoutes[key(o.Namespace, o.Name)] = o
-	case *gatewayv1.TCPRoute:
-		in.TCPRoutes[key(o.Namespace, o.Name)] = o
-	case *gatewayv1.UDPRoute:
-		in.UDPRoutes[key(o.Namespace, o.Name)] = o
 	case *gatewayv1beta1.ReferenceGrant:
 		in.ReferenceGrants[key(o.Namespace, o.Name)] = o
 	case *corev1.Namespace:

@@ -229,13 +229,21 @@ func knownValidationMode(m gatewayv1.FrontendValidationModeType) bool {
 	return m == "" || m == gatewayv1.AllowValidOnly || m == gatewayv1.AllowInsecureFallback
 }
 
-// protocolKinds are the route kinds each listener protocol serves, sorted.
-var protocolKinds = map[gatewayv1.ProtocolType][]string{
-	gatewayv1.HTTPProtocolType:  {KindGRPCRoute, KindHTTPRoute},
-	gatewayv1.HTTPSProtocolType: {KindGRPCRoute, KindHTTPRoute},
-	gatewayv1.TLSProtocolType:   {KindTLSRoute},
-	gatewayv1.TCPProtocolType:   {KindTCPRoute},
-	gatewayv1.UDPProtocolType:   {KindUDPRoute},
+// protocolKinds are the route kinds each listener protocol serves, sorted
+// (from routeKinds).
+var protocolKinds = kindsByProtocol()
+
+func kindsByProtocol() map[gatewayv1.ProtocolType][]string {
+	out := map[gatewayv1.ProtocolType][]string{}
+	for kind, k := range routeKinds {
+		for _, p := range k.protocols {
+			out[p] = append(out[p], kind)
+		}
+	}
+	for _, kinds := range out {
+		slices.Sort(kinds)
+	}
+	return out
 }
 
 // supportedKinds returns the route kinds a listener admits: those of its

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/routekind"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,12 +93,15 @@ func (r *Route) ValidRules() []*Rule {
 }
 
 func buildRoutes(in *Input, g *Gateway) []*Route {
-	// Every route kind of the input (routekind.Kinds lists the same).
-	routes := routesOf(in, g, in.HTTPRoutes, func(r *gatewayv1.HTTPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newHTTPRoute)
-	routes = append(routes, routesOf(in, g, in.GRPCRoutes, func(r *gatewayv1.GRPCRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newGRPCRoute)...)
-	routes = append(routes, routesOf(in, g, in.TLSRoutes, func(r *gatewayv1.TLSRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newTLSRoute)...)
-	routes = append(routes, routesOf(in, g, in.TCPRoutes, func(r *gatewayv1.TCPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newTCPRoute)...)
-	routes = append(routes, routesOf(in, g, in.UDPRoutes, func(r *gatewayv1.UDPRoute) []gatewayv1.ParentReference { return r.Spec.ParentRefs }, newUDPRoute)...)
+	var routes []*Route
+	for kind, objs := range in.Routes {
+		build := routeKinds[kind].build
+		for k, o := range objs {
+			if refs := parentRefsTo(routekind.ParentRefs(o), o.GetNamespace(), g); len(refs) > 0 {
+				routes = append(routes, build(in, k, o, refs))
+			}
+		}
+	}
 	sort.Slice(routes, func(i, j int) bool {
 		if routes[i].Kind != routes[j].Kind {
 			return routes[i].Kind < routes[j].Kind
@@ -116,17 +121,25 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	return routes
 }
 
-// routesOf builds the routes of one kind that name the Gateway or one of
-// its ListenerSets.
-func routesOf[R client.Object](in *Input, g *Gateway, objs map[types.NamespacedName]R, parentRefs func(R) []gatewayv1.ParentReference,
-	build func(*Input, types.NamespacedName, R, []*ParentRef) *Route) []*Route {
-	var out []*Route
-	for k, o := range objs {
-		if refs := parentRefsTo(parentRefs(o), o.GetNamespace(), g); len(refs) > 0 {
-			out = append(out, build(in, k, o, refs))
-		}
+// routeKinds are how the graph builds a route of each kind of
+// routekind.Kinds, and the listener protocols it attaches to (a kind
+// without an entry is a test failure: TestEveryRouteKindIsBuilt).
+var routeKinds = map[string]struct {
+	build     func(*Input, types.NamespacedName, client.Object, []*ParentRef) *Route
+	protocols []gatewayv1.ProtocolType
+}{
+	KindGRPCRoute: {builder(newGRPCRoute), []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType}},
+	KindHTTPRoute: {builder(newHTTPRoute), []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType}},
+	KindTCPRoute:  {builder(newTCPRoute), []gatewayv1.ProtocolType{gatewayv1.TCPProtocolType}},
+	KindTLSRoute:  {builder(newTLSRoute), []gatewayv1.ProtocolType{gatewayv1.TLSProtocolType}},
+	KindUDPRoute:  {builder(newUDPRoute), []gatewayv1.ProtocolType{gatewayv1.UDPProtocolType}},
+}
+
+// builder adapts a kind's typed builder to routeKinds.
+func builder[R client.Object](build func(*Input, types.NamespacedName, R, []*ParentRef) *Route) func(*Input, types.NamespacedName, client.Object, []*ParentRef) *Route {
+	return func(in *Input, k types.NamespacedName, o client.Object, refs []*ParentRef) *Route {
+		return build(in, k, o.(R), refs)
 	}
-	return out
 }
 
 // Parent is what a route's parentRef names, with the Gateway API's defaults

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 func TestIntersectHostnames(t *testing.T) {
@@ -59,5 +61,23 @@ func TestPartiallyInvalidMessage(t *testing.T) {
 	}
 	if !strings.HasPrefix(msg, "Dropped Rule") || !strings.Contains(msg, "spec.rules[1]") {
 		t.Errorf("PartiallyInvalid message %q", msg)
+	}
+}
+
+// TestEveryRouteKindIsBuilt: every kind of the registry has a graph
+// builder, and the graph builds no kind the registry lacks (the manager
+// would neither watch nor read it).
+func TestEveryRouteKindIsBuilt(t *testing.T) {
+	registered := map[string]bool{}
+	for _, k := range routekind.Kinds {
+		registered[k.Name] = true
+		if rk, ok := routeKinds[k.Name]; !ok || rk.build == nil || len(rk.protocols) == 0 {
+			t.Errorf("route kind %s is registered in routekind but routeKinds has no builder or protocols for it", k.Name)
+		}
+	}
+	for name := range routeKinds {
+		if !registered[name] {
+			t.Errorf("routeKinds builds %s, which routekind.Kinds does not register", name)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -19,11 +20,16 @@ const DefaultAPIDiscoveryInterval = 10 * time.Second
 // missingAPI says, for the log, what an optional API's absence leaves out.
 var missingAPI = map[controller.API]string{
 	controller.APIPLM:              "no PLM APPolicy/APLogConf CRD installed: WAF policies cannot resolve their references",
-	controller.APITLSRoute:         "TLSRoute CRD (v1) not installed: TLS listeners serve no routes; install the Gateway API's standard CRDs (v1.5 or later)",
-	controller.APITCPRoute:         "TCPRoute CRD (v1) not installed: TCP listeners serve no routes; install the Gateway API's standard CRDs (v1.6 or later)",
-	controller.APIUDPRoute:         "UDPRoute CRD (v1) not installed: UDP listeners serve no routes; install the Gateway API's standard CRDs (v1.6 or later)",
 	controller.APIListenerSet:      "ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs",
 	controller.APIBackendTLSPolicy: "BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs",
+}
+
+// missing says what an optional API's absence leaves out.
+func missing(api controller.API) string {
+	if k := controller.RouteKindOf(api); k != nil {
+		return fmt.Sprintf("%s CRD (v1) not installed: %s; install the Gateway API's standard CRDs (%s or later)", k.Name, k.Missing, k.Since)
+	}
+	return missingAPI[api]
 }
 
 // setupAPIs finds the optional APIs the cluster serves now, and adds a
@@ -40,7 +46,7 @@ func setupAPIs(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*
 	}
 	for _, api := range controller.OptionalAPIs {
 		if !apis.Served(api) {
-			log.Info(missingAPI[api]+"; Gatewall uses it as soon as it is installed, without a restart", "api", api)
+			log.Info(missing(api)+"; Gatewall uses it as soon as it is installed, without a restart", "api", api)
 		}
 	}
 	if err := mgr.Add(d); err != nil {
@@ -58,9 +64,10 @@ func crdServed(mgr ctrl.Manager, forcedPLM string) func(controller.API) (string,
 		case controller.APIPLM:
 			g := detectPLMGroup(mgr, forcedPLM)
 			return g, g != "" && crdInstalled(mgr, g, "APPolicy")
-		case controller.APITLSRoute, controller.APITCPRoute, controller.APIUDPRoute:
+		}
+		if controller.RouteKindOf(api) != nil {
 			// Served in v1: Gatewall reads the v1 objects (older installs
-			// served these kinds in v1alpha2 only).
+			// served the optional route kinds in v1alpha2 only).
 			return "", crdInstalled(mgr, gatewayv1.GroupName, string(api), gatewayv1.GroupVersion.Version)
 		}
 		return "", crdInstalled(mgr, gatewayv1.GroupName, string(api))

@@ -2,13 +2,15 @@
 // what the manager, the status writers and the offline renderer need to
 // know of a kind (its objects and lists, its parentRefs and parent
 // statuses, the Services it names, whether its CRD may be missing) is
-// registered once, in Kinds. The graph builds each kind's routes
-// (graph.Input holds them by kind); everything else iterates Kinds.
+// registered once, in Kinds; for an optional CRD, what its absence leaves
+// out too (the manager derives the kind's optional API, its discovery and
+// its log line from it). The graph holds routes by kind (graph.Input.Routes)
+// and builds each kind with its entry in graph's routeKinds; everything
+// else iterates Kinds.
 //
-// Adding a route kind: a registration here, its builder in package graph
-// (Input, Fingerprint, buildRoutes), and, for an optional CRD, its API in
-// package controller and its check in package manager. docs/architecture.md
-// has the checklist.
+// Adding a route kind: a registration here, its builder and entry in
+// package graph, its rendering in nginx/config. docs/architecture.md has
+// the checklist.
 package routekind
 
 import (
@@ -25,6 +27,10 @@ type Kind struct {
 	// Optional says the kind's CRD may be missing, or installed after the
 	// manager started (the manager then watches it once it is served).
 	Optional bool
+	// Missing says what the absence of an optional kind's CRD leaves out,
+	// and Since the Gateway API release whose standard channel serves the
+	// kind in v1 (the manager logs both when the CRD is missing).
+	Missing, Since string
 	// New returns an empty object of the kind; NewList an empty list.
 	New     func() client.Object
 	NewList func() client.ObjectList
@@ -71,7 +77,7 @@ var Kinds = []*Kind{
 			}
 			return out
 		}),
-	register("TCPRoute", true, func(l *gatewayv1.TCPRouteList) []gatewayv1.TCPRoute { return l.Items },
+	optional("TCP listeners serve no routes", "v1.6", register("TCPRoute", true, func(l *gatewayv1.TCPRouteList) []gatewayv1.TCPRoute { return l.Items },
 		func(r *gatewayv1.TCPRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
 		},
@@ -81,8 +87,8 @@ var Kinds = []*Kind{
 				out = append(out, backendRefs(rule.BackendRefs)...)
 			}
 			return out
-		}),
-	register("TLSRoute", true, func(l *gatewayv1.TLSRouteList) []gatewayv1.TLSRoute { return l.Items },
+		})),
+	optional("TLS listeners serve no routes", "v1.5", register("TLSRoute", true, func(l *gatewayv1.TLSRouteList) []gatewayv1.TLSRoute { return l.Items },
 		func(r *gatewayv1.TLSRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
 		},
@@ -92,8 +98,8 @@ var Kinds = []*Kind{
 				out = append(out, backendRefs(rule.BackendRefs)...)
 			}
 			return out
-		}),
-	register("UDPRoute", true, func(l *gatewayv1.UDPRouteList) []gatewayv1.UDPRoute { return l.Items },
+		})),
+	optional("UDP listeners serve no routes", "v1.6", register("UDPRoute", true, func(l *gatewayv1.UDPRouteList) []gatewayv1.UDPRoute { return l.Items },
 		func(r *gatewayv1.UDPRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
 		},
@@ -103,7 +109,14 @@ var Kinds = []*Kind{
 				out = append(out, backendRefs(rule.BackendRefs)...)
 			}
 			return out
-		}),
+		})),
+}
+
+// optional records what the absence of an optional kind's CRD leaves out,
+// and the Gateway API release that serves it in v1.
+func optional(missing, since string, k *Kind) *Kind {
+	k.Missing, k.Since = missing, since
+	return k
 }
 
 // register makes a Kind from typed functions of a route type R (a pointer

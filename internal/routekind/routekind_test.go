@@ -87,3 +87,16 @@ func TestBackendsIncludeMirrors(t *testing.T) {
 		t.Errorf("backends %v, want [a m]", names)
 	}
 }
+
+// TestOptionalKindsSayWhatTheirAbsenceLeavesOut: the manager logs it when
+// an optional kind's CRD is missing.
+func TestOptionalKindsSayWhatTheirAbsenceLeavesOut(t *testing.T) {
+	for _, k := range Kinds {
+		if k.Optional && (k.Missing == "" || k.Since == "") {
+			t.Errorf("optional kind %s: Missing %q, Since %q: both are needed", k.Name, k.Missing, k.Since)
+		}
+		if !k.Optional && (k.Missing != "" || k.Since != "") {
+			t.Errorf("required kind %s says what its absence leaves out: it is never absent", k.Name)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package translate
 import (
 	"sort"
 
+	"github.com/gatewall/gatewall/internal/routekind"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -80,10 +82,8 @@ func Exists(in *graph.Input, t graph.ObjectRef) bool {
 	switch t.Kind {
 	case "Gateway":
 		return in.Gateways[t.Key] != nil
-	case graph.KindHTTPRoute:
-		return in.HTTPRoutes[t.Key] != nil
-	case graph.KindGRPCRoute:
-		return in.GRPCRoutes[t.Key] != nil
+	case graph.KindHTTPRoute, graph.KindGRPCRoute:
+		return in.Route(t.Kind, t.Key) != nil
 	case "Service":
 		return in.Services[t.Key] != nil
 	}
@@ -111,13 +111,9 @@ func TargetGateways(in *graph.Input, targets []graph.ObjectRef) []types.Namespac
 		switch t.Kind {
 		case "Gateway":
 			seen[t.Key] = true
-		case graph.KindHTTPRoute:
-			if r := in.HTTPRoutes[t.Key]; r != nil {
-				add(r.Namespace, r.Spec.ParentRefs)
-			}
-		case graph.KindGRPCRoute:
-			if r := in.GRPCRoutes[t.Key]; r != nil {
-				add(r.Namespace, r.Spec.ParentRefs)
+		case graph.KindHTTPRoute, graph.KindGRPCRoute:
+			if r := in.Route(t.Kind, t.Key); r != nil {
+				add(r.GetNamespace(), routekind.ParentRefs(r))
 			}
 		}
 	}
