@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gatewall/gatewall/internal/dataplane"
@@ -49,6 +50,11 @@ type GatewayReconciler struct {
 	RouteStatuses *RouteStatusWriter
 	// statuses runs each Gateway's newest status job (handStatuses).
 	statuses *coalesce.Jobs[types.NamespacedName]
+	// lastStatuses are each Gateway's last status job that a data plane's
+	// report repeats (repeatStatuses); statusesMu orders handing and
+	// repeating jobs.
+	statusesMu   sync.Mutex
+	lastStatuses map[types.NamespacedName]func(context.Context) error
 	// Recorder emits events on Gateways (nil: none).
 	Recorder events.EventRecorder
 
@@ -76,7 +82,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.Config.Referenced.Forget(req.NamespacedName)
 		r.dataPlaneEvents.forget(req.NamespacedName)
 		metrics.ForgetGateway(req.NamespacedName)
-		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, func(ctx context.Context) error {
+		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, false, func(ctx context.Context) error {
 			return r.clearRouteStatuses(ctx, req.NamespacedName)
 		})
 	}
@@ -97,7 +103,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				return ctrl.Result{}, err
 			}
 		}
-		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, func(ctx context.Context) error {
+		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, false, func(ctx context.Context) error {
 			return r.clearRouteStatuses(ctx, req.NamespacedName)
 		})
 	}
@@ -126,8 +132,8 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
 			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())
 	}
-	job := statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded}
-	if err := r.handStatuses(ctx, req.NamespacedName, func(ctx context.Context) error { return r.writeStatuses(ctx, job) }); err != nil {
+	job := &statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded}
+	if err := r.handStatuses(ctx, req.NamespacedName, true, func(ctx context.Context) error { return r.writeStatuses(ctx, job) }); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: prov.retryAfter}, nil
@@ -143,24 +149,53 @@ type statusJob struct {
 	prov      provisioned
 	version   string
 	published bool
-	// statusesHanded: the same input's route statuses were handed already.
+	// statusesHanded: the same input's route statuses were handed already
+	// (by this job too, once it ran: repeating it skips them, and it lets go
+	// of the snapshot, in, which only route statuses read).
 	statusesHanded bool
 }
 
 // handStatuses has job run in the background, after (or instead of, when
 // it has not started) the Gateway's previous one; without a runner (tests
-// of parts of the reconciler) it runs at once.
-func (r *GatewayReconciler) handStatuses(ctx context.Context, key types.NamespacedName, job func(context.Context) error) error {
+// of parts of the reconciler) it runs at once. A repeatable job is the one
+// a data plane's report runs again (repeatStatuses); one that is not (a
+// Gateway gone, or no longer Gatewall's) ends the repeats.
+func (r *GatewayReconciler) handStatuses(ctx context.Context, key types.NamespacedName, repeatable bool, job func(context.Context) error) error {
 	if r.statuses == nil {
 		return job(ctx)
+	}
+	r.statusesMu.Lock()
+	defer r.statusesMu.Unlock()
+	if r.lastStatuses == nil {
+		r.lastStatuses = map[types.NamespacedName]func(context.Context) error{}
+	}
+	if repeatable {
+		r.lastStatuses[key] = job
+	} else {
+		delete(r.lastStatuses, key)
 	}
 	r.statuses.Hand(key, job)
 	return nil
 }
 
+// repeatStatuses hands the Gateway's last repeatable status job again; false
+// when there is none (or no runner).
+func (r *GatewayReconciler) repeatStatuses(key types.NamespacedName) bool {
+	if r.statuses == nil {
+		return false
+	}
+	r.statusesMu.Lock()
+	defer r.statusesMu.Unlock()
+	job, ok := r.lastStatuses[key]
+	if ok {
+		r.statuses.Hand(key, job)
+	}
+	return ok
+}
+
 // writeStatuses writes a reconcile's statuses: the data plane's state is
 // read when the job runs, so a job that waited reports the newest answer.
-func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) error {
+func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) error {
 	key, g, t := client.ObjectKeyFromObject(j.gw), j.t.Graph, j.t
 	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
 	if j.published {
@@ -199,6 +234,9 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j statusJob) erro
 		return err
 	}
 	r.routeStatusesHanded(key, t)
+	// One Gateway's jobs never run at once, so the job may note this for
+	// when a data plane's report runs it again.
+	j.statusesHanded, j.in = true, nil
 	return nil
 }
 

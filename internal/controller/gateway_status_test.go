@@ -66,7 +66,7 @@ func TestFailedApplyNamesTheObject(t *testing.T) {
 		DataPlane: failingDataPlane{message: `pod gw-1 rejected it and keeps its last good configuration: nginx: [emerg] cannot load certificate "` + certPath + `": PEM lib; ` + strings.Repeat("pod gw-2 rejected it too: [emerg] ... ", 40)},
 		Recorder:  rec,
 	}
-	job := statusJob{gw: gw, in: in, t: tr, version: "v", published: true, statusesHanded: true}
+	job := &statusJob{gw: gw, in: in, t: tr, version: "v", published: true, statusesHanded: true}
 	if err := r.writeStatuses(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 	if r.Config.Notifier != nil {
 		// A data plane's report concerns its Gateway only; fetched bundles
 		// (Notify) may concern any.
-		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, justGateway))
+		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, r.dataPlaneReported))
 	}
 	return b
 }
@@ -91,7 +91,17 @@ func (r *GatewayReconciler) gatewaysMatching(ctx context.Context, opts ...client
 	return reqs
 }
 
-func justGateway(_ context.Context, gw types.NamespacedName) []reconcile.Request {
+// dataPlaneReported handles a data plane's report on its Gateway (a pod
+// applied or refused a configuration, came or went): what changes is the
+// Gateway's and its ListenerSets' Programmed, which the status job of the
+// Gateway's last reconcile writes from the data plane's state when it
+// runs, so that job runs again, and the Gateway is not reconciled (no
+// snapshot, no translation lookup, no publish). Only a Gateway without such
+// a job yet (none reconciled since the manager started) is reconciled.
+func (r *GatewayReconciler) dataPlaneReported(_ context.Context, gw types.NamespacedName) []reconcile.Request {
+	if r.repeatStatuses(gw) {
+		return nil
+	}
 	return []reconcile.Request{{NamespacedName: gw}}
 }
 

@@ -29,7 +29,7 @@ func TestNotifierWakesOnlyTheNotifiedGateways(t *testing.T) {
 		}
 		return q
 	}
-	gateways := start(justGateway)
+	gateways := start((&GatewayReconciler{}).dataPlaneReported)
 	policies := start(nil)
 	drain := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], want int) []string {
 		t.Helper()
