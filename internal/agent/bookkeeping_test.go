@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"github.com/nginx/agent/v3/pkg/files"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // These tests drive the Server's bookkeeping directly, as the RPC handlers

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
@@ -26,6 +24,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // These tests run the real server over real TLS on loopback with a bare

@@ -8,13 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
-	"github.com/gatewall/gatewall/internal/coalesce"
-
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/coalesce"
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // Defaults of the Options durations.

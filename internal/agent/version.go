@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"github.com/nginx/agent/v3/pkg/files"
+
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // defaultMode is the mode of a datafile.File whose Mode is zero.

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"github.com/nginx/agent/v3/pkg/files"
+
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 func TestVersionIsContentHash(t *testing.T) {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gatewall/gatewall/internal/routekind"
-
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // API is an optional API Gatewall uses when the cluster serves it: its CRD

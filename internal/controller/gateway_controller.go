@@ -6,10 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
-	"github.com/gatewall/gatewall/internal/coalesce"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/coalesce"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"

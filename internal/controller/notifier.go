@@ -5,14 +5,14 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gatewall/gatewall/internal/coalesce"
-
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/gatewall/gatewall/internal/coalesce"
 )
 
 // Notifier fans events from outside the cluster (a bundle fetched, a data

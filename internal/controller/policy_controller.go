@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +21,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/translate"

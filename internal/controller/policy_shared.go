@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/datafile"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"

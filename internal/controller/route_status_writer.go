@@ -8,9 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gatewall/gatewall/internal/coalesce"
-	"github.com/gatewall/gatewall/internal/graph"
-
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/coalesce"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/routekind"
 )
 

@@ -5,18 +5,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-	"github.com/gatewall/gatewall/internal/wafbundles"
-
-	"github.com/gatewall/gatewall/internal/coalesce"
-
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/coalesce"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/wafbundles"
 )
 
 // Config is what the reconcilers need to know about this Gatewall instance.

@@ -7,11 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"

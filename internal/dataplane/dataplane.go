@@ -3,10 +3,9 @@ package dataplane
 import (
 	"sync"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/status"

@@ -3,8 +3,6 @@ package graph
 import (
 	"reflect"
 
-	"github.com/gatewall/gatewall/internal/routekind"
-
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +16,7 @@ import (
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
+	"github.com/gatewall/gatewall/internal/routekind"
 )
 
 // DefaultControllerName is the GatewayClass controllerName Gatewall serves

@@ -5,14 +5,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gatewall/gatewall/internal/routekind"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"

@@ -6,14 +6,13 @@ import (
 	"net"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/pki/issuer"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 

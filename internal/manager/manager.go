@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	"k8s.io/apimachinery/pkg/types"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 )
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gatewall/gatewall/internal/wafbundles"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +12,7 @@ import (
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/metrics"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/internal/wafbundles"
 )
 
 // detectPLMGroup returns the forced PLM group, else the first installed of

@@ -2,7 +2,6 @@ package status
 
 import (
 	"fmt"
-
 	"sort"
 	"strings"
 

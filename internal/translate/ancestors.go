@@ -3,8 +3,6 @@ package translate
 import (
 	"sort"
 
-	"github.com/gatewall/gatewall/internal/routekind"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -12,6 +10,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
 )
 

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // BenchmarkPushSmall pushes a one-server configuration to one real agent.

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/datafile"
 )
 
 // applyTimeout bounds one push: file transfer, nginx -t, reload and the

@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 

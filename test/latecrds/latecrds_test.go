@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +31,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/localrun"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"

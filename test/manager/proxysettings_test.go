@@ -8,7 +8,6 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"

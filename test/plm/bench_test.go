@@ -1,12 +1,11 @@
 package plm_test
 
 import (
-	"github.com/gatewall/gatewall/test/s3test"
-
 	"bytes"
 	"testing"
 
 	"github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/test/s3test"
 )
 
 // BenchmarkFetch1MB measures one ~1 MB bundle from Want to Fetched: request,

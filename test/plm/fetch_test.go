@@ -4,8 +4,6 @@
 package plm_test
 
 import (
-	"github.com/gatewall/gatewall/test/s3test"
-
 	"bytes"
 	"fmt"
 	"os"
@@ -17,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/test/s3test"
 )
 
 const (

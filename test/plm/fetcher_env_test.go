@@ -1,15 +1,12 @@
 package plm_test
 
 import (
-	"net"
-
-	"github.com/gatewall/gatewall/test/s3test"
-
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/pki/issuer"
 	"github.com/gatewall/gatewall/internal/plm"
+	"github.com/gatewall/gatewall/test/s3test"
 )
 
 // fetcher is a running plm.Fetcher whose OnChange events arrive on a

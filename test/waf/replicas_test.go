@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +15,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/test/s3test"

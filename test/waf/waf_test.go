@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewall/gatewall/internal/dataplane"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +27,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
+	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/manager"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/policy"

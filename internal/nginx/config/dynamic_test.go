@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatewall/gatewall/internal/datafile"
-
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
