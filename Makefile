@@ -176,7 +176,7 @@ conformance: images ## Run the Gateway API conformance suite with every claimed 
 		| tee $(CURDIR)/.conformance.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )'
 
 # The sizes of the control/data-plane design's performance goals (issue 13).
-SCALE_FLAGS ?= -scale.routes=5000 -scale.certs=64 -scale.samples=20 -scale.churn=5m -scale.unchanged=100 -scale.fanout=20 -scale.pods=100 -scale.pod-churn=5m
+SCALE_FLAGS ?= -scale.routes=5000 -scale.certs=64 -scale.policies=50 -scale.samples=20 -scale.churn=5m -scale.unchanged=100 -scale.fanout=20 -scale.pods=100 -scale.pod-churn=5m
 SCALE_REPORT ?= bin/scale-report.md
 
 .PHONY: scale

@@ -35,6 +35,7 @@ var (
 	samplesFlag   = flag.Int("scale.samples", 5, "routes created one at a time to measure propagation")
 	churnFlag     = flag.Duration("scale.churn", 30*time.Second, "how long one route changes every second (30 s is each change kind 10 times)")
 	unchangedFlag = flag.Int("scale.unchanged", 20, "unchanged routes the load generator hits during churn")
+	policiesFlag  = flag.Int("scale.policies", 5, "ClientSettingsPolicies present throughout: one on the big Gateway, the others on its first routes")
 	fanoutFlag    = flag.Int("scale.fanout", 2, "data-plane pods of one Gateway, and Gateways, in the fan-out test")
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
 	profileFlag   = flag.String("scale.profile", "", "file to write the manager's CPU profile during the propagation samples to")

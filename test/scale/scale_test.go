@@ -37,6 +37,9 @@ func TestScale(t *testing.T) {
 	if certs < 2 || certs > routes || *unchangedFlag > routes || *unchangedFlag < 1 {
 		t.Fatalf("-scale.certs %d and -scale.unchanged %d must be between 2 (1) and -scale.routes %d", certs, *unchangedFlag, routes)
 	}
+	if *policiesFlag < 0 || *policiesFlag > routes+1 {
+		t.Fatalf("-scale.policies %d must be between 0 and -scale.routes + 1 (%d)", *policiesFlag, routes+1)
+	}
 	ns := rt.Namespace(t, "scale")
 	rt.GatewayClass(t)
 	rt.Create(t, testenv.Echo(ns, "echo", 2)...)
@@ -53,8 +56,8 @@ func TestScale(t *testing.T) {
 	t.Run("fan-out to pods", func(t *testing.T) { fanOutPods(t, ns, *fanoutFlag) })
 	t.Run("fan-out to Gateways", func(t *testing.T) { fanOutGateways(t, ns, *fanoutFlag) })
 
-	table := fmt.Sprintf("%d routes, %d certificates, churn %s on %d unchanged routes, pod churn %s with %d pods, fan-out %d\n\n%s",
-		routes, certs, *churnFlag, *unchangedFlag, *podChurnFlag, *podsFlag, *fanoutFlag, report.markdown())
+	table := fmt.Sprintf("%d routes, %d certificates, %d ClientSettingsPolicies, churn %s on %d unchanged routes, pod churn %s with %d pods, fan-out %d\n\n%s",
+		routes, certs, *policiesFlag, *churnFlag, *unchangedFlag, *podChurnFlag, *podsFlag, *fanoutFlag, report.markdown())
 	t.Log("summary:\n" + table)
 	if *reportFlag != "" {
 		if err := os.WriteFile(*reportFlag, []byte(table), 0o644); err != nil {
@@ -77,6 +80,7 @@ func (b *big) serveAll(t *testing.T) {
 	for i := 0; i < routes; i++ {
 		objs = append(objs, route(b.ns, i, certs, "echo"))
 	}
+	objs = append(objs, policies(b.ns, *policiesFlag)...)
 	start := time.Now()
 	createAll(t, objs)
 	created := time.Since(start)
