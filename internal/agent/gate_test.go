@@ -190,7 +190,7 @@ func (h *gateHarness) dial(from string) *grpc.ClientConn {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.t.Cleanup(func() { conn.Close() })
+	h.t.Cleanup(func() { _ = conn.Close() })
 	return conn
 }
 

@@ -33,13 +33,13 @@ func TestConnectionLimits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a connection from %s within the limits: %v", from, err)
 		}
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
 	refused := func(from, why string) {
 		t.Helper()
 		if c, err := h.handshake(from); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Fatalf("a connection from %s was accepted beyond the limits (%s)", from, why)
 		}
 	}
@@ -49,11 +49,11 @@ func TestConnectionLimits(t *testing.T) {
 	open("127.0.0.3")
 	refused("127.0.0.4", "in all")
 
-	first.Close()
+	_ = first.Close()
 	waitUntil(t, func() bool {
 		c, err := h.handshake("127.0.0.2")
 		if err == nil {
-			t.Cleanup(func() { c.Close() })
+			t.Cleanup(func() { _ = c.Close() })
 		}
 		return err == nil
 	})

@@ -57,7 +57,11 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		gs.Stop()
 		<-stopped
 	}
-	<-errc
+	if err := <-errc; err != nil {
+		// Stopped: gRPC's Serve returns nil, or the listener's error when
+		// it closed first; neither is a failure of the manager's.
+		s.log.V(1).Info("Serving nginx agents ended", "error", err.Error())
+	}
 	s.log.Info("Stopped serving nginx agents", "address", l.Addr().String())
 	return nil
 }

@@ -10,21 +10,7 @@ import (
 	"github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
-	"github.com/gatewall/gatewall/internal/policy"
 )
-
-// plmObject is a PLM kind (policy.KindAPPolicy, policy.KindAPLogConf) of a
-// group, to watch; nil when the group has none.
-func plmObject(group, kind string) client.Object {
-	objects := plmObjects(group) // APPolicy, APLogConf
-	switch {
-	case len(objects) != 2:
-		return nil
-	case kind == policy.KindAPLogConf:
-		return objects[1]
-	}
-	return objects[0]
-}
 
 // plmObjects are the PLM kinds of a group, to watch: APPolicy, APLogConf.
 func plmObjects(group string) []client.Object {

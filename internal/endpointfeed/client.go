@@ -103,7 +103,7 @@ func watchOnce(ctx context.Context, opts ClientOptions) error {
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", opts.Address, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := conn.NewStream(ctx, &serviceDesc.Streams[0], WatchMethod)

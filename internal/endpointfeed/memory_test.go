@@ -51,7 +51,7 @@ func clientPeakMemory(b *testing.B, bin string, upstreams, perUpstream int) int6
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })}
 	go func() { _ = srv.Serve(l) }()
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	tok := filepath.Join(dir, "token")
 	if err := os.WriteFile(tok, []byte("pod\n"), 0o600); err != nil {
 		b.Fatal(err)

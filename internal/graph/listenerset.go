@@ -146,9 +146,7 @@ func (s *ListenerSet) buildListeners(in *Input, gw *gatewayv1.Gateway) []*Listen
 	owner := listenerOwner{kind: KindListenerSet, namespace: s.Key.Namespace}
 	ls := make([]*Listener, 0, len(s.Source.Spec.Listeners))
 	for _, e := range s.Source.Spec.Listeners {
-		l := buildListener(in, gw, owner, gatewayv1.Listener{
-			Name: e.Name, Hostname: e.Hostname, Port: e.Port, Protocol: e.Protocol, TLS: e.TLS, AllowedRoutes: e.AllowedRoutes,
-		})
+		l := buildListener(in, gw, owner, gatewayv1.Listener(e))
 		l.Set = s
 		l.ID = s.Key.Namespace + "/" + s.Key.Name + "/" + l.Name
 		ls = append(ls, l)

@@ -117,8 +117,9 @@ func readCorpusEntry(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, ok := strings.CutPrefix(string(data), "go test fuzz v1\n[]byte(")
-	if body, ok = strings.CutSuffix(strings.TrimSpace(body), ")"); !ok {
+	body, prefixed := strings.CutPrefix(string(data), "go test fuzz v1\n[]byte(")
+	body, suffixed := strings.CutSuffix(strings.TrimSpace(body), ")")
+	if !prefixed || !suffixed {
 		t.Fatalf("%s is not a corpus entry of one []byte", path)
 	}
 	s, err := strconv.Unquote(body)

@@ -117,7 +117,7 @@ func dial(t *testing.T, cp *controlPlane, tlsConfig *tls.Config) *rawClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	return &rawClient{conn: conn, cmd: mpi.NewCommandServiceClient(conn), file: mpi.NewFileServiceClient(conn)}
 }
 
@@ -206,13 +206,13 @@ func TestRPCRefusals(t *testing.T) {
 	tls12 := cp.clientTLS()
 	tls12.MinVersion, tls12.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
 	if conn, err := tls.Dial("tcp", cp.addr(), tls12); err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Fatal("a TLS 1.2 handshake succeeded")
 	}
 	if conn, err := tls.Dial("tcp", cp.addr(), cp.clientTLS()); err != nil {
 		t.Fatalf("TLS 1.3 handshake: %v", err)
 	} else {
-		conn.Close()
+		_ = conn.Close()
 	}
 	if !strings.Contains(cp.logs.String(), "TLS handshake failed") {
 		t.Fatal("refused handshakes are not logged")
@@ -229,7 +229,7 @@ func TestCertificateRotation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("handshake: %v", err)
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		return conn.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
 	}
 	if s := serial(); s != 1 {

@@ -58,16 +58,18 @@ func location(c *checker, d *Directive) {
 // ^/(service)/(method)$ with either part [^/]+ for any, each part a
 // regular expression that passes validation.
 func grpcMethodRegex(re string) bool {
-	inner, ok := strings.CutPrefix(re, "^/")
-	if inner, ok = strings.CutSuffix(inner, "$"); !ok {
+	inner, prefixed := strings.CutPrefix(re, "^/")
+	inner, suffixed := strings.CutSuffix(inner, "$")
+	if !prefixed || !suffixed {
 		return false
 	}
 	part := func(p string) bool {
 		if p == "[^/]+" {
 			return true
 		}
-		body, ok := strings.CutPrefix(p, "(")
-		if body, ok = strings.CutSuffix(body, ")"); !ok {
+		body, opened := strings.CutPrefix(p, "(")
+		body, closed := strings.CutSuffix(body, ")")
+		if !opened || !closed {
 			return false
 		}
 		return validation.RegexValue("gRPC method match", body) == nil

@@ -53,18 +53,18 @@ func openWebSocket(addr, host string) (*stream, error) {
 		return nil, err
 	}
 	if err := c.WriteMessage(websocket.TextMessage, []byte("hello")); err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, err
 	}
 	_, msg, err := c.ReadMessage()
 	if err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, err
 	}
 	pod, _, _ := strings.Cut(string(msg), " ")
 	s := &stream{kind: "websocket", pod: pod, opened: time.Now()}
 	stop := make(chan struct{})
-	s.cancel = func() { close(stop); c.Close() }
+	s.cancel = func() { close(stop); _ = c.Close() }
 	go func() {
 		for n := 0; ; n++ {
 			select {
@@ -108,11 +108,11 @@ func openGRPCStream(addr, host string) (*stream, error) {
 	}
 	if err != nil {
 		cancel()
-		conn.Close()
+		_ = conn.Close()
 		return nil, err
 	}
 	pod, _, _ := strings.Cut(first.Value, " ")
-	s := &stream{kind: "grpc", pod: pod, opened: time.Now(), cancel: func() { cancel(); conn.Close() }}
+	s := &stream{kind: "grpc", pod: pod, opened: time.Now(), cancel: func() { cancel(); _ = conn.Close() }}
 	go func() {
 		for {
 			tick := &wrapperspb.StringValue{}

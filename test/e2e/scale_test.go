@@ -17,9 +17,10 @@ import (
 	"github.com/gatewall/gatewall/test/s3test"
 	"github.com/gatewall/gatewall/test/testenv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func percentile(ds []time.Duration, p float64) time.Duration {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -110,9 +108,8 @@ func (s *syslogReceiver) has(parts ...string) bool {
 // cleartext) carrying the attack marker, and returns the policy bundle the
 // App Protect test double says blocked it ("" if not blocked).
 func grpcProtectedBy(addr, host string) (string, error) {
-	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, a)
-	}}
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true) // prior knowledge, as gRPC clients speak it
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequest(http.MethodPost, "http://"+net.JoinHostPort(addr, "80")+"/grpc.gateway_api_conformance.echoserver.GrpcEcho/Echo", strings.NewReader("\x00\x00\x00\x00\x00"))
 	if err != nil {

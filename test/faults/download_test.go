@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/gatewall/gatewall/internal/agent"
 	"github.com/gatewall/gatewall/test/testenv"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // servedServers is when the manager first served servers.conf to gw's agent

@@ -211,9 +211,7 @@ func normaliseStatus(v any) any {
 		for k, e := range v {
 			out[k] = normaliseStatus(e)
 		}
-		if _, isCondition := out["lastTransitionTime"]; isCondition {
-			delete(out, "lastTransitionTime")
-		}
+		delete(out, "lastTransitionTime") // a condition's
 		delete(out, "lastFetched")
 		if out["type"] == "Programmed" && out["reason"] == "Pending" {
 			if msg, _ := out["message"].(string); noDataPlaneMessages[msg] {

@@ -27,7 +27,6 @@ type big struct {
 	addr   string
 	pod    corev1.Pod
 	master int // its NGINX master process on this host
-	events *testenv.AgentEvents
 }
 
 // TestScale runs the phases in order on one big Gateway, then the fan-out
@@ -155,7 +154,7 @@ func (b *big) presents(t *testing.T, k int) {
 		if err != nil {
 			return err
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		if names := c.ConnectionState().PeerCertificates[0].DNSNames; len(names) != 1 || names[0] != host {
 			return fmt.Errorf("HTTPS listener %d presents a certificate for %v, want %s", k, names, host)
 		}

@@ -188,8 +188,7 @@ func (g *gen) listenerSet(index int) {
 	}
 	for i := range 1 + g.intn(2) {
 		l := g.listener(fmt.Sprintf("s%d", i))
-		ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry{
-			Name: l.Name, Hostname: l.Hostname, Port: l.Port, Protocol: l.Protocol, TLS: l.TLS, AllowedRoutes: l.AllowedRoutes})
+		ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry(l))
 	}
 	g.add(ls)
 	g.listenerSets = append(g.listenerSets, routeRef{kind: "ListenerSet", namespace: ns, name: ls.Name})

@@ -55,7 +55,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, fmt.Errorf("cluster: %w (after: %w)", perr, err)
 		}
 		if err2 := c.startAPIServer(); err2 != nil {
-			c.Stop()
+			_ = c.Stop() // the start's error is the one to report
 			return nil, fmt.Errorf("%w (a first start failed too: %w)", err2, err)
 		}
 	}
@@ -64,17 +64,17 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.watchdog, err = startWatchdog(pids)
 	}
 	if err != nil {
-		c.Stop()
+		_ = c.Stop()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if err := c.startControllers(ctx); err != nil {
-		c.Stop()
+		_ = c.Stop()
 		return nil, err
 	}
 	go func() {
 		select {
 		case <-ctx.Done():
-			c.Stop()
+			_ = c.Stop() // the context ended: no caller is left to tell
 		case <-c.done:
 		}
 	}()

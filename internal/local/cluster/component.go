@@ -53,7 +53,7 @@ func startComponent(ctx context.Context, name, bin string, args []string, logDir
 		close(c.exited)
 	}()
 	if err := c.waitHealthy(ctx, port, timeout); err != nil {
-		c.stop()
+		_ = c.stop() // not healthy: that error is the one to report
 		return nil, err
 	}
 	return c, nil

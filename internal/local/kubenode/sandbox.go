@@ -96,8 +96,8 @@ func (s *sandbox) run(ctx context.Context, name string, args ...string) error {
 		return nil
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("%s in the node: %w", name, ctx.Err())
+		killed := <-done
+		return fmt.Errorf("%s in the node: %w (killed: %v)", name, ctx.Err(), killed)
 	}
 }
 

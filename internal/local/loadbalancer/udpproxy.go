@@ -109,7 +109,7 @@ func (p *UDPProxy) answer(key string, client *net.UDPAddr, s *udpSession) {
 			delete(p.sessions, key)
 		}
 		p.mu.Unlock()
-		s.upstream.Close()
+		_ = s.upstream.Close()
 	}()
 	buf := make([]byte, 64<<10)
 	for {
@@ -141,7 +141,7 @@ func (p *UDPProxy) Close() {
 	p.closed = true
 	_ = p.conn.Close()
 	for _, s := range p.sessions {
-		s.upstream.Close()
+		_ = s.upstream.Close()
 	}
 	p.mu.Unlock()
 	p.wg.Wait()

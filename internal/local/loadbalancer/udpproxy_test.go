@@ -14,7 +14,7 @@ func udpEchoServer(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	go func() {
 		buf := make([]byte, 1500)
 		for {

@@ -81,7 +81,7 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 			Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: "gw"}}}
 		for i := range 1 + r.IntN(3) {
 			l := listener(i)
-			ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry{Name: l.Name, Hostname: l.Hostname, Port: l.Port, Protocol: l.Protocol, TLS: l.TLS, AllowedRoutes: l.AllowedRoutes})
+			ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry(l))
 		}
 		in.Add(ls)
 		parents = append(parents, gatewayv1.ParentReference{Kind: ptr.To[gatewayv1.Kind]("ListenerSet"), Name: gatewayv1.ObjectName(ls.Name)})

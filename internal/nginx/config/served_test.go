@@ -111,9 +111,9 @@ func serve(t *testing.T, cfg *config.Config) *nginxtest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "backend") })}
-	go backend.Serve(l)
-	t.Cleanup(func() { backend.Close() })
+	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "backend") })}
+	go func() { _ = backend.Serve(l) }() // returns ErrServerClosed at cleanup
+	t.Cleanup(func() { _ = backend.Close() })
 	return s
 }
 

@@ -51,7 +51,7 @@ func echoWebSocket(pod string) http.HandlerFunc {
 		if err != nil {
 			return
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		for {
 			kind, msg, err := c.ReadMessage()
 			if err != nil {
