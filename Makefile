@@ -14,6 +14,7 @@ export PATH := $(BIN):$(PATH)
 
 CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
 IMG ?= ghcr.io/gatewall/gatewall:latest
 DATAPLANE_IMG ?= ghcr.io/gatewall/dataplane:edge
 # The WAF data-plane image (build/dataplane-waf): F5's App Protect module needs
@@ -28,6 +29,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 45m
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
+GOLANGCI_LINT := $(BIN)/golangci-lint
 
 .PHONY: help
 help: ## Show the targets.
@@ -45,7 +47,7 @@ help: ## Show the targets.
 # each tool once.
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
 
 .PHONY: envtest-tools
 envtest-tools: ## kube-apiserver and etcd for envtest.
@@ -66,6 +68,9 @@ $(CONTROLLER_GEN): Makefile
 
 $(KUSTOMIZE): Makefile
 	@hack/go-tool.sh kustomize sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)
+
+$(GOLANGCI_LINT): Makefile
+	@hack/go-tool.sh golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(GOLANGCI_LINT_VERSION)
 
 .PHONY: test-servers
 test-servers: nginx ## What integration tests run: versitygw (plays PLM storage), the App Protect test double, nginx-agent.
@@ -146,7 +151,7 @@ run: ## Run the manager against the cluster in $KUBECONFIG.
 ##@ Test
 
 .PHONY: test
-test: images verify-generated ## Build the toolchain and the images, then run every test (with the core conformance tests).
+test: images verify-generated lint ## Build the toolchain and the images, lint, then run every test (with the core conformance tests).
 	go test $(GO_TEST_FLAGS) ./...
 
 # UNIT_PKGS are the packages whose tests need neither the images nor the
@@ -161,6 +166,10 @@ UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snap
 .PHONY: unit
 unit: ## The fast tests: no images, no cluster, no root (about two minutes with a warm build cache; `make tools` first).
 	go test $(UNIT_PKGS)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint with the linters .golangci.yml names and says why (go vet among them), and gofmt/goimports.
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: golden
 golden: nginx ## Rewrite internal/render's golden outputs (testdata/*.out.yaml) from their inputs; review the diff.
