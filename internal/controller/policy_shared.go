@@ -26,13 +26,13 @@ import (
 // translation of each Gateway the targets concern (the same translation the
 // Gateway reconciler computes), and what each Gateway's data plane did with
 // that translation's configuration.
-func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []graph.ObjectRef) (
+func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []graph.ObjectRef, gateways gatewayTranslations) (
 	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
 	tin, err := targetsInput(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	gateways, err := targetGateways(ctx, c, cfg, tin, targets)
+	ancestors, err := targetGateways(ctx, c, cfg, tin, targets)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -40,7 +40,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 	if err := addPolicies(ctx, c, cfg, tin); err != nil {
 		return nil, nil, nil, err
 	}
-	ts, versions, err := translateGateways(ctx, c, cfg, gateways)
+	ts, versions, err := gateways.translate(ctx, c, cfg, ancestors)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -65,51 +65,59 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 	return tin, ts, dataPlane, nil
 }
 
-// translateGateways translates each existing Gateway of keys (the same
-// translation the Gateway reconciler computes), with the configuration
-// version of each accepted one.
-func translateGateways(ctx context.Context, c client.Reader, cfg Config, keys []types.NamespacedName) (
+// gatewayTranslations are the Gateways a pass of a policy reconciler has
+// looked up, by key: the translation (nil: the Gateway does not exist or
+// is not Gatewall's) and, for an accepted one, its configuration version.
+type gatewayTranslations map[types.NamespacedName]gatewayTranslation
+
+type gatewayTranslation struct {
+	t       *translate.Translation
+	version string
+}
+
+// translate returns the translation of each existing Gateway of keys (the
+// same translation the Gateway reconciler computes), with the
+// configuration version of each accepted one; a Gateway already looked up
+// in this pass is not read again.
+func (g gatewayTranslations) translate(ctx context.Context, c client.Reader, cfg Config, keys []types.NamespacedName) (
 	[]*translate.Translation, map[types.NamespacedName]string, error) {
 	var ts []*translate.Translation
 	versions := map[types.NamespacedName]string{}
 	for _, k := range keys {
-		gw := &gatewayv1.Gateway{}
-		if err := c.Get(ctx, k, gw); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				continue
+		got, seen := g[k]
+		if !seen {
+			var err error
+			if got, err = lookUpGateway(ctx, c, cfg, k); err != nil {
+				return nil, nil, err
 			}
-			return nil, nil, err
+			g[k] = got
 		}
-		in, err := snapshot(ctx, c, cfg, gw)
-		if err != nil {
-			return nil, nil, err
-		}
-		if t := cfg.Translations.Cached(in, k); t != nil {
-			ts = append(ts, t)
-			if t.Files != nil {
-				versions[k] = datafile.Version(t.Files)
+		if got.t != nil {
+			ts = append(ts, got.t)
+			if got.t.Files != nil {
+				versions[k] = got.version
 			}
 		}
 	}
 	return ts, versions, nil
 }
 
-// requestsForAll lists every object of a kind (list is its empty list) and
-// returns a reconcile request for each: policies are few, and many events
-// can change any policy's outcome.
-func requestsForAll(ctx context.Context, c client.Reader, list client.ObjectList) []reconcile.Request {
-	if err := c.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "listing for reconcile", "list", fmt.Sprintf("%T", list))
-		return nil
+// lookUpGateway reads a Gateway's snapshot and finds (or makes) its
+// translation.
+func lookUpGateway(ctx context.Context, c client.Reader, cfg Config, k types.NamespacedName) (gatewayTranslation, error) {
+	gw := &gatewayv1.Gateway{}
+	if err := c.Get(ctx, k, gw); err != nil {
+		return gatewayTranslation{}, client.IgnoreNotFound(err)
 	}
-	var reqs []reconcile.Request
-	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		if obj, ok := o.(client.Object); ok {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
-		}
-		return nil
-	})
-	return reqs
+	in, err := snapshot(ctx, c, cfg, gw)
+	if err != nil {
+		return gatewayTranslation{}, err
+	}
+	t := cfg.Translations.Cached(in, k)
+	if t == nil || t.Files == nil {
+		return gatewayTranslation{t: t}, nil
+	}
+	return gatewayTranslation{t: t, version: datafile.Version(t.Files)}, nil
 }
 
 // targetsOf returns the targets of a policy of a kind.

@@ -8,13 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/scheme"
+	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // TestPoliciesOfGateway: a data-plane change of one Gateway wakes the
@@ -48,8 +51,8 @@ func TestPoliciesOfGateway(t *testing.T) {
 }
 
 // TestPoliciesOfConfigMap: a ConfigMap change wakes the BackendTLSPolicies
-// only when one of its namespace takes CA certificates from it: tenants'
-// other ConfigMaps change often.
+// (a pass over them) only when one of its namespace takes CA certificates
+// from it: tenants' other ConfigMaps change often.
 func TestPoliciesOfConfigMap(t *testing.T) {
 	policy1 := &gatewayv1.BackendTLSPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1"},
@@ -69,7 +72,7 @@ func TestPoliciesOfConfigMap(t *testing.T) {
 		cm   *metav1.PartialObjectMetadata
 		want int
 	}{
-		{"a policy's CA ConfigMap wakes every policy", configMap("ns", "ca"), 2},
+		{"a policy's CA ConfigMap asks for a pass over every policy", configMap("ns", "ca"), 1},
 		{"a tenant's other ConfigMap wakes none", configMap("ns", "app-config"), 0},
 		{"a ConfigMap of the same name in another namespace wakes none", configMap("other", "ca"), 0},
 	} {
@@ -77,4 +80,40 @@ func TestPoliciesOfConfigMap(t *testing.T) {
 			t.Errorf("%s: %v, want %d requests", c.name, got, c.want)
 		}
 	}
+}
+
+// TestPassLooksUpEachGatewayOnce: the policies of one pass share the
+// lookup of a Gateway (one snapshot of its routes for all of them): a
+// Gateway looked up already is not read again, and one that does not
+// exist is read once and has no translation.
+func TestPassLooksUpEachGatewayOnce(t *testing.T) {
+	reads := &gatewayReads{Reader: fake.NewClientBuilder().WithScheme(scheme.New()).Build()}
+	looked := &translate.Translation{Files: []config.File{{Path: config.MainConfPath, Data: []byte("events {}")}}}
+	gw, gone := types.NamespacedName{Namespace: "ns", Name: "gw"}, types.NamespacedName{Namespace: "ns", Name: "gone"}
+	pass := gatewayTranslations{gw: {t: looked, version: "v1"}}
+	for range 3 {
+		ts, versions, err := pass.translate(context.Background(), reads, Config{}, []types.NamespacedName{gw, gone})
+		if err != nil || len(ts) != 1 || ts[0] != looked || versions[gw] != "v1" || len(versions) != 1 {
+			t.Fatalf("translations %v, versions %v, %v: want the pass's translation of ns/gw only", ts, versions, err)
+		}
+	}
+	if reads.gets["ns/gw"] != 0 || reads.gets["ns/gone"] != 1 {
+		t.Errorf("Gateway reads %v, want ns/gw never read again and ns/gone read once", reads.gets)
+	}
+}
+
+// gatewayReads counts the Gateways it is asked for.
+type gatewayReads struct {
+	client.Reader
+	gets map[string]int
+}
+
+func (r *gatewayReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*gatewayv1.Gateway); ok {
+		if r.gets == nil {
+			r.gets = map[string]int{}
+		}
+		r.gets[key.String()]++
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
 }
