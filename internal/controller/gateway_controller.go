@@ -224,7 +224,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 	current := map[graph.ObjectRef]bool{}
 	for _, route := range g.Routes {
 		current[idOf(route.Source)] = true
-		have := routekind.Parents(newest(j.in, route.Source))
+		have := routekind.Parents(newest(j.in, route))
 		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), have, now)
 		r.RouteStatuses.setChanged(route.Source, owner, parents, have)
 	}

@@ -49,19 +49,8 @@ type PolicyReconciler struct {
 
 // passRequest is the one request of a kind's reconciler: every event that
 // may change a policy's outcome asks for a pass over all the kind's
-// policies (mapped by toPass), and requests queued meanwhile are one.
+// policies, and requests queued meanwhile are one.
 var passRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "all"}}
-
-// toPass maps what an event concerns (some policies of the kind, or none)
-// to a pass when it concerns any.
-func toPass(policies handler.MapFunc) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		if len(policies(ctx, o)) == 0 {
-			return nil
-		}
-		return []reconcile.Request{passRequest}
-	}
-}
 
 // Reconcile brings every policy of the kind up to date in one pass. An
 // event that may change one policy's outcome (a route, a Gateway, a
@@ -178,7 +167,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		case "ConfigMap":
 			// Only a ConfigMap a BackendTLSPolicy takes CAs from (the one
 			// kind that reads ConfigMaps): tenants change theirs often.
-			b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(toPass(r.policiesOfConfigMap)), builder.OnlyMetadata)
+			b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfConfigMap), builder.OnlyMetadata)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
 			readsPLM = true // watched once PLM's CRDs are installed, below
 		default:

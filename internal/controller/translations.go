@@ -3,7 +3,6 @@ package controller
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"reflect"
 	"sync"
 	"time"
 
@@ -174,11 +173,11 @@ func (r *GatewayReconciler) routeStatusesHanded(key types.NamespacedName, t *tra
 
 // newest is the snapshot's copy of a route, whose status is the newest
 // seen (a reused translation holds older copies), or route if it has none.
-func newest(in *graph.Input, route client.Object) client.Object {
-	if o := in.Route(reflect.TypeOf(route).Elem().Name(), client.ObjectKeyFromObject(route)); o != nil {
+func newest(in *graph.Input, route *graph.Route) client.Object {
+	if o := in.Route(route.Kind, route.Key); o != nil {
 		return o
 	}
-	return route
+	return route.Source
 }
 
 // forgetTranslation drops a Gateway's last translations.

@@ -165,9 +165,6 @@ func (in *Input) addRoute(obj any) bool {
 const UnreadableAnnotation = "gatewall.nginx.org/unreadable"
 
 func (in *Input) add(obj any) bool {
-	if in.addRoute(obj) {
-		return true
-	}
 	switch o := obj.(type) {
 	case *gatewayv1.GatewayClass:
 		in.GatewayClasses[o.Name] = o
@@ -203,7 +200,7 @@ func (in *Input) add(obj any) bool {
 	case *wafv1alpha1.APLogConf:
 		return in.addPLM(wafv1alpha1.GroupVersion.Group, in.APLogConfs, key(o.Namespace, o.Name), &o.Status)
 	default:
-		return false
+		return in.addRoute(obj)
 	}
 	return true
 }
