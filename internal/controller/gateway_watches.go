@@ -52,6 +52,11 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		// (Notify) may concern any.
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, r.dataPlaneReported))
 	}
+	if c := r.Config.Translations; c != nil {
+		// A policy reconciler found a Gateway's kept translation older than
+		// a policy.
+		b = b.WatchesRawSource(c.outdated.GatewaySource(r.allGateways, gatewayItself))
+	}
 	return b
 }
 
@@ -102,6 +107,11 @@ func (r *GatewayReconciler) dataPlaneReported(_ context.Context, gw types.Namesp
 	if r.repeatStatuses(gw) {
 		return nil
 	}
+	return []reconcile.Request{{NamespacedName: gw}}
+}
+
+// gatewayItself reconciles the Gateway.
+func gatewayItself(_ context.Context, gw types.NamespacedName) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: gw}}
 }
 

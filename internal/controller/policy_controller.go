@@ -28,17 +28,19 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/dataplane"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-// PolicyReconciler owns the status of one kind of policy.Kinds: per
+// PolicyReconciler writes the status of one kind of policy.Kinds: per
 // ancestor Gateway, Accepted, Programmed (and ResolvedRefs where the kind
-// has references), and what a kind of policy.OwnStatus adds. It translates
-// each ancestor Gateway with the same pure functions as the Gateway
-// reconciler, so both agree, and asks the data plane whether it applied
-// that configuration.
+// has references), and what a kind of policy.OwnStatus adds. It merges what
+// the Gateway reconciler's translation of each ancestor Gateway decided for
+// the policy (it translates nothing itself: a translation older than the
+// policy is asked for again, and the policy's status waits for it) with
+// what the data plane did with that translation's configuration.
 type PolicyReconciler struct {
 	client.Client
 	Kind      policy.Kind
@@ -54,14 +56,11 @@ var passRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "
 
 // Reconcile brings every policy of the kind up to date in one pass. An
 // event that may change one policy's outcome (a route, a Gateway, a
-// data plane's report) mostly concerns all the policies of its Gateways:
-// reconciled one by one, each policy snapshotted its ancestor Gateways
-// (every route of them, from the cache) to find their translation, 50
-// policies of a Gateway 50 times per change (7 times the manager's CPU
-// under route churn at 1,000 routes, docs/benchmarks.md). A pass looks up
-// each Gateway's translation once, on one snapshot, and the policies share
-// it. A policy that changed while the pass translated is reconciled in the
-// next pass; errors are joined, and the pass retried with backoff.
+// data plane's report, a Gateway's new translation) mostly concerns all
+// the policies of its Gateways. A pass looks up each Gateway's kept
+// translation once and the policies share it. A policy that changed while
+// the pass read it is reconciled in the next pass; errors are joined, and
+// the pass retried with backoff.
 func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	list := r.Kind.NewList()
 	if err := r.List(ctx, list); err != nil {
@@ -79,10 +78,10 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	})
 	gateways := gatewayTranslations{}
 	var errs []error
-	staleAny := false
+	staleAny, waitingAny := false, false
 	for _, obj := range objs {
-		stale, err := r.reconcilePolicy(ctx, obj, gateways)
-		staleAny = staleAny || stale
+		stale, waiting, err := r.reconcilePolicy(ctx, obj, gateways)
+		staleAny, waitingAny = staleAny || stale, waitingAny || waiting
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -90,8 +89,13 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
 	}
-	if staleAny {
+	switch {
+	case staleAny:
 		return ctrl.Result{RequeueAfter: staleRequeue}, nil
+	case waitingAny:
+		// The Gateway reconciler's new translation wakes the pass
+		// (Config.Translated); this is only a safety net.
+		return ctrl.Result{RequeueAfter: waitingRequeue}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -99,12 +103,17 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 // reconcilePolicy writes one policy's status from the translations of its
 // ancestor Gateways (looked up once per pass, in gateways); stale when the
 // policy changed since it was read.
-func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Object, gateways gatewayTranslations) (stale bool, err error) {
+func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Object, gateways gatewayTranslations) (stale, waiting bool, err error) {
 	key := client.ObjectKeyFromObject(obj)
 	p := r.Kind.View(obj)
-	tin, translations, dataPlane, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane, targetsOf(r.Kind, obj), gateways)
+	ref := graph.ObjectRef{Kind: r.Kind.Name(), Key: key}
+	tin, translations, dataPlane, waiting, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane,
+		ref, graph.PolicyVersion(ref.Kind, obj), targetsOf(r.Kind, obj), gateways)
 	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", r.Kind.Name(), key, err)
+		return false, false, fmt.Errorf("%s %s: %w", r.Kind.Name(), key, err)
+	}
+	if waiting {
+		return false, true, nil
 	}
 	ancestors := translate.PolicyAncestors(r.Kind, p, translations, tin, dataPlane)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -113,10 +122,10 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 			return client.IgnoreNotFound(err)
 		}
 		if cur.GetResourceVersion() != obj.GetResourceVersion() {
-			// Changed since it was translated (its status too: the WAF
+			// Changed since it was read (its status too: the WAF
 			// bundle in force is read from it): writing what was decided
-			// from the older object would overwrite the newer one.
-			// Translate it again.
+			// for the older object would overwrite the newer one. The
+			// next pass decides again.
 			stale = true
 			return nil
 		}
@@ -132,12 +141,17 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 		emit(r.Recorder, want, evs)
 		return nil
 	})
-	return stale, err
+	return stale, false, err
 }
 
 // staleRequeue is how soon a pass follows one in which a policy changed
-// while it was translated.
+// while it was read.
 const staleRequeue = 10 * time.Millisecond
+
+// waitingRequeue is how soon a pass follows one in which a policy waited
+// for a Gateway's new translation, if that translation's notification has
+// not brought it sooner.
+const waitingRequeue = 30 * time.Second
 
 // SetupWithManager registers the reconciler. Any change to a Gateway, a
 // route, another policy, (for policies on Services) a Service, or an object

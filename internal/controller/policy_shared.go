@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,26 +24,29 @@ import (
 
 // policyTranslations prepares a policy reconcile: a snapshot of the policy's
 // targets (with every policy and PLM object, for WAF's status), the
-// translation of each Gateway the targets concern (the same translation the
-// Gateway reconciler computes), and what each Gateway's data plane did with
-// that translation's configuration.
-func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, targets []graph.ObjectRef, gateways gatewayTranslations) (
-	*graph.Input, []*translate.Translation, func(types.NamespacedName) status.DataPlane, error) {
-	tin, err := targetsInput(ctx, c, cfg, targets)
+// Gateway reconciler's kept translation of each Gateway the targets
+// concern, and what each Gateway's data plane did with that translation's
+// configuration. waiting says that a Gateway's kept translation is older
+// than the policy: it was asked for again, and the policy's status waits
+// for it.
+func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, p graph.ObjectRef, version string,
+	targets []graph.ObjectRef, gateways gatewayTranslations) (
+	tin *graph.Input, ts []*translate.Translation, dataPlane func(types.NamespacedName) status.DataPlane, waiting bool, err error) {
+	tin, err = targetsInput(ctx, c, cfg, targets)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
 	ancestors, err := targetGateways(ctx, c, cfg, tin, targets)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
 	cfg.plmSettings(tin)
 	if err := addPolicies(ctx, c, cfg, tin); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
-	ts, versions, err := gateways.translate(ctx, c, cfg, ancestors)
-	if err != nil {
-		return nil, nil, nil, err
+	ts, versions, waiting, err := gateways.kept(ctx, c, cfg, ancestors, p, version)
+	if err != nil || waiting {
+		return nil, nil, nil, waiting, err
 	}
 	held := map[types.NamespacedName]string{}
 	byGateway := map[types.NamespacedName]*translate.Translation{}
@@ -52,7 +56,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 			held[t.Graph.Key] = msg
 		}
 	}
-	dataPlane := func(gw types.NamespacedName) status.DataPlane {
+	dataPlane = func(gw types.NamespacedName) status.DataPlane {
 		v, ok := versions[gw]
 		switch {
 		case held[gw] != "":
@@ -62,62 +66,74 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 		}
 		return byGateway[gw].ExplainDataPlane(dp.State(gw, v))
 	}
-	return tin, ts, dataPlane, nil
+	return tin, ts, dataPlane, false, nil
 }
 
 // gatewayTranslations are the Gateways a pass of a policy reconciler has
-// looked up, by key: the translation (nil: the Gateway does not exist or
-// is not Gatewall's) and, for an accepted one, its configuration version.
+// looked up, by key.
 type gatewayTranslations map[types.NamespacedName]gatewayTranslation
 
+// gatewayTranslation is what a pass found of a Gateway: that it does not
+// exist (gone), or the Gateway reconciler's kept translation (kept: there
+// is one; t nil: the Gateway is not Gatewall's), with the versions of the
+// policies its input held and, for an accepted Gateway, its configuration
+// version.
 type gatewayTranslation struct {
-	t       *translate.Translation
-	version string
+	gone     bool
+	kept     bool
+	t        *translate.Translation
+	policies map[graph.ObjectRef]string
+	version  string
 }
 
-// translate returns the translation of each existing Gateway of keys (the
-// same translation the Gateway reconciler computes), with the
-// configuration version of each accepted one; a Gateway already looked up
-// in this pass is not read again.
-func (g gatewayTranslations) translate(ctx context.Context, c client.Reader, cfg Config, keys []types.NamespacedName) (
-	[]*translate.Translation, map[types.NamespacedName]string, error) {
-	var ts []*translate.Translation
-	versions := map[types.NamespacedName]string{}
+// kept returns the kept translation of each existing Gateway of keys whose
+// input held the policy p at version, with the configuration version of
+// each accepted one; waiting when a Gateway's is older (or there is none
+// yet): it is asked for (Translations.Outdated). A Gateway looked up already
+// in this pass is not looked up again.
+func (g gatewayTranslations) kept(ctx context.Context, c client.Reader, cfg Config, keys []types.NamespacedName, p graph.ObjectRef, version string) (
+	ts []*translate.Translation, versions map[types.NamespacedName]string, waiting bool, err error) {
+	versions = map[types.NamespacedName]string{}
 	for _, k := range keys {
 		got, seen := g[k]
 		if !seen {
-			var err error
 			if got, err = lookUpGateway(ctx, c, cfg, k); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			g[k] = got
 		}
-		if got.t != nil {
+		switch {
+		case got.gone:
+			continue
+		case !got.kept || got.policies[p] != version:
+			cfg.Translations.Outdated(k)
+			waiting = true
+			continue
+		case got.t != nil:
 			ts = append(ts, got.t)
 			if got.t.Files != nil {
 				versions[k] = got.version
 			}
 		}
 	}
-	return ts, versions, nil
+	return ts, versions, waiting, nil
 }
 
-// lookUpGateway reads a Gateway's snapshot and finds (or makes) its
-// translation.
+// lookUpGateway finds the Gateway reconciler's kept translation of a
+// Gateway, or that the Gateway does not exist.
 func lookUpGateway(ctx context.Context, c client.Reader, cfg Config, k types.NamespacedName) (gatewayTranslation, error) {
-	gw := &gatewayv1.Gateway{}
-	if err := c.Get(ctx, k, gw); err != nil {
-		return gatewayTranslation{}, client.IgnoreNotFound(err)
+	last, ok := cfg.Translations.kept(k)
+	if !ok {
+		if err := c.Get(ctx, k, &gatewayv1.Gateway{}); err != nil {
+			return gatewayTranslation{gone: apierrors.IsNotFound(err)}, client.IgnoreNotFound(err)
+		}
+		return gatewayTranslation{}, nil
 	}
-	in, err := snapshot(ctx, c, cfg, gw)
-	if err != nil {
-		return gatewayTranslation{}, err
+	got := gatewayTranslation{kept: true, t: last.t, policies: last.policies}
+	if last.t != nil && last.t.Files != nil {
+		got.version = datafile.Version(last.t.Files)
 	}
-	t := cfg.Translations.Cached(in, k)
-	if t == nil || t.Files == nil {
-		return gatewayTranslation{t: t}, nil
-	}
-	return gatewayTranslation{t: t, version: datafile.Version(t.Files)}, nil
+	return got, nil
 }
 
 // targetsOf returns the targets of a policy of a kind.

@@ -14,10 +14,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/scheme"
-	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // TestPoliciesOfGateway: a data-plane change of one Gateway wakes the
@@ -79,26 +77,6 @@ func TestPoliciesOfConfigMap(t *testing.T) {
 		if got := r.policiesOfConfigMap(context.Background(), c.cm); len(got) != c.want {
 			t.Errorf("%s: %v, want %d requests", c.name, got, c.want)
 		}
-	}
-}
-
-// TestPassLooksUpEachGatewayOnce: the policies of one pass share the
-// lookup of a Gateway (one snapshot of its routes for all of them): a
-// Gateway looked up already is not read again, and one that does not
-// exist is read once and has no translation.
-func TestPassLooksUpEachGatewayOnce(t *testing.T) {
-	reads := &gatewayReads{Reader: fake.NewClientBuilder().WithScheme(scheme.New()).Build()}
-	looked := &translate.Translation{Files: []config.File{{Path: config.MainConfPath, Data: []byte("events {}")}}}
-	gw, gone := types.NamespacedName{Namespace: "ns", Name: "gw"}, types.NamespacedName{Namespace: "ns", Name: "gone"}
-	pass := gatewayTranslations{gw: {t: looked, version: "v1"}}
-	for range 3 {
-		ts, versions, err := pass.translate(context.Background(), reads, Config{}, []types.NamespacedName{gw, gone})
-		if err != nil || len(ts) != 1 || ts[0] != looked || versions[gw] != "v1" || len(versions) != 1 {
-			t.Fatalf("translations %v, versions %v, %v: want the pass's translation of ns/gw only", ts, versions, err)
-		}
-	}
-	if reads.gets["ns/gw"] != 0 || reads.gets["ns/gone"] != 1 {
-		t.Errorf("Gateway reads %v, want ns/gw never read again and ns/gone read once", reads.gets)
 	}
 }
 

@@ -38,13 +38,15 @@ type Config struct {
 	// Translated wakes the policy reconcilers when the Gateway reconciler
 	// keeps a new translation of a Gateway: a policy's ancestors follow
 	// everything the Gateway's translation reads (its GatewayClass,
-	// Secrets, Namespaces, ...), not only the kinds policies watch.
+	// Secrets, Namespaces, ...), not only the kinds policies watch (Setup
+	// makes it when nil).
 	Translated *Notifier
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
-	// Translations are the Gateways' last translations, shared by the
-	// reconcilers (Setup makes them when nil).
+	// Translations are the Gateways' last translations, which the Gateway
+	// reconciler makes and the policy reconcilers read (Setup makes them
+	// when nil).
 	Translations *Translations
 	// Referenced reads the Secrets and ConfigMaps Gateways, ListenerSets
 	// and policies reference (Setup makes it when nil, on the manager's
@@ -91,6 +93,9 @@ func optionalKind(k policy.Kind) API {
 func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provisioning) error {
 	if cfg.Translations == nil {
 		cfg.Translations = NewTranslations()
+	}
+	if cfg.Translated == nil {
+		cfg.Translated = &Notifier{}
 	}
 	if cfg.Referenced == nil {
 		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())

@@ -1,128 +1,115 @@
 package controller
 
 import (
-	"fmt"
-	"sync"
+	"context"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/scheme"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-func translationInput(generation int64) *graph.Input {
+// translationInput is a snapshot of Gateway ns/gw (of class class, which
+// Gatewall serves when it is "ours") with the policies given.
+func translationInput(class string, generation int64, policies ...*v1alpha1.ProxySettingsPolicy) *graph.Input {
 	in := graph.NewInput("example.com/ctrl")
-	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 1},
+	in.Add(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "ours", Generation: 1, UID: "class"},
 		Spec: gatewayv1.GatewayClassSpec{ControllerName: "example.com/ctrl"}})
-	in.Add(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw", Generation: generation},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "c", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
+	in.Add(&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw", Generation: generation, UID: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class),
+			Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}})
+	for _, p := range policies {
+		in.Add(p)
+	}
 	return in
 }
 
-// TestPolicyReconcilersReuseTheGatewaysTranslation: a policy reconciler
-// whose snapshot is the Gateway reconciler's gets the Gateway reconciler's
-// translation, not a second one; a different snapshot is translated anew
-// and does not replace what the Gateway reconciler keeps.
-func TestPolicyReconcilersReuseTheGatewaysTranslation(t *testing.T) {
+func proxySettings(generation int64, resourceVersion string) *v1alpha1.ProxySettingsPolicy {
+	return &v1alpha1.ProxySettingsPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "p",
+		Generation: generation, ResourceVersion: resourceVersion},
+		Spec: v1alpha1.ProxySettingsPolicySpec{TargetRefs: []gatewayv1.LocalPolicyTargetReference{
+			{Group: gatewayv1.GroupName, Kind: "Gateway", Name: "gw"}}}}
+}
+
+// TestPoliciesReadTheGatewayReconcilersTranslation: a policy's pass takes
+// the Gateway reconciler's kept translation when its input held the policy
+// as the pass reads it, and otherwise translates nothing: it waits, and
+// asks the Gateway reconciler for a new translation.
+func TestPoliciesReadTheGatewayReconcilersTranslation(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	cache := NewTranslations()
-	r := &GatewayReconciler{Config: Config{Translations: cache}}
-	kept, _ := r.translate(translationInput(1), key)
-	if kept == nil {
-		t.Fatal("the Gateway did not translate")
-	}
-	if got := cache.Cached(translationInput(1), key); got != kept {
-		t.Error("the same input was translated again instead of reusing the Gateway reconciler's translation")
-	}
-	newer := cache.Cached(translationInput(2), key)
-	if newer == nil || newer == kept {
-		t.Fatalf("a changed input got %p, want a new translation (kept %p)", newer, kept)
-	}
-	if again, _ := r.translate(translationInput(1), key); again != kept {
-		t.Error("a policy reconciler's translation replaced the Gateway reconciler's")
-	}
-	var none *Translations
-	if none.Cached(translationInput(1), key) == nil {
-		t.Error("without a cache, nothing was translated")
+	ref := graph.ObjectRef{Kind: "ProxySettingsPolicy", Key: types.NamespacedName{Namespace: "ns", Name: "p"}}
+	version := func(p *v1alpha1.ProxySettingsPolicy) string { return graph.PolicyVersion(ref.Kind, p) }
+	existing := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		&gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw"}}).Build()
+	for _, c := range []struct {
+		name string
+		// kept is the Gateway reconciler's input (nil: it has kept none).
+		kept    *graph.Input
+		policy  *v1alpha1.ProxySettingsPolicy
+		found   bool
+		waiting bool
+	}{
+		{"the policy as the translation saw it", translationInput("ours", 1, proxySettings(1, "5")), proxySettings(1, "5"), true, false},
+		{"a status write does not make the translation older", translationInput("ours", 1, proxySettings(1, "5")), proxySettings(1, "6"), true, false},
+		{"a spec change after the translation", translationInput("ours", 1, proxySettings(1, "5")), proxySettings(2, "7"), false, true},
+		{"a policy created after the translation", translationInput("ours", 1), proxySettings(1, "5"), false, true},
+		{"no translation kept yet", nil, proxySettings(1, "5"), false, true},
+		{"a Gateway that is not Gatewall's", translationInput("theirs", 1, proxySettings(1, "5")), proxySettings(1, "5"), false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := NewTranslations()
+			asked := &subscriber{ch: make(chan event.GenericEvent, 1)}
+			cache.outdated.subs = append(cache.outdated.subs, asked)
+			r := &GatewayReconciler{Config: Config{Translations: cache}}
+			var kept *translate.Translation
+			if c.kept != nil {
+				kept, _ = r.translate(c.kept, key)
+			}
+			ts, _, waiting, err := gatewayTranslations{}.kept(context.Background(), existing, Config{Translations: cache},
+				[]types.NamespacedName{key}, ref, version(c.policy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found := len(ts) == 1 && ts[0] == kept && kept != nil; found != c.found || len(ts) > 1 {
+				t.Errorf("translations %v, want the kept one: %v", ts, c.found)
+			}
+			_, askedFor := asked.take()
+			if waiting != c.waiting || (len(askedFor) == 1) != c.waiting {
+				t.Errorf("waiting %v, asked for %v; want waiting %v and the Gateway asked for then", waiting, askedFor, c.waiting)
+			}
+		})
 	}
 }
 
-// TestReadersShareOneTranslation: policy reconcilers woken by one change
-// before the Gateway reconciler translated it make one translation of it
-// between them, however many ask at once, and the Gateway reconciler then
-// takes that one (with its routes' statuses still to hand) instead of
-// translating again.
-func TestReadersShareOneTranslation(t *testing.T) {
-	key := types.NamespacedName{Namespace: "ns", Name: "gw"}
+// TestPassLooksUpEachGatewayOnce: the policies of one pass share the
+// lookup of a Gateway: one that does not exist is read once, a kept
+// translation is not read from the API at all.
+func TestPassLooksUpEachGatewayOnce(t *testing.T) {
+	reads := &gatewayReads{Reader: fake.NewClientBuilder().WithScheme(scheme.New()).Build()}
 	cache := NewTranslations()
-	got := make([]*translate.Translation, 8)
-	var wg sync.WaitGroup
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i] = cache.Cached(translationInput(3), key)
-		}()
-	}
-	wg.Wait()
-	for i, tr := range got {
-		if tr == nil || tr != got[0] {
-			t.Fatalf("reader %d got translation %p, reader 0 %p: want one translation shared", i, tr, got[0])
-		}
-	}
+	gw, gone := types.NamespacedName{Namespace: "ns", Name: "gw"}, types.NamespacedName{Namespace: "ns", Name: "gone"}
 	r := &GatewayReconciler{Config: Config{Translations: cache}}
-	kept, handed := r.translate(translationInput(3), key)
-	if kept != got[0] || handed {
-		t.Errorf("the Gateway reconciler got %p (statuses handed: %v), want the readers' %p with its statuses still to hand", kept, handed, got[0])
+	kept, _ := r.translate(translationInput("ours", 1, proxySettings(1, "1")), gw)
+	if kept == nil || kept.Files == nil {
+		t.Fatal("the Gateway did not translate to files")
 	}
-	if newer := cache.Cached(translationInput(4), key); newer == kept {
-		t.Error("a changed input reused the translation of the old one")
-	}
-	if again, _ := r.translate(translationInput(5), key); again == nil || again == kept {
-		t.Error("the Gateway reconciler did not translate a new input")
-	}
-	if len(cache.read) != 0 {
-		t.Errorf("readers' translations kept after the Gateway reconciler kept its own: %d", len(cache.read))
-	}
-}
-
-// BenchmarkReadersAfterChange: six policy reconcilers (one per policy kind)
-// ask for the translation of a Gateway with 1,000 routes whose input just
-// changed; they share one translation.
-func BenchmarkReadersAfterChange(b *testing.B) {
-	key := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	in := translationInput(1)
-	in.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "1"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
-	for i := range 1000 {
-		in.Add(&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("r%d", i), Generation: 1},
-			Spec: gatewayv1.HTTPRouteSpec{
-				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
-				Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(fmt.Sprintf("h%d.example.com", i))},
-				Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-					BackendObjectReference: gatewayv1.BackendObjectReference{Name: "svc", Port: ptr.To(gatewayv1.PortNumber(80))}}}}}},
-			}})
-	}
-	if _, ok := in.Fingerprint(); !ok {
-		b.Fatal("the input has no fingerprint: nothing would be shared")
-	}
-	for range b.N {
-		cache := NewTranslations() // the change: nothing translated yet
-		var wg sync.WaitGroup
-		for range 6 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if cache.Cached(in, key) == nil {
-					b.Error("no translation")
-				}
-			}()
+	ref := graph.ObjectRef{Kind: "ProxySettingsPolicy", Key: types.NamespacedName{Namespace: "ns", Name: "p"}}
+	pass := gatewayTranslations{}
+	for range 3 {
+		ts, versions, waiting, err := pass.kept(context.Background(), reads, Config{Translations: cache},
+			[]types.NamespacedName{gw, gone}, ref, graph.PolicyVersion(ref.Kind, proxySettings(1, "1")))
+		if err != nil || waiting || len(ts) != 1 || ts[0] != kept || versions[gw] == "" || len(versions) != 1 {
+			t.Fatalf("translations %v, versions %v, waiting %v, %v: want the kept translation of ns/gw only", ts, versions, waiting, err)
 		}
-		wg.Wait()
+	}
+	if reads.gets["ns/gw"] != 0 || reads.gets["ns/gone"] != 1 {
+		t.Errorf("Gateway reads %v, want ns/gw never read and ns/gone read once", reads.gets)
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
+// KindBackendTLSPolicy is the Gateway API kind of BackendTLSPolicies.
+const KindBackendTLSPolicy = "BackendTLSPolicy"
+
 // BackendTLS is how NGINX speaks TLS to a backend: the BackendTLSPolicy
 // that applies to its Service port.
 type BackendTLS struct {
@@ -55,7 +58,7 @@ const SystemCAsFile = "/etc/ssl/certs/ca-certificates.crt"
 func BackendTLSPolicyOutcome(in *Input, p *gatewayv1.BackendTLSPolicy) BackendTLSOutcome {
 	accepted, resolved := string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.BackendTLSPolicyConditionResolvedRefs)
 	key := key(p.Namespace, p.Name)
-	if msg, ok := in.Unreadable("BackendTLSPolicy", key); ok {
+	if msg, ok := in.Unreadable(KindBackendTLSPolicy, key); ok {
 		// Its stub still claims its targets: their ports get no TLS
 		// settings and are not used, rather than spoken to in cleartext.
 		return BackendTLSOutcome{Conditions: []metav1.Condition{conditions.False(accepted, string(gatewayv1.PolicyReasonInvalid), msg)}}

@@ -19,8 +19,9 @@ import (
 // resourceVersion (the API server gives every change a new one) or, for
 // the kinds whose status Gatewall writes and translation never reads (nor
 // their labels or annotations), by its generation, so that Gatewall's own
-// status writes do not change the fingerprint. PLM statuses, bundles and
-// unreadable objects count by their content. ok is false when an object has
+// status writes do not change the fingerprint. PLM statuses, bundles,
+// unreadable objects and the part of a policy's status translation reads
+// (statusRead) count by their content. ok is false when an object has
 // no resourceVersion or generation (an input not read from the API server,
 // whose content would not count).
 func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
@@ -31,15 +32,19 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	for kind, routes := range in.Routes {
 		objects(f, kind, routes, byGeneration)
 	}
-	objects(f, "BackendTLSPolicy", in.BackendTLSPolicies, byGeneration)
+	objects(f, KindBackendTLSPolicy, in.BackendTLSPolicies, byGeneration)
 	objects(f, "NginxProxy", in.NginxProxies, byGeneration)
 	for kind, ps := range in.Policies {
 		objects(f, kind, ps, byGeneration)
 	}
-	// Translation reads a WAFGatewayBindingPolicy's status (the bundles PLM
-	// compiled), Namespaces' and EndpointSlices' labels, and the content of
-	// the others.
-	objects(f, "WAFGatewayBindingPolicy status", in.Policies["WAFGatewayBindingPolicy"], byResourceVersion)
+	// Translation reads a WAFGatewayBindingPolicy's records of the bundles
+	// in force (statusRead), Namespaces' and EndpointSlices' labels, and
+	// the content of the others.
+	for kind, read := range statusRead {
+		for k, p := range in.Policies[kind] {
+			f.add("%s status\x00%s\x00%s", kind, k, statusDigest(read, p))
+		}
+	}
 	objects(f, "ReferenceGrant", in.ReferenceGrants, byResourceVersion)
 	objects(f, "Namespace", in.Namespaces, byResourceVersion)
 	objects(f, "Service", in.Services, byResourceVersion)
