@@ -30,7 +30,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	// CORS comes first: a preflight is answered before any rewrite or redirect.
 	ds := b.corsDirectives(f.CORS, prefix)
 	if f.Redirect != nil {
-		return append(ds, d("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx))))
+		return append(ds, D("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx))))
 	}
 	perBackend := ""
 	switch {
@@ -50,7 +50,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	}
 	for _, m := range f.Mirrors {
 		if path := b.mirror(m, extra); path != "" {
-			ds = append(ds, d("mirror", Quote(path)))
+			ds = append(ds, D("mirror", Quote(path)))
 		}
 	}
 	ds = append(ds, b.timeouts(prefix, e.rule.Timeouts)...)
@@ -59,18 +59,18 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if target == "" {
 		var status int
 		if target, status = b.target(e.rule.Backends, grpc); status != 0 {
-			return append(ds, d("return", strconv.Itoa(status)))
+			return append(ds, D("return", strconv.Itoa(status)))
 		}
 	}
 	rewritesPath := f.Rewrite != nil && f.Rewrite.Path != nil
 	switch {
 	case rewritesPath:
 		if ctx.internal {
-			ds = append(ds, d("rewrite", "^", "$gw_orig_uri"))
+			ds = append(ds, D("rewrite", "^", "$gw_orig_uri"))
 		}
 		ds = append(ds, rewritePath(e, f.Rewrite.Path))
 	case ctx.internal && grpc:
-		ds = append(ds, d("rewrite", "^", "$gw_orig_uri", "break"))
+		ds = append(ds, D("rewrite", "^", "$gw_orig_uri", "break"))
 	case ctx.internal:
 		// Pass the request's original URI, not the internal location's path.
 		target += "$request_uri"
@@ -99,12 +99,12 @@ func (b *builder) timeouts(prefix string, t graph.Timeouts) []Directive {
 	if try == "" {
 		return nil
 	}
-	ds := []Directive{d(prefix+"_read_timeout", try), d(prefix+"_send_timeout", try)}
+	ds := []Directive{D(prefix+"_read_timeout", try), D(prefix+"_send_timeout", try)}
 	if all != "" {
-		ds = append(ds, d(prefix+"_next_upstream_timeout", all))
+		ds = append(ds, D(prefix+"_next_upstream_timeout", all))
 	}
 	if ms, err := strconv.Atoi(strings.TrimSuffix(try, "ms")); err == nil && int64(ms) < b.cfg.Main.Upstreams.ConnectTimeout.Milliseconds() {
-		ds = append(ds, d(prefix+"_connect_timeout", try))
+		ds = append(ds, D(prefix+"_connect_timeout", try))
 	}
 	return ds
 }
@@ -130,9 +130,9 @@ func (b *builder) retry(prefix string, r *graph.Retry) []Directive {
 	}
 	tries := strconv.Itoa(r.Tries(int(b.cfg.Main.Upstreams.MaxTries)))
 	return []Directive{
-		d(prefix+"_next_upstream", on...),
-		d(prefix+"_next_upstream_tries", tries),
-		d("set", "$"+RetryTriesVar, tries),
+		D(prefix+"_next_upstream", on...),
+		D(prefix+"_next_upstream_tries", tries),
+		D("set", "$"+RetryTriesVar, tries),
 	}
 }
 
@@ -242,10 +242,10 @@ func prefixRewrite(prefix, replacement string) (regex, value string) {
 // rewritePath renders a URLRewrite path modifier.
 func rewritePath(e entry, p *graph.PathModifier) Directive {
 	if !p.ReplacePrefix {
-		return d("rewrite", "^", Quote(p.Value), "break")
+		return D("rewrite", "^", Quote(p.Value), "break")
 	}
 	regex, value := prefixRewrite(e.match.Path.Value, p.Value)
-	return d("rewrite", Quote(regex), Quote(value), "break")
+	return D("rewrite", Quote(regex), Quote(value), "break")
 }
 
 // requestHeaders renders the proxied request's headers: Gatewall's defaults
@@ -258,7 +258,7 @@ func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
 	ops, names, spelled := opsOf(f.RequestHeaders)
 	var user []Directive
 	for _, n := range names {
-		user = append(user, d(set, spelled[n], b.headerValue(spelled[n], ops[n])))
+		user = append(user, D(set, spelled[n], b.headerValue(spelled[n], ops[n])))
 	}
 	return append(withoutHeaders(defaultRequestHeaders(prefix, f.Rewrite), user), user...)
 }
@@ -271,7 +271,7 @@ func defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
 	if rewrite != nil && rewrite.Hostname != "" {
 		host = Quote(rewrite.Hostname)
 	}
-	ds := []Directive{d(prefix+"_set_header", "Host", host)}
+	ds := []Directive{D(prefix+"_set_header", "Host", host)}
 	if prefix == "proxy" {
 		ds = append(ds, defaultProxyHeaders()...)
 	}
@@ -299,13 +299,13 @@ func withoutHeaders(defaults, overrides []Directive) []Directive {
 // change no header.
 func defaultProxyHeaders() []Directive {
 	return []Directive{
-		d("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
-		d("proxy_set_header", "X-Real-IP", "$remote_addr"),
-		d("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
-		d("proxy_set_header", "X-Forwarded-Host", "$host"),
-		d("proxy_set_header", "X-Forwarded-Port", "$gw_server_port"),
-		d("proxy_set_header", "Upgrade", "$http_upgrade"),
-		d("proxy_set_header", "Connection", "$gw_connection"),
+		D("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
+		D("proxy_set_header", "X-Real-IP", "$remote_addr"),
+		D("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
+		D("proxy_set_header", "X-Forwarded-Host", "$host"),
+		D("proxy_set_header", "X-Forwarded-Port", "$gw_server_port"),
+		D("proxy_set_header", "Upgrade", "$http_upgrade"),
+		D("proxy_set_header", "Connection", "$gw_connection"),
 	}
 }
 
@@ -313,13 +313,13 @@ func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
 	var ds []Directive
 	hide := prefix + "_hide_header"
 	for _, h := range m.Set {
-		ds = append(ds, d(hide, h.Name), d("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D(hide, h.Name), D("add_header", h.Name, Quote(h.Value), "always"))
 	}
 	for _, h := range m.Add {
-		ds = append(ds, d("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D("add_header", h.Name, Quote(h.Value), "always"))
 	}
 	for _, name := range m.Remove {
-		ds = append(ds, d(hide, name))
+		ds = append(ds, D(hide, name))
 	}
 	return ds
 }
@@ -353,7 +353,7 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 	if h2c {
 		// grpc_pass takes no URI: send the request's path, not the mirror
 		// location's (the subrequest keeps the request's arguments).
-		loc.Directives = append(append([]Directive{d("rewrite", "^", b.requestPathVar(), "break")}, tlsDirectives...), passDirective(true, be.TLS != nil, target))
+		loc.Directives = append(append([]Directive{D("rewrite", "^", b.requestPathVar(), "break")}, tlsDirectives...), passDirective(true, be.TLS != nil, target))
 	}
 	extra[path] = loc
 	return path

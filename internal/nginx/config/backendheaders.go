@@ -188,7 +188,7 @@ func (b *builder) perBackendHeaders(set string, defaults []Directive, rule *grap
 			}
 			m.Entries = append(m.Entries, MapEntry{Key: strconv.Itoa(i), Value: value})
 		}
-		ds = append(ds, d(set, spelled[n], b.addMap(kindBackendHdrVar, m)))
+		ds = append(ds, D(set, spelled[n], b.addMap(kindBackendHdrVar, m)))
 	}
 	return ds, target
 }

@@ -19,17 +19,17 @@ func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
 		b.addCert(ca, t.CAPEM, append(objectNames("ConfigMap", t.ConfigMaps), "BackendTLSPolicy "+t.Policy.String())...)
 	}
 	ds := []Directive{
-		d(prefix+"_ssl_server_name", "on"),
-		d(prefix+"_ssl_name", Quote(t.Hostname)),
-		d(prefix+"_ssl_verify", "on"),
-		d(prefix+"_ssl_verify_depth", backendVerifyDepth),
-		d(prefix+"_ssl_trusted_certificate", ca),
+		D(prefix+"_ssl_server_name", "on"),
+		D(prefix+"_ssl_name", Quote(t.Hostname)),
+		D(prefix+"_ssl_verify", "on"),
+		D(prefix+"_ssl_verify_depth", backendVerifyDepth),
+		D(prefix+"_ssl_trusted_certificate", ca),
 	}
 	// The Gateway's client certificate (spec.tls.backend), for backends
 	// that verify their clients.
 	if c := b.backendClientCert; c != nil {
 		path := b.cert(c)
-		ds = append(ds, d(prefix+"_ssl_certificate", path), d(prefix+"_ssl_certificate_key", path))
+		ds = append(ds, D(prefix+"_ssl_certificate", path), D(prefix+"_ssl_certificate_key", path))
 	}
 	return ds
 }
@@ -39,11 +39,11 @@ func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
 func passDirective(grpc, tls bool, target string) Directive {
 	switch {
 	case grpc && tls:
-		return d("grpc_pass", "grpcs://"+target)
+		return D("grpc_pass", "grpcs://"+target)
 	case grpc:
-		return d("grpc_pass", "grpc://"+target)
+		return D("grpc_pass", "grpc://"+target)
 	case tls:
-		return d("proxy_pass", "https://"+target)
+		return D("proxy_pass", "https://"+target)
 	}
-	return d("proxy_pass", "http://"+target)
+	return D("proxy_pass", "http://"+target)
 }

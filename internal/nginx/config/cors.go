@@ -32,7 +32,7 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 		Source:  Quote(preflight + origin),
 		Entries: []MapEntry{{Key: Quote("~^1."), Value: "1"}}, Default: `""`,
 	})
-	always := func(name, value string) Directive { return d("add_header", name, value, "always") }
+	always := func(name, value string) Directive { return D("add_header", name, value, "always") }
 	pre := []Directive{always("Access-Control-Allow-Origin", origin)}
 	if len(c.Methods) > 0 {
 		pre = append(pre, always("Access-Control-Allow-Methods", corsList(c.Methods, "$http_access_control_request_method")))
@@ -46,14 +46,14 @@ func (b *builder) corsDirectives(c *graph.CORS, prefix string) []Directive {
 	if len(c.Expose) > 0 {
 		pre = append(pre, always("Access-Control-Expose-Headers", Quote(syntax.HeaderList(c.Expose))))
 	}
-	pre = append(pre, always("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge))), always("Vary", "Origin"), d("return", "204"))
+	pre = append(pre, always("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge))), always("Vary", "Origin"), D("return", "204"))
 
 	ds := []Directive{
 		{Name: "if", Args: []string{"(" + allowed + ")"}, Block: pre},
-		{Name: "if", Args: []string{"(" + preflight + ")"}, Block: []Directive{d("return", "204")}},
+		{Name: "if", Args: []string{"(" + preflight + ")"}, Block: []Directive{D("return", "204")}},
 	}
 	for _, h := range syntax.CORSHiddenHeaders {
-		ds = append(ds, d(prefix+"_hide_header", h))
+		ds = append(ds, D(prefix+"_hide_header", h))
 	}
 	ds = append(ds, always("Access-Control-Allow-Origin", origin))
 	// Credentials and exposed headers only for allowed origins: empty

@@ -71,10 +71,10 @@ func (f hashFamily) directives(scratch *syntax.HashScratch) []Directive {
 	bucket, maxSize := f.size(scratch)
 	var out []Directive
 	if bucket != f.defaultBucket {
-		out = append(out, d(f.name+"_bucket_size", strconv.Itoa(bucket)))
+		out = append(out, D(f.name+"_bucket_size", strconv.Itoa(bucket)))
 	}
 	if maxSize != f.defaultMax {
-		out = append(out, d(f.name+"_max_size", strconv.Itoa(maxSize)))
+		out = append(out, D(f.name+"_max_size", strconv.Itoa(maxSize)))
 	}
 	return out
 }

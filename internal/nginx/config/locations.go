@@ -184,7 +184,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	loc := &Location{Modifier: k.modifier, Path: k.path}
 	srv.Locations = append(srv.Locations, loc)
 	if len(cands) == 0 {
-		loc.Directives = []Directive{d("return", "404")}
+		loc.Directives = []Directive{D("return", "404")}
 		return
 	}
 	ctx := actionContext{port: srv.Port, ssl: srv.SSL}
@@ -220,7 +220,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	} else {
 		notFound := InternalPrefix + "404"
 		next = Quote(notFound)
-		extra[notFound] = &Location{Modifier: "=", Path: notFound, Internal: true, Directives: []Directive{d("return", "404")}}
+		extra[notFound] = &Location{Modifier: "=", Path: notFound, Internal: true, Directives: []Directive{D("return", "404")}}
 	}
 	// Each group's map falls back to the next group's, the last one's to
 	// the default, so candidates are still tried in precedence order.
@@ -239,9 +239,9 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 		// reached. This location reads no body; the internal location
 		// it passes the request to checks the size against the route's
 		// limit, declared length and chunked bodies alike.
-		d("client_max_body_size", "0"),
-		d("set", "$gw_orig_uri", "$uri"),
-		d("rewrite", "^", next, "last"),
+		D("client_max_body_size", "0"),
+		D("set", "$gw_orig_uri", "$uri"),
+		D("rewrite", "^", next, "last"),
 	}
 }
 

@@ -167,7 +167,8 @@ type Directive struct {
 	Block []Directive
 }
 
-func d(name string, args ...string) Directive { return Directive{Name: name, Args: args} }
+// D is a directive without a block.
+func D(name string, args ...string) Directive { return Directive{Name: name, Args: args} }
 
 // Upstream is one upstream block: the endpoints of a Service port.
 type Upstream struct {

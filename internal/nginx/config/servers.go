@@ -182,7 +182,7 @@ func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func
 		if l != nil {
 			want = Quote(l.ID)
 		}
-		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{d("return", "421")}}}
+		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{D("return", "421")}}}
 	}
 }
 
@@ -216,5 +216,5 @@ func (b *builder) cert(c *graph.Certificate) string {
 }
 
 func notFoundLocation() *Location {
-	return &Location{Path: "/", Directives: []Directive{d("return", "404")}}
+	return &Location{Path: "/", Directives: []Directive{D("return", "404")}}
 }
