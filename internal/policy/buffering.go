@@ -2,9 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -144,19 +147,19 @@ func human(n int64) string {
 }
 
 // proxyDirectives renders buffering for proxy_pass locations (or http).
-func proxyDirectives(b Buffering) []string {
-	var out []string
+func proxyDirectives(b Buffering) []config.Directive {
+	var out []config.Directive
 	if b.Disable != nil {
-		out = append(out, "proxy_buffering "+onOff(!*b.Disable)+";")
+		out = append(out, config.D("proxy_buffering", onOff(!*b.Disable)))
 	}
 	if b.BufferSize != nil {
-		out = append(out, "proxy_buffer_size "+b.BufferSize.text+";")
+		out = append(out, config.D("proxy_buffer_size", b.BufferSize.text))
 	}
 	if b.Buffers != nil {
-		out = append(out, fmt.Sprintf("proxy_buffers %d %s;", b.Buffers.number, b.Buffers.size.text))
+		out = append(out, config.D("proxy_buffers", strconv.FormatInt(b.Buffers.number, 10), b.Buffers.size.text))
 	}
 	if b.Busy != nil {
-		out = append(out, "proxy_busy_buffers_size "+b.Busy.text+";")
+		out = append(out, config.D("proxy_busy_buffers_size", b.Busy.text))
 	}
 	return out
 }
@@ -171,31 +174,30 @@ func proxyDirectives(b Buffering) []string {
 // 64k buffer_size) exceed the buffers, and NGINX would reject the
 // configuration. Without a rendered size, NGINX's defaults are consistent
 // on every platform and stay untouched.
-func pinnedDefaults(gw Buffering, res *Result) []string {
+func pinnedDefaults(gw Buffering, res *Result) []config.Directive {
 	if !rendersSizes(res) {
 		return nil
 	}
-	var out []string
+	var out []config.Directive
 	if gw.BufferSize == nil {
-		out = append(out, "proxy_buffer_size "+defaultBufferSizeS+";")
+		out = append(out, config.D("proxy_buffer_size", defaultBufferSizeS))
 	}
 	if gw.Buffers == nil {
-		out = append(out, fmt.Sprintf("proxy_buffers %d %s;", DefaultBuffers, defaultBufferSizeS))
+		out = append(out, config.D("proxy_buffers", strconv.Itoa(DefaultBuffers), defaultBufferSizeS))
 	}
 	return out
 }
 
 // rendersSizes says whether any proxy buffer size is rendered.
 func rendersSizes(res *Result) bool {
-	sizes := func(dirs []string) bool {
-		for _, d := range dirs {
-			for _, p := range []string{"proxy_buffer_size ", "proxy_buffers ", "proxy_busy_buffers_size "} {
-				if strings.HasPrefix(d, p) {
-					return true
-				}
+	sizes := func(dirs []config.Directive) bool {
+		return slices.ContainsFunc(dirs, func(d config.Directive) bool {
+			switch d.Name {
+			case "proxy_buffer_size", "proxy_buffers", "proxy_busy_buffers_size":
+				return true
 			}
-		}
-		return false
+			return false
+		})
 	}
 	if sizes(res.HTTP) {
 		return true
@@ -210,11 +212,11 @@ func rendersSizes(res *Result) bool {
 
 // grpcDirectives renders what has an effect under grpc_pass: the buffer for
 // the first part of the response.
-func grpcDirectives(b Buffering) []string {
+func grpcDirectives(b Buffering) []config.Directive {
 	if b.BufferSize == nil {
 		return nil
 	}
-	return []string{"grpc_buffer_size " + b.BufferSize.text + ";"}
+	return []config.Directive{config.D("grpc_buffer_size", b.BufferSize.text)}
 }
 
 // MaxGRPCBufferSize caps grpc_buffer_size, which NGINX allocates for every

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -13,6 +14,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -30,7 +32,7 @@ var clientSettingsKind Kind = &inherited[ClientSettings]{
 	newObject:    func() v1alpha1.PolicyWithStatus { return &v1alpha1.ClientSettingsPolicy{} },
 	newList:      func() client.ObjectList { return &v1alpha1.ClientSettingsPolicyList{} },
 	parse:        parseClientSettings,
-	gateway:      func(gw ClientSettings) ([]string, error) { return gw.directives(), nil },
+	gateway:      func(gw ClientSettings) ([]config.Directive, error) { return gw.directives(), nil },
 	route:        routeClientSettings,
 	admit:        admitClientSettings,
 }
@@ -106,7 +108,7 @@ func bodyLimit(m string) string {
 // only. A GRPCRoute has none (gRPC runs over HTTP/2), so it gets no
 // keep-alive directives; an HTTPRoute whose clients may speak HTTP/2 keeps
 // them for its HTTP/1.x clients. The policy says which.
-func routeClientSettings(rt routeTarget[ClientSettings]) ([]string, *targetIssue) {
+func routeClientSettings(rt routeTarget[ClientSettings]) ([]config.Directive, *targetIssue) {
 	local := rt.local
 	set := local.keepAliveFields()
 	if len(set) == 0 {
@@ -264,26 +266,26 @@ func (s ClientSettings) overlay(o ClientSettings) ClientSettings {
 
 // directives renders the set fields; each is valid at http level and in
 // a location.
-func (s ClientSettings) directives() []string {
-	var out []string
+func (s ClientSettings) directives() []config.Directive {
+	var out []config.Directive
 	add := func(v *string, directive string) {
 		if v != nil {
-			out = append(out, directive+" "+*v+";")
+			out = append(out, config.D(directive, *v))
 		}
 	}
 	add(s.MaxSize, "client_max_body_size")
 	add(s.BufferSize, "client_body_buffer_size")
 	add(s.BodyTimeout, "client_body_timeout")
 	if s.Requests != nil {
-		out = append(out, fmt.Sprintf("keepalive_requests %d;", *s.Requests))
+		out = append(out, config.D("keepalive_requests", strconv.Itoa(int(*s.Requests))))
 	}
 	add(s.Time, "keepalive_time")
 	if t := s.Timeout; t != nil {
-		v := t.server
+		args := []string{t.server}
 		if t.header != "" {
-			v += " " + t.header
+			args = append(args, t.header)
 		}
-		out = append(out, "keepalive_timeout "+v+";")
+		out = append(out, config.D("keepalive_timeout", args...))
 	}
 	return out
 }

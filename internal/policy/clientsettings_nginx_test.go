@@ -62,7 +62,7 @@ func randomClientSettingsPolicy(r *rand.Rand) *v1alpha1.ClientSettingsPolicy {
 // server level (inherited like http level), the route's in a location.
 func clientPairConf(i int, gw, route ClientSettings) string {
 	return fmt.Sprintf("server { listen 127.0.0.1:18082; server_name cpair%d; %s location / { %s proxy_pass http://127.0.0.1:9; } }\n",
-		i, strings.Join(gw.directives(), " "), strings.Join(route.directives(), " "))
+		i, strings.Join(lines(gw.directives()), " "), strings.Join(lines(route.directives()), " "))
 }
 
 // TestClientSettingsVerdictMatchesNginx: for random policies, Gatewall

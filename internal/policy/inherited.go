@@ -12,6 +12,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
 // settings are what one policy of an inherited kind sets.
@@ -41,16 +42,16 @@ type inherited[S settings[S]] struct {
 	parse func(v1alpha1.Policy) (S, string, error)
 	// gateway renders the Gateway's merged settings at http level; an
 	// error says why NGINX would reject them.
-	gateway func(gw S) ([]string, error)
+	gateway func(gw S) ([]config.Directive, error)
 	// route renders a route's own merged settings for its locations.
-	route func(rt routeTarget[S]) ([]string, *targetIssue)
+	route func(rt routeTarget[S]) ([]config.Directive, *targetIssue)
 	// everyRoute: route is called for every attached route, also those
 	// without policies of their own (rt.local is then empty), for kinds
 	// that render the Gateway's settings in the routes' locations.
 	everyRoute bool
 	// pinned, if set, adds http-level directives once the rest is
 	// rendered; rendered are the settings rendered on some target.
-	pinned func(gw S, rendered []S, res *Result) []string
+	pinned func(gw S, rendered []S, res *Result) []config.Directive
 	// admit, if set, checks the Gateway's budgets (budget.go): given the
 	// accepted policies with a target on the Gateway, oldest first, it
 	// returns why each one that does not fit is refused there.

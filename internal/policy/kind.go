@@ -170,9 +170,9 @@ type Result struct {
 	Outcomes map[types.NamespacedName]*Outcome
 	// HTTP are the directives at http level (the Gateway's policies, and
 	// any defaults the kind pins).
-	HTTP []string
+	HTTP []config.Directive
 	// Routes are the directives for every location of a route.
-	Routes map[graph.ObjectRef][]string
+	Routes map[graph.ObjectRef][]config.Directive
 	// Affected are the Gateway and routes the rendered settings change.
 	Affected map[graph.ObjectRef]bool
 	// Upstreams are the settings of the upstreams of each Service.
@@ -189,7 +189,7 @@ func (r *Result) PolicyOutcomes() map[types.NamespacedName]*Outcome { return r.O
 func (r *Result) Affects(ref graph.ObjectRef) bool { return r.Affected[ref] }
 
 func newResult(include string) *Result {
-	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[graph.ObjectRef][]string{},
+	return &Result{Outcomes: map[types.NamespacedName]*Outcome{}, Routes: map[graph.ObjectRef][]config.Directive{},
 		Affected: map[graph.ObjectRef]bool{}, include: include}
 }
 

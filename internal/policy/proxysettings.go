@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -35,14 +36,14 @@ var proxySettingsKind Kind = &inherited[Buffering]{
 		b, err := fromSpec(p.Spec.Buffering)
 		return b, "", err
 	},
-	gateway: func(gw Buffering) ([]string, error) {
+	gateway: func(gw Buffering) ([]config.Directive, error) {
 		if err := CheckProxy(gw, Buffering{}); err != nil {
 			return nil, err
 		}
 		return append(proxyDirectives(gw), grpcDirectives(gw)...), nil
 	},
 	route:  routeSettings,
-	pinned: func(gw Buffering, _ []Buffering, res *Result) []string { return pinnedDefaults(gw, res) },
+	pinned: func(gw Buffering, _ []Buffering, res *Result) []config.Directive { return pinnedDefaults(gw, res) },
 }
 
 // routeSettings returns the directives of a route's own policies for every
@@ -51,7 +52,7 @@ var proxySettingsKind Kind = &inherited[Buffering]{
 // h2c (every GRPCRoute rule, and HTTPRoute rules with kubernetes.io/h2c
 // backends) use grpc_pass, whose only buffering setting is
 // grpc_buffer_size; the others use proxy_pass.
-func routeSettings(rt routeTarget[Buffering]) ([]string, *targetIssue) {
+func routeSettings(rt routeTarget[Buffering]) ([]config.Directive, *targetIssue) {
 	local, gw := rt.local, rt.gw
 	grpcRules, proxyRules := rulesByPass(rt.route)
 	if rt.ref.Kind == graph.KindGRPCRoute || (len(grpcRules) > 0 && len(proxyRules) == 0) {

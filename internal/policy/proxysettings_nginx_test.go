@@ -51,7 +51,7 @@ func randomBuffering(r *rand.Rand) Buffering {
 // (inherited like http level), route settings in a location.
 func pairConf(i int, gw, route Buffering) string {
 	return fmt.Sprintf("server { listen 127.0.0.1:18081; server_name pair%d; %s location / { %s proxy_pass http://127.0.0.1:9; } }\n",
-		i, strings.Join(proxyDirectives(gw), " "), strings.Join(proxyDirectives(route), " "))
+		i, strings.Join(lines(proxyDirectives(gw)), " "), strings.Join(lines(proxyDirectives(route)), " "))
 }
 
 func nginxT(t *testing.T, servers string) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
 // TestCheckGRPC: grpc_buffer_size is allocated for every request; bufferSize
@@ -114,9 +115,9 @@ func TestPinnedDefaults(t *testing.T) {
 		want []string
 	}{
 		{name: "no policy", want: nil},
-		{name: "only buffering off", gw: Buffering{Disable: &off}, res: Result{HTTP: []string{"proxy_buffering off;"}}, want: nil},
+		{name: "only buffering off", gw: Buffering{Disable: &off}, res: Result{HTTP: []config.Directive{config.D("proxy_buffering", "off")}}, want: nil},
 		{name: "a route's buffers under NGINX's defaults",
-			res:  Result{Routes: map[graph.ObjectRef][]string{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
+			res:  Result{Routes: map[graph.ObjectRef][]config.Directive{route: proxyDirectives(Buffering{Buffers: &buffers{number: 4, size: *size("4k")}})}},
 			want: []string{"proxy_buffer_size 4k;", "proxy_buffers 8 4k;"}},
 		{name: "the Gateway sets bufferSize: only proxy_buffers is pinned",
 			gw:   Buffering{BufferSize: size("8k")},
@@ -128,7 +129,7 @@ func TestPinnedDefaults(t *testing.T) {
 			want: nil},
 	}
 	for _, c := range cases {
-		got := pinnedDefaults(c.gw, &c.res)
+		got := lines(pinnedDefaults(c.gw, &c.res))
 		if strings.Join(got, " ") != strings.Join(c.want, " ") {
 			t.Errorf("%s: pinned %q, want %q", c.name, got, c.want)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,12 +30,12 @@ var rateLimitKind Kind = &inherited[RateLimits]{
 	newObject:    func() v1alpha1.PolicyWithStatus { return &v1alpha1.RateLimitPolicy{} },
 	newList:      func() client.ObjectList { return &v1alpha1.RateLimitPolicyList{} },
 	parse:        parseRateLimits,
-	gateway:      func(RateLimits) ([]string, error) { return nil, nil },
+	gateway:      func(RateLimits) ([]config.Directive, error) { return nil, nil },
 	everyRoute:   true,
-	route: func(rt routeTarget[RateLimits]) ([]string, *targetIssue) {
+	route: func(rt routeTarget[RateLimits]) ([]config.Directive, *targetIssue) {
 		return rt.gw.overlay(rt.local).directives(), nil
 	},
-	pinned: func(_ RateLimits, rendered []RateLimits, _ *Result) []string { return zones(rendered) },
+	pinned: func(_ RateLimits, rendered []RateLimits, _ *Result) []config.Directive { return zones(rendered) },
 	admit:  admitRateLimits,
 }
 
@@ -143,48 +144,48 @@ func (s RateLimits) overlay(o RateLimits) RateLimits {
 
 // directives renders effective settings for a location: nothing without
 // rules. Burst and delay 0 are NGINX's defaults, which it refuses written out.
-func (s RateLimits) directives() []string {
+func (s RateLimits) directives() []config.Directive {
 	if s.Rules == nil || len(*s.Rules) == 0 {
 		return nil
 	}
-	var out []string
+	var out []config.Directive
 	for _, r := range *s.Rules {
-		d := "limit_req zone=" + r.zone
+		args := []string{"zone=" + r.zone}
 		if r.burst > 0 {
-			d += fmt.Sprintf(" burst=%d", r.burst)
+			args = append(args, fmt.Sprintf("burst=%d", r.burst))
 		}
 		switch {
 		case r.noDelay:
-			d += " nodelay"
+			args = append(args, "nodelay")
 		case r.delay > 0:
-			d += fmt.Sprintf(" delay=%d", r.delay)
+			args = append(args, fmt.Sprintf("delay=%d", r.delay))
 		}
-		out = append(out, d+";")
+		out = append(out, config.D("limit_req", args...))
 	}
 	if s.DryRun != nil {
-		out = append(out, "limit_req_dry_run "+onOff(*s.DryRun)+";")
+		out = append(out, config.D("limit_req_dry_run", onOff(*s.DryRun)))
 	}
 	if s.LogLevel != nil {
-		out = append(out, "limit_req_log_level "+*s.LogLevel+";")
+		out = append(out, config.D("limit_req_log_level", *s.LogLevel))
 	}
 	if s.RejectCode != nil {
-		out = append(out, fmt.Sprintf("limit_req_status %d;", *s.RejectCode))
+		out = append(out, config.D("limit_req_status", strconv.Itoa(int(*s.RejectCode))))
 	}
 	return out
 }
 
 // zones declares, once each and sorted, the zones of the rules rendered.
-func zones(rendered []RateLimits) []string {
-	seen := map[string]string{}
+func zones(rendered []RateLimits) []config.Directive {
+	seen := map[string]config.Directive{}
 	for _, s := range rendered {
 		if s.Rules == nil {
 			continue
 		}
 		for _, r := range *s.Rules {
-			seen[r.zone] = fmt.Sprintf("limit_req_zone %s zone=%s:%s rate=%s;", r.key, r.zone, r.size, r.rate)
+			seen[r.zone] = config.D("limit_req_zone", r.key, "zone="+r.zone+":"+r.size, "rate="+r.rate)
 		}
 	}
-	out := make([]string, 0, len(seen))
+	out := make([]config.Directive, 0, len(seen))
 	for _, z := range slices.Sorted(maps.Keys(seen)) {
 		out = append(out, seen[z])
 	}

@@ -98,9 +98,9 @@ func TestRateLimitVerdictAgainstNginx(t *testing.T) {
 		accepted = append(accepted, s)
 	}
 	var conf strings.Builder
-	conf.WriteString(strings.Join(zones(accepted), "\n") + "\n")
+	conf.WriteString(strings.Join(lines(zones(accepted)), "\n") + "\n")
 	for i, s := range accepted {
-		fmt.Fprintf(&conf, "server { listen 127.0.0.1:18086; server_name ok%d; location / { %s return 204; } }\n", i, strings.Join(s.directives(), " "))
+		fmt.Fprintf(&conf, "server { listen 127.0.0.1:18086; server_name ok%d; location / { %s return 204; } }\n", i, strings.Join(lines(s.directives()), " "))
 	}
 	if err := nginxT(t, conf.String()); err != nil {
 		t.Fatal(err)

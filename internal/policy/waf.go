@@ -12,6 +12,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -27,10 +28,10 @@ type WAF struct {
 	InForce map[types.NamespacedName]InForce
 	// HTTP are the directives of the Gateway's policy (http level serves
 	// every server of the Gateway).
-	HTTP []string
+	HTTP []config.Directive
 	// Routes are the directives of each route's policy; they replace the
 	// Gateway's entirely.
-	Routes map[graph.ObjectRef][]string
+	Routes map[graph.ObjectRef][]config.Directive
 	// Bundles are the bundle files to deliver, by sha256.
 	Bundles map[string][]byte
 	// Affected are the Gateway and routes a rendered policy protects.
@@ -62,7 +63,7 @@ func EvaluateWAF(g *Gateway, in *graph.Input) *WAF {
 		Enabled:  g.NginxProxy != nil && g.NginxProxy.WAF == v1alpha2.WAFEnabled,
 		Module:   cmp.Or(in.WAFModule, WAFModule),
 		Outcomes: map[types.NamespacedName]*Outcome{}, InForce: map[types.NamespacedName]InForce{},
-		Routes: map[graph.ObjectRef][]string{}, Bundles: map[string][]byte{}, Affected: map[graph.ObjectRef]bool{},
+		Routes: map[graph.ObjectRef][]config.Directive{}, Bundles: map[string][]byte{}, Affected: map[graph.ObjectRef]bool{},
 		Held: map[types.NamespacedName][]string{}, Protections: map[graph.ObjectRef]Protection{},
 	}
 	states := wafStates(in)
@@ -161,7 +162,7 @@ func (s *wafState) hasTarget(ref graph.ObjectRef) bool {
 // its targets are left with then, for status), and the protection it gives
 // its targets: nil when it gives none, also when held (its bundle in force
 // missing here: the data plane keeps enforcing it).
-func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered string) ([]string, *Protection) {
+func (res *WAF) evaluate(g *Gateway, in *graph.Input, s *wafState, unrendered string) ([]config.Directive, *Protection) {
 	p := s.policy
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	o := res.Outcomes[key]

@@ -262,17 +262,17 @@ func destination(d v1alpha1.SecurityLogDestination) string {
 // wafDirectives renders a policy: protection on, its policy bundle, and its
 // security logs (explicitly off without logs, so a route policy replaces the
 // Gateway's entirely).
-func wafDirectives(plan bundlePlan) []string {
-	out := []string{
-		"app_protect_enable on;",
-		"app_protect_policy_file " + config.Quote(BundlePath(plan.policy.Sha256)) + ";",
+func wafDirectives(plan bundlePlan) []config.Directive {
+	out := []config.Directive{
+		config.D("app_protect_enable", "on"),
+		config.D("app_protect_policy_file", config.Quote(BundlePath(plan.policy.Sha256))),
 	}
 	if len(plan.logs) == 0 {
-		return append(out, "app_protect_security_log_enable off;")
+		return append(out, config.D("app_protect_security_log_enable", "off"))
 	}
-	out = append(out, "app_protect_security_log_enable on;")
+	out = append(out, config.D("app_protect_security_log_enable", "on"))
 	for i, l := range plan.logs {
-		out = append(out, "app_protect_security_log "+config.Quote(BundlePath(l.Sha256))+" "+plan.dests[i]+";")
+		out = append(out, config.D("app_protect_security_log", config.Quote(BundlePath(l.Sha256)), plan.dests[i]))
 	}
 	return out
 }
@@ -284,7 +284,8 @@ func (w *WAF) AddIncludes(inc *config.Includes) {
 		return
 	}
 	inc.Modules = append(inc.Modules, w.Module)
-	inc.AddHTTP(config.IncludesDir+IncludeKindWAF+".conf", append([]string{"app_protect_enforcer_address " + WAFEnforcerAddress + ";"}, w.HTTP...))
+	enforcer := config.D("app_protect_enforcer_address", WAFEnforcerAddress)
+	inc.AddHTTP(config.IncludesDir+IncludeKindWAF+".conf", append([]config.Directive{enforcer}, w.HTTP...))
 	for ref, dirs := range w.Routes {
 		rk := ref
 		inc.AddRoute(rk, config.RouteIncludePath(IncludeKindWAF, rk), dirs)

@@ -24,14 +24,14 @@ type Includes struct {
 }
 
 // AddHTTP adds an http-level include file of directives (nothing when none).
-func (inc *Includes) AddHTTP(path string, directives []string) {
+func (inc *Includes) AddHTTP(path string, directives []Directive) {
 	if len(directives) > 0 {
 		inc.HTTP = append(inc.HTTP, includeFile(path, directives))
 	}
 }
 
 // AddRoute adds an include file of directives to a route's locations.
-func (inc *Includes) AddRoute(r graph.ObjectRef, path string, directives []string) {
+func (inc *Includes) AddRoute(r graph.ObjectRef, path string, directives []Directive) {
 	if len(directives) == 0 {
 		return
 	}
@@ -41,13 +41,15 @@ func (inc *Includes) AddRoute(r graph.ObjectRef, path string, directives []strin
 	inc.Routes[r] = append(inc.Routes[r], includeFile(path, directives))
 }
 
-func includeFile(path string, directives []string) File {
-	var b strings.Builder
-	b.WriteString("# " + header + "\n")
-	for _, d := range directives {
-		b.WriteString(d + "\n")
+// includeFile writes directives one a line (blocks indented) after the
+// header comment.
+func includeFile(path string, directives []Directive) File {
+	w := &writer{}
+	w.comment(header)
+	for _, dir := range directives {
+		writeDirective(w, dir)
 	}
-	return File{Path: path, Data: []byte(b.String()), Mode: 0o644}
+	return File{Path: path, Data: w.bytes(), Mode: 0o644}
 }
 
 // RouteIncludePath is the path of a route's include file for one policy

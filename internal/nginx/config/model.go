@@ -160,7 +160,9 @@ type Location struct {
 }
 
 // Directive is one directive; args are already quoted where they hold user
-// data. A directive with a Block is a block ("if (...) { ... }").
+// data. A directive with a Block is a block ("if (...) { ... }"). The
+// renderer and policies (package policy) build the directives they write
+// as Directives, rendered as "name arg1 arg2;".
 type Directive struct {
 	Name  string
 	Args  []string
