@@ -25,6 +25,7 @@ import (
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -45,7 +46,7 @@ type GatewayReconciler struct {
 	// Gateway's data plane; nil leaves data planes to someone else.
 	Provisioning *Provisioning
 	// RouteStatuses writes route statuses in the background.
-	RouteStatuses *RouteStatusWriter
+	RouteStatuses *statuswrite.RouteWriter
 	// statuses runs each Gateway's newest status job (handStatuses).
 	statuses *coalesce.Jobs[types.NamespacedName]
 	// lastStatuses are each Gateway's last status job that a data plane's
@@ -209,9 +210,9 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 		return err
 	}
 	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
-	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: key, sets: map[types.NamespacedName]bool{}}
+	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: key, Sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
-		owner.sets[ls.Key] = true
+		owner.Sets[ls.Key] = true
 		if err := r.writeListenerSetStatus(ctx, ls, dp, now); err != nil {
 			return err
 		}
@@ -223,12 +224,12 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 	}
 	current := map[graph.ObjectRef]bool{}
 	for _, route := range g.Routes {
-		current[idOf(route.Source)] = true
+		current[translate.RouteRef(route)] = true
 		have := routekind.Parents(newest(j.in, route))
 		parents := status.RouteParents(route, r.Config.ControllerName, t.Extra(translate.RouteRef(route)), have, now)
-		r.RouteStatuses.setChanged(route.Source, owner, parents, have)
+		r.RouteStatuses.SetChanged(route.Source, owner, parents, have)
 	}
-	if err := r.RouteStatuses.clear(ctx, owner, current); err != nil {
+	if err := r.clearRouteStatusesBut(ctx, owner, current); err != nil {
 		return err
 	}
 	r.routeStatusesHanded(key, t)
@@ -242,23 +243,32 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 // Gateway that is gone or no longer Gatewall's, and for the ListenerSets
 // that name it, from every route.
 func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName) error {
-	owner := parentOwner{controllerName: r.Config.ControllerName, gateway: gw, sets: map[types.NamespacedName]bool{}}
+	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
 	if r.Config.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := r.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gw.String()}); err != nil {
 			return fmt.Errorf("listing ListenerSets: %w", err)
 		}
 		for _, ls := range sets.Items {
-			owner.sets[client.ObjectKeyFromObject(&ls)] = true
+			owner.Sets[client.ObjectKeyFromObject(&ls)] = true
 		}
 	}
-	return r.RouteStatuses.clear(ctx, owner, nil)
+	return r.clearRouteStatusesBut(ctx, owner, nil)
+}
+
+// clearRouteStatusesBut has the route status writer clear owner's parent
+// statuses from every route that may hold one, except those in keep.
+func (r *GatewayReconciler) clearRouteStatusesBut(ctx context.Context, owner statuswrite.ParentOwner, keep map[graph.ObjectRef]bool) error {
+	return eachRouteBut(ctx, r.Client, r.Config.routeKinds(), keep, routeQueries(owner), func(route client.Object) error {
+		r.RouteStatuses.Set(route, owner, nil)
+		return nil
+	})
 }
 
 // routeQueries find the routes that may hold an owner's parent statuses.
-func routeQueries(owner parentOwner) []client.MatchingFields {
-	qs := []client.MatchingFields{{indexRouteGateway: owner.gateway.String()}}
-	for k := range owner.sets {
+func routeQueries(owner statuswrite.ParentOwner) []client.MatchingFields {
+	qs := []client.MatchingFields{{indexRouteGateway: owner.Gateway.String()}}
+	for k := range owner.Sets {
 		qs = append(qs, client.MatchingFields{indexRouteListenerSet: k.String()})
 	}
 	return qs

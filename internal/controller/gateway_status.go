@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
 // writeGatewayStatus writes the Gateway's status when it changed.
@@ -26,7 +27,7 @@ func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, g *graph.Gat
 			return nil
 		}
 		gw.Status = want
-		if err := updateStatus(ctx, r, gw); err != nil {
+		if err := statuswrite.Update(ctx, r, gw); err != nil {
 			return fmt.Errorf("updating status of Gateway %s: %w", g.Key, err)
 		}
 		return nil
@@ -45,7 +46,7 @@ func (r *GatewayReconciler) writeListenerSetStatus(ctx context.Context, s *graph
 			return nil
 		}
 		ls.Status = want
-		if err := updateStatus(ctx, r, ls); err != nil {
+		if err := statuswrite.Update(ctx, r, ls); err != nil {
 			return fmt.Errorf("updating status of ListenerSet %s: %w", s.Key, err)
 		}
 		return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
 // GatewayClassReconciler is part of the shared Gateway controller: it owns
@@ -57,7 +58,7 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return nil
 		}
 		gc.Status = want
-		if err := updateStatus(ctx, r, gc); err != nil {
+		if err := statuswrite.Update(ctx, r, gc); err != nil {
 			return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
 		}
 		return nil

@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
 // ListenerSetReconciler cleans up after ListenerSets that no Gateway of
@@ -41,7 +42,7 @@ func (r *ListenerSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 	}
-	owner := parentOwner{controllerName: r.Config.ControllerName, sets: map[types.NamespacedName]bool{req.NamespacedName: true}}
+	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Sets: map[types.NamespacedName]bool{req.NamespacedName: true}}
 	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.routeKinds(), owner, nil, client.MatchingFields{indexRouteListenerSet: req.String()})
 }
 

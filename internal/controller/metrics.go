@@ -1,13 +1,8 @@
 package controller
 
 import (
-	"context"
-	"reflect"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -60,35 +55,4 @@ func recordRefused(t *translate.Translation) {
 	for k, n := range counts {
 		metrics.Refused.WithLabelValues(g.Key.Namespace, g.Key.Name, k[0], k[1]).Set(float64(n))
 	}
-}
-
-// updateStatus writes obj's status and counts the write
-// (gatewall_status_writes_total). Every status Gatewall writes goes
-// through it or countStatusWrite.
-func updateStatus(ctx context.Context, c client.StatusClient, obj client.Object) error {
-	err := c.Status().Update(ctx, obj)
-	countStatusWrite(obj, err)
-	return err
-}
-
-// countStatusWrite counts a status write's result.
-func countStatusWrite(obj client.Object, err error) {
-	result := metrics.WriteWritten
-	switch {
-	case apierrors.IsConflict(err):
-		result = metrics.WriteConflict
-	case err != nil:
-		result = metrics.WriteFailed
-	}
-	metrics.StatusWrites.WithLabelValues(kindOf(obj), result).Inc()
-}
-
-// kindOf is an object's kind, from its Go type (typed objects read from
-// the cache carry no TypeMeta).
-func kindOf(obj client.Object) string {
-	t := reflect.TypeOf(obj)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Name()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -53,7 +54,7 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, nil
 	}
 	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
-	countStatusWrite(np, err)
+	statuswrite.Count(np, err)
 	if err == nil && cond.Status == metav1.ConditionFalse {
 		// Once per change of the verdict, not once per reconcile.
 		log.FromContext(ctx).Info("invalid NginxProxy", "message", cond.Message)

@@ -31,6 +31,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -135,7 +136,7 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 			return nil
 		}
 		evs := policyEvents(r.Kind.View(cur).PolicyStatus().Ancestors, r.Kind.View(want).PolicyStatus().Ancestors)
-		if err := updateStatus(ctx, r, want); err != nil {
+		if err := statuswrite.Update(ctx, r, want); err != nil {
 			return fmt.Errorf("updating status of %s %s: %w", r.Kind.Name(), key, err)
 		}
 		emit(r.Recorder, want, evs)

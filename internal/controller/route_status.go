@@ -2,110 +2,19 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"reflect"
-	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/routekind"
-	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 )
-
-// parentOwner says which of a route's parent statuses one reconcile owns:
-// those Gatewall wrote for a Gateway and for ListenerSets. The Gateway
-// reconciler owns its Gateway's and its ListenerSets'; the ListenerSet
-// reconciler takes over a set's when no Gateway of Gatewall's has it.
-type parentOwner struct {
-	controllerName string
-	gateway        types.NamespacedName
-	sets           map[types.NamespacedName]bool
-}
-
-// owns says whether a parent status written by controller names a parent
-// the owner writes for; ns is the route's namespace.
-func (o parentOwner) owns(p gatewayv1.RouteParentStatus, ns string) bool {
-	if string(p.ControllerName) != o.controllerName {
-		return false
-	}
-	switch parent := graph.ParentOf(p.ParentRef, ns); {
-	case parent.Is(graph.KindListenerSet):
-		return o.sets[parent.Key]
-	case parent.Is("Gateway"):
-		return parent.Key == o.gateway
-	}
-	return false
-}
-
-// parentWrite is the parent statuses one owner owns in a route: ours.
-type parentWrite struct {
-	owner parentOwner
-	ours  []gatewayv1.RouteParentStatus
-}
-
-// writeRouteParents replaces, in a route's status, the parent statuses each
-// write's owner owns with its ours, in one update; other parents' and other
-// controllers' entries are kept, and the entries are put in
-// status.OrderRouteParents' order.
-func writeRouteParents(ctx context.Context, c client.Client, route client.Object, writes ...parentWrite) error {
-	key := client.ObjectKeyFromObject(route)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		// An empty object of the route's kind: Get fills it from the
-		// cache, and route (the cache's own, shared) stays as it is.
-		fresh := reflect.New(reflect.TypeOf(route).Elem()).Interface().(client.Object)
-		if err := c.Get(ctx, key, fresh); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		old := routekind.Parents(fresh)
-		var want []gatewayv1.RouteParentStatus
-		for _, p := range old {
-			if !slices.ContainsFunc(writes, func(w parentWrite) bool { return w.owner.owns(p, key.Namespace) }) {
-				want = append(want, p)
-			}
-		}
-		for _, w := range writes {
-			for _, p := range w.ours {
-				// A copy: the update decodes the API server's answer into
-				// fresh, and ours stays as the writer handed it.
-				want = append(want, *p.DeepCopy())
-			}
-		}
-		if len(writes) > 0 {
-			want = status.OrderRouteParents(fresh, key.Namespace, want, writes[0].owner.controllerName)
-		}
-		if equality.Semantic.DeepEqual(old, want) || len(old) == 0 && len(want) == 0 {
-			return nil
-		}
-		if want == nil {
-			want = []gatewayv1.RouteParentStatus{}
-		}
-		routekind.SetParents(fresh, want)
-		if err := updateStatus(ctx, c, fresh); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil // deleted since the cache was read: nothing to write
-			}
-			return fmt.Errorf("updating status of %T %s: %w", route, key, err)
-		}
-		return nil
-	})
-}
-
-// idOf tells routes apart across kinds.
-func idOf(route client.Object) graph.ObjectRef {
-	return graph.ObjectRef{Kind: routekind.Of(route).Name, Key: client.ObjectKeyFromObject(route)}
-}
 
 // clearRouteParents removes the owner's parent statuses from the routes
 // found by each of the index queries, except those in keep.
-func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner parentOwner, keep map[graph.ObjectRef]bool, queries ...client.MatchingFields) error {
+func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner statuswrite.ParentOwner, keep map[graph.ObjectRef]bool, queries ...client.MatchingFields) error {
 	return eachRouteBut(ctx, c, kinds, keep, queries, func(route client.Object) error {
-		return writeRouteParents(ctx, c, route, parentWrite{owner: owner})
+		return statuswrite.WriteRouteParents(ctx, c, route, statuswrite.ParentWrite{Owner: owner})
 	})
 }
 
@@ -119,7 +28,7 @@ func eachRouteBut(ctx context.Context, c client.Reader, kinds []*routekind.Kind,
 			return err
 		}
 		for _, route := range routes {
-			if keep[idOf(route)] {
+			if keep[statuswrite.RouteRef(route)] {
 				continue
 			}
 			if err := fn(route); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/wafbundles"
 )
 
@@ -100,7 +101,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	if cfg.Referenced == nil {
 		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
-	statuses := NewRouteStatusWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"), cfg.routeKinds)
+	statuses := statuswrite.NewRouteWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"))
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}

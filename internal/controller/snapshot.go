@@ -127,7 +127,7 @@ func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read f
 // copying 5,000 HTTPRoutes was a seventh of the manager's CPU while routes
 // changed. Nothing may modify them: translation and the status functions
 // only read their input (render's property checkInputUnchanged), and
-// status writes start from a fresh copy (writeRouteParents).
+// status writes start from a fresh copy (statuswrite.WriteRouteParents).
 func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, services map[string]bool, opts client.ListOption) error {
 	routes, err := listRoutes(ctx, c, cfg.routeKinds(), opts, client.UnsafeDisableDeepCopy)
 	if err != nil {

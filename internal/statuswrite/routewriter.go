@@ -1,4 +1,4 @@
-package controller
+package statuswrite
 
 import (
 	"context"
@@ -17,14 +17,13 @@ import (
 
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/routekind"
 )
 
-// routeStatusWorkers write route statuses in parallel; the client's rate
+// routeWorkers write route statuses in parallel; the client's rate
 // limit (--kube-api-qps) bounds them together with everything else.
-const routeStatusWorkers = 4
+const routeWorkers = 4
 
-// RouteStatusWriter writes the Gateway reconciler's route parent statuses
+// RouteWriter writes the Gateway reconciler's route parent statuses
 // in the background, so that a reconcile publishes a Gateway's
 // configuration and returns without waiting for thousands of status writes
 // (at 5,000 routes one pass takes the client's rate limit 100 s: the next
@@ -35,11 +34,9 @@ const routeStatusWorkers = 4
 // conflicted with each other and were retried). A write that fails is
 // retried with backoff unless a newer one replaced it. It runs on the
 // leader only, like the reconcilers that feed it.
-type RouteStatusWriter struct {
+type RouteWriter struct {
 	*coalesce.Jobs[graph.ObjectRef]
 	client client.Client
-	// kinds are the route kinds whose CRD is installed now.
-	kinds func() []*routekind.Kind
 
 	mu sync.Mutex
 	// pending are the writes not made yet: per route, the newest per Gateway.
@@ -50,40 +47,39 @@ type RouteStatusWriter struct {
 
 type routeStatusWrite struct {
 	route client.Object
-	parentWrite
+	ParentWrite
 }
 
-// NewRouteStatusWriter makes a writer; the manager runs it (mgr.Add).
-// kinds are the route kinds whose CRD is installed (an optional one may be later).
-func NewRouteStatusWriter(c client.Client, log logr.Logger, kinds func() []*routekind.Kind) *RouteStatusWriter {
-	return &RouteStatusWriter{Jobs: coalesce.NewJobs[graph.ObjectRef]("route-status", log, routeStatusWorkers), client: c, kinds: kinds,
+// NewRouteWriter makes a writer; the manager runs it (mgr.Add).
+func NewRouteWriter(c client.Client, log logr.Logger) *RouteWriter {
+	return &RouteWriter{Jobs: coalesce.NewJobs[graph.ObjectRef]("route-status", log, routeWorkers), client: c,
 		pending: map[graph.ObjectRef]map[types.NamespacedName]routeStatusWrite{}, writing: map[graph.ObjectRef]bool{}}
 }
 
-// setChanged is set, but does nothing when the route's status (have, as
+// SetChanged is Set, but does nothing when the route's status (have, as
 // the snapshot read it) shows ours already and no write of the route is
 // waiting or being made (it may be an older write, which would then
 // overwrite ours). At 5,000 routes, each change of a Gateway would
 // otherwise queue a write of every route, each reading the route from the
 // cache and comparing its status, while the next change is translated and
 // applied on the same cores.
-func (w *RouteStatusWriter) setChanged(route client.Object, owner parentOwner, ours, have []gatewayv1.RouteParentStatus) {
-	id := idOf(route)
+func (w *RouteWriter) SetChanged(route client.Object, owner ParentOwner, ours, have []gatewayv1.RouteParentStatus) {
+	id := RouteRef(route)
 	w.mu.Lock()
 	busy := w.writing[id] || len(w.pending[id]) > 0
 	w.mu.Unlock()
 	if !busy && shows(have, ours, owner, route.GetNamespace()) {
 		return
 	}
-	w.set(route, owner, ours)
+	w.Set(route, owner, ours)
 }
 
 // shows says whether the parent statuses the owner owns among parents are
 // ours, in order.
-func shows(parents, ours []gatewayv1.RouteParentStatus, owner parentOwner, ns string) bool {
+func shows(parents, ours []gatewayv1.RouteParentStatus, owner ParentOwner, ns string) bool {
 	i := 0
 	for _, p := range parents {
-		if !owner.owns(p, ns) {
+		if !owner.Owns(p, ns) {
 			continue
 		}
 		if i == len(ours) || !sameParent(p, ours[i]) {
@@ -108,22 +104,22 @@ func sameParent(a, b gatewayv1.RouteParentStatus) bool {
 		})
 }
 
-// set records that the parent statuses owner owns in route should be ours
+// Set records that the parent statuses owner owns in route should be ours
 // (none clears them).
-func (w *RouteStatusWriter) set(route client.Object, owner parentOwner, ours []gatewayv1.RouteParentStatus) {
-	id := idOf(route)
+func (w *RouteWriter) Set(route client.Object, owner ParentOwner, ours []gatewayv1.RouteParentStatus) {
+	id := RouteRef(route)
 	w.mu.Lock()
 	if w.pending[id] == nil {
 		w.pending[id] = map[types.NamespacedName]routeStatusWrite{}
 	}
-	w.pending[id][owner.gateway] = routeStatusWrite{route: route, parentWrite: parentWrite{owner: owner, ours: ours}}
+	w.pending[id][owner.Gateway] = routeStatusWrite{route: route, ParentWrite: ParentWrite{Owner: owner, Ours: ours}}
 	w.mu.Unlock()
 	w.Hand(id, func(ctx context.Context) error { return w.write(ctx, id) })
 }
 
 // write makes the route's pending writes in one update; when it fails, they
 // are pending again, except those a newer write replaced meanwhile.
-func (w *RouteStatusWriter) write(ctx context.Context, id graph.ObjectRef) error {
+func (w *RouteWriter) write(ctx context.Context, id graph.ObjectRef) error {
 	w.mu.Lock()
 	writes := w.pending[id]
 	delete(w.pending, id)
@@ -136,12 +132,12 @@ func (w *RouteStatusWriter) write(ctx context.Context, id graph.ObjectRef) error
 	}
 	gateways := slices.SortedFunc(maps.Keys(writes), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 	var route client.Object
-	parents := make([]parentWrite, 0, len(writes))
+	parents := make([]ParentWrite, 0, len(writes))
 	for _, gw := range gateways {
 		route = writes[gw].route
-		parents = append(parents, writes[gw].parentWrite)
+		parents = append(parents, writes[gw].ParentWrite)
 	}
-	err := writeRouteParents(ctx, w.client, route, parents...)
+	err := WriteRouteParents(ctx, w.client, route, parents...)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.writing, id)
@@ -157,13 +153,4 @@ func (w *RouteStatusWriter) write(ctx context.Context, id graph.ObjectRef) error
 		}
 	}
 	return fmt.Errorf("writing the status of %s for %d Gateways: %w", id, len(writes), err)
-}
-
-// clear clears owner's parent statuses from every route that may hold one,
-// except those in keep.
-func (w *RouteStatusWriter) clear(ctx context.Context, owner parentOwner, keep map[graph.ObjectRef]bool) error {
-	return eachRouteBut(ctx, w.client, w.kinds(), keep, routeQueries(owner), func(route client.Object) error {
-		w.set(route, owner, nil)
-		return nil
-	})
 }

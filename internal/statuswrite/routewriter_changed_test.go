@@ -1,4 +1,4 @@
-package controller
+package statuswrite
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/scheme"
 )
 
@@ -34,10 +33,10 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 		}
 	}
 	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
+	owner := ParentOwner{ControllerName: ctrl, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
 	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
-	id := idOf(route)
-	w := NewRouteStatusWriter(nil, logr.Discard(), routekind.Required)
+	id := RouteRef(route)
+	w := NewRouteWriter(nil, logr.Discard())
 	list := func(ps ...gatewayv1.RouteParentStatus) []gatewayv1.RouteParentStatus { return ps }
 	x, y := entry("gw", "X", ctrl), entry("gw", "Y", ctrl)
 	other, otherGateway := entry("gw", "Theirs", "example.com/other"), entry("other", "Z", ctrl)
@@ -49,25 +48,25 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 		switch {
 		case !ok:
 			return ""
-		case len(wr.ours) == 0:
+		case len(wr.Ours) == 0:
 			return "clear"
 		}
-		return wr.ours[0].Conditions[0].Reason
+		return wr.Ours[0].Conditions[0].Reason
 	}
 	steps := []struct {
 		what string
 		set  func()
 		want string
 	}{
-		{"the route shows the write", func() { w.setChanged(route, owner, list(x), list(x)) }, ""},
-		{"the route shows it among others' entries", func() { w.setChanged(route, owner, list(x), list(other, x, otherGateway)) }, ""},
-		{"the route shows another status", func() { w.setChanged(route, owner, list(x), list(y)) }, "X"},
-		{"the route shows none of ours", func() { w.setChanged(route, owner, list(x), list(other)) }, "X"},
-		{"the route shows more of ours", func() { w.setChanged(route, owner, list(x), list(x, y)) }, "X"},
-		{"the route shows less of ours", func() { w.setChanged(route, owner, list(y, x), list(y)) }, "Y"},
-		{"a clear, the route shows none", func() { w.setChanged(route, owner, nil, list(other)) }, ""},
-		{"a clear, the route shows ours", func() { w.setChanged(route, owner, nil, list(x)) }, "clear"},
-		{"a newer write waits", func() { w.set(route, owner, list(y)); w.setChanged(route, owner, list(x), list(x)) }, "X"},
+		{"the route shows the write", func() { w.SetChanged(route, owner, list(x), list(x)) }, ""},
+		{"the route shows it among others' entries", func() { w.SetChanged(route, owner, list(x), list(other, x, otherGateway)) }, ""},
+		{"the route shows another status", func() { w.SetChanged(route, owner, list(x), list(y)) }, "X"},
+		{"the route shows none of ours", func() { w.SetChanged(route, owner, list(x), list(other)) }, "X"},
+		{"the route shows more of ours", func() { w.SetChanged(route, owner, list(x), list(x, y)) }, "X"},
+		{"the route shows less of ours", func() { w.SetChanged(route, owner, list(y, x), list(y)) }, "Y"},
+		{"a clear, the route shows none", func() { w.SetChanged(route, owner, nil, list(other)) }, ""},
+		{"a clear, the route shows ours", func() { w.SetChanged(route, owner, nil, list(x)) }, "clear"},
+		{"a newer write waits", func() { w.Set(route, owner, list(y)); w.SetChanged(route, owner, list(x), list(x)) }, "X"},
 	}
 	for _, s := range steps {
 		s.set()
@@ -86,11 +85,11 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	}).Build()
-	w.set(route, owner, list(y))
+	w.Set(route, owner, list(y))
 	done := make(chan error, 1)
 	go func() { done <- w.write(context.Background(), id) }()
 	<-reading
-	w.setChanged(route, owner, list(x), list(x))
+	w.SetChanged(route, owner, list(x), list(x))
 	if got := handed(); got != "X" {
 		t.Errorf("a write is being made: handed %q, want %q", got, "X")
 	}
@@ -98,7 +97,7 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	w.setChanged(route, owner, list(y), list(y))
+	w.SetChanged(route, owner, list(y), list(y))
 	if got := handed(); got != "" {
 		t.Errorf("the write was made: handed %q, want none", got)
 	}

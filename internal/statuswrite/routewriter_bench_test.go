@@ -1,4 +1,4 @@
-package controller
+package statuswrite
 
 import (
 	"context"
@@ -21,13 +21,13 @@ import (
 // routes whose statuses did not change, as each change of the Gateway
 // makes: handing every route a write that reads it from a cache and finds
 // nothing to change, against skipping the writes that would change nothing
-// (setChanged). The cache here is controller-runtime's fake client, which
+// (SetChanged). The cache here is controller-runtime's fake client, which
 // copies on read like the informer cache but does more besides, so the
 // first figure overstates what the manager spends.
 func BenchmarkRouteStatusPass(b *testing.B) {
 	const n, ctrl = 5000, "gateway.nginx.org/nginx-gateway-controller"
 	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	owner := parentOwner{controllerName: ctrl, gateway: gw, sets: map[types.NamespacedName]bool{}}
+	owner := ParentOwner{ControllerName: ctrl, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
 	routes := make([]client.Object, n)
 	ours := make([][]gatewayv1.RouteParentStatus, n)
 	for i := range routes {
@@ -53,23 +53,23 @@ func BenchmarkRouteStatusPass(b *testing.B) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(routes...).Build()
 	ctx := context.Background()
 	b.Run("every-route", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
+		w := NewRouteWriter(c, logr.Discard())
 		for b.Loop() {
 			for i, r := range routes {
-				w.set(r, owner, ours[i])
+				w.Set(r, owner, ours[i])
 			}
 			for _, r := range routes {
-				if err := w.write(ctx, idOf(r)); err != nil {
+				if err := w.write(ctx, RouteRef(r)); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
 	})
 	b.Run("changed-only", func(b *testing.B) {
-		w := NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
+		w := NewRouteWriter(c, logr.Discard())
 		for b.Loop() {
 			for i, r := range routes {
-				w.setChanged(r, owner, ours[i], routekind.Parents(r))
+				w.SetChanged(r, owner, ours[i], routekind.Parents(r))
 			}
 		}
 		if len(w.pending) != 0 {

@@ -1,4 +1,4 @@
-package controller_test
+package statuswrite_test
 
 import (
 	"context"
@@ -16,8 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/controller"
-	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/test/testenv"
 )
 
@@ -25,6 +24,11 @@ const (
 	ours   = "gateway.nginx.org/nginx-gateway-controller"
 	theirs = "example.com/other-controller"
 )
+
+// owner is Gatewall's owner of Gateway gw's parent statuses.
+func owner(gw types.NamespacedName) statuswrite.ParentOwner {
+	return statuswrite.ParentOwner{ControllerName: ours, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
+}
 
 // parent is a parent status of Gateway name by controller ctrl; an empty
 // reason makes it one the API server refuses.
@@ -69,11 +73,11 @@ func TestRouteStatusWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := types.NamespacedName{Namespace: "writer", Name: "gw"}
-	w := controller.NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
+	w := statuswrite.NewRouteWriter(c, logr.Discard())
 
 	// Three writes before the writer runs: one update, the newest.
 	for _, reason := range []string{"First", "Second", "Newest"} {
-		w.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", reason)})
+		w.Set(route, owner(gw), []gatewayv1.RouteParentStatus{parent(ours, "gw", reason)})
 	}
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: c.Scheme()})
 	if err != nil {
@@ -93,24 +97,24 @@ func TestRouteStatusWriter(t *testing.T) {
 
 	// A write the API server refuses (a condition without a reason) is
 	// retried, and a newer one replaces it.
-	w.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "")})
+	w.Set(route, owner(gw), []gatewayv1.RouteParentStatus{parent(ours, "gw", "")})
 	time.Sleep(time.Second)
 	waitParents(t, c, route, want)
 	want = []gatewayv1.RouteParentStatus{other, parent(ours, "gw", "Fixed")}
-	w.SetRouteParents(route, ours, gw, want[1:])
+	w.Set(route, owner(gw), want[1:])
 	waitParents(t, c, route, want)
 
 	// Clearing removes Gatewall's entry only.
-	w.SetRouteParents(route, ours, gw, nil)
+	w.Set(route, owner(gw), nil)
 	waitParents(t, c, route, []gatewayv1.RouteParentStatus{other})
 
 	// Writes for two Gateways of one route, made before a writer runs,
 	// are one update with both: a route with many parents is not updated
 	// once per Gateway.
 	second := types.NamespacedName{Namespace: "writer", Name: "other"}
-	w2 := controller.NewRouteStatusWriter(c, logr.Discard(), routekind.Required)
-	w2.SetRouteParents(route, ours, gw, []gatewayv1.RouteParentStatus{parent(ours, "gw", "Both")})
-	w2.SetRouteParents(route, ours, second, []gatewayv1.RouteParentStatus{parent(ours, "other", "Both")})
+	w2 := statuswrite.NewRouteWriter(c, logr.Discard())
+	w2.Set(route, owner(gw), []gatewayv1.RouteParentStatus{parent(ours, "gw", "Both")})
+	w2.Set(route, owner(second), []gatewayv1.RouteParentStatus{parent(ours, "other", "Both")})
 	rw2, err := wc.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("writer"))
 	if err != nil {
 		t.Fatal(err)

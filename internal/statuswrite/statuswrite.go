@@ -1,0 +1,49 @@
+// Package statuswrite writes what Gatewall decides to the API server's
+// status subresources: the one function every status write goes through
+// (Update, counted in gatewall_status_writes_total), route parent statuses
+// that merge the entries of several owners (Gateways, ListenerSets) with
+// other controllers' (WriteRouteParents), and the background writer of the
+// Gateway reconciler's route statuses (RouteWriter). What to write is
+// decided elsewhere (package status, from a translation).
+package statuswrite
+
+import (
+	"context"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewall/gatewall/internal/metrics"
+)
+
+// Update writes obj's status and counts the write
+// (gatewall_status_writes_total). Every status Gatewall writes goes
+// through it or Count.
+func Update(ctx context.Context, c client.StatusClient, obj client.Object) error {
+	err := c.Status().Update(ctx, obj)
+	Count(obj, err)
+	return err
+}
+
+// Count counts a status write's result.
+func Count(obj client.Object, err error) {
+	result := metrics.WriteWritten
+	switch {
+	case apierrors.IsConflict(err):
+		result = metrics.WriteConflict
+	case err != nil:
+		result = metrics.WriteFailed
+	}
+	metrics.StatusWrites.WithLabelValues(kindOf(obj), result).Inc()
+}
+
+// kindOf is an object's kind, from its Go type (typed objects read from
+// the cache carry no TypeMeta).
+func kindOf(obj client.Object) string {
+	t := reflect.TypeOf(obj)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
