@@ -21,6 +21,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/snapshot"
 )
 
 // BundleWarmer declares to the fetcher which WAF bundles to fetch: those of
@@ -45,15 +46,15 @@ var warmKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "waf-
 // Reconcile declares the bundles of the policies attached to Gatewall's Gateways.
 func (w *BundleWarmer) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	in := graph.NewInput(w.Config.ControllerName)
-	w.Config.plmSettings(in)
+	w.Config.reader(w.Client).Settings(in)
 	return ctrl.Result{}, w.Config.Bundles.DeclareListed(in, func() error { return w.list(ctx, in) })
 }
 
 // list adds the ReferenceGrants, the PLM objects and the served policies.
 func (w *BundleWarmer) list(ctx context.Context, in *graph.Input) error {
-	lists := append([]client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}, plmLists(w.Config.plmGroup())...)
+	lists := append([]client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}, snapshot.PLMLists(w.Config.plmGroup())...)
 	for _, l := range lists {
-		if err := addList(ctx, w.Client, in, l); err != nil {
+		if err := snapshot.AddList(ctx, w.Client, in, l); err != nil {
 			return err
 		}
 	}

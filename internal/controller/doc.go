@@ -7,6 +7,6 @@
 // The manager's cache holds only the metadata of Secrets, ConfigMaps and
 // ServiceAccounts (every tenant's, in every namespace): reconcilers watch
 // them with builder.OnlyMetadata and read the content of the referenced
-// ones through Referenced, never through the cached client (the manager's
+// ones through snapshot.Referenced, never through the cached client (the manager's
 // cache refuses such reads).
 package controller

@@ -24,6 +24,7 @@ import (
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/provisioner"
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -85,7 +86,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return r.clearRouteStatuses(ctx, req.NamespacedName)
 		})
 	}
-	in, err := snapshot(ctx, r.Client, r.Config, gw)
+	in, err := r.Config.reader(r.Client).Gateway(ctx, gw)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -246,7 +247,7 @@ func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.Nam
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
 	if r.Config.served(APIListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
-		if err := r.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gw.String()}); err != nil {
+		if err := r.List(ctx, sets, client.MatchingFields{snapshot.IndexListenerSetGateway: gw.String()}); err != nil {
 			return fmt.Errorf("listing ListenerSets: %w", err)
 		}
 		for _, ls := range sets.Items {
@@ -267,9 +268,9 @@ func (r *GatewayReconciler) clearRouteStatusesBut(ctx context.Context, owner sta
 
 // routeQueries find the routes that may hold an owner's parent statuses.
 func routeQueries(owner statuswrite.ParentOwner) []client.MatchingFields {
-	qs := []client.MatchingFields{{indexRouteGateway: owner.Gateway.String()}}
+	qs := []client.MatchingFields{{snapshot.IndexRouteGateway: owner.Gateway.String()}}
 	for k := range owner.Sets {
-		qs = append(qs, client.MatchingFields{indexRouteListenerSet: k.String()})
+		qs = append(qs, client.MatchingFields{snapshot.IndexRouteListenerSet: k.String()})
 	}
 	return qs
 }

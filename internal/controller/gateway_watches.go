@@ -22,6 +22,7 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/snapshot"
 )
 
 // watches maps every object a Gateway's graph reads to the Gateways it
@@ -120,17 +121,17 @@ func (r *GatewayReconciler) allGateways(ctx context.Context, _ client.Object) []
 }
 
 func (r *GatewayReconciler) gatewaysOfClass(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayClass: o.GetName()})
+	return r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewayClass: o.GetName()})
 }
 
 func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	if r.Provisioning != nil && slices.Contains(r.Provisioning.PullSecrets, client.ObjectKeyFromObject(o)) {
 		return r.allGateways(ctx, o) // every data plane has a copy
 	}
-	secret := nsName(o.GetNamespace(), o.GetName())
-	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewaySecret: secret})
+	secret := snapshot.NsName(o.GetNamespace(), o.GetName())
+	reqs := r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewaySecret: secret})
 	if r.Config.served(APIListenerSet) {
-		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{indexListenerSetSecret: secret})...)
+		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{snapshot.IndexListenerSetSecret: secret})...)
 	}
 	return reqs
 }
@@ -165,7 +166,7 @@ func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Ob
 	if r.Config.served(APIBackendTLSPolicy) && backendTLSConfigMap(ctx, r.Client, o) {
 		return r.allGateways(ctx, o)
 	}
-	return r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayConfigMap: nsName(o.GetNamespace(), o.GetName())})
+	return r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewayConfigMap: snapshot.NsName(o.GetNamespace(), o.GetName())})
 }
 
 // backendTLSConfigMap says whether a BackendTLSPolicy takes CA certificates
@@ -201,19 +202,19 @@ func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client
 	var gws, sets []string
 	if k := routekind.Of(o); k != nil {
 		spec, st := k.Common(o)
-		gws = routeGateways(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
-		sets = routeListenerSets(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
+		gws = snapshot.RouteGateways(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
+		sets = snapshot.RouteListenerSets(o.GetNamespace(), spec.ParentRefs, st.Parents, cfg.ControllerName)
 	}
 	out := make([]types.NamespacedName, 0, len(gws))
 	for _, gw := range gws {
-		ns, name := splitNsName(gw)
+		ns, name := snapshot.SplitNsName(gw)
 		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
 	}
 	if !cfg.served(APIListenerSet) {
 		return out
 	}
 	for _, s := range sets {
-		ns, name := splitNsName(s)
+		ns, name := snapshot.SplitNsName(s)
 		ls := &gatewayv1.ListenerSet{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ls); err != nil {
 			if client.IgnoreNotFound(err) != nil {
@@ -229,7 +230,7 @@ func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client
 }
 
 func (r *GatewayReconciler) gatewaysOfService(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.gatewaysOfServiceKey(ctx, nsName(o.GetNamespace(), o.GetName()))
+	return r.gatewaysOfServiceKey(ctx, snapshot.NsName(o.GetNamespace(), o.GetName()))
 }
 
 func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object) []reconcile.Request {
@@ -237,11 +238,11 @@ func (r *GatewayReconciler) gatewaysOfSlice(ctx context.Context, o client.Object
 	if svc == "" {
 		return nil
 	}
-	return r.gatewaysOfServiceKey(ctx, nsName(o.GetNamespace(), svc))
+	return r.gatewaysOfServiceKey(ctx, snapshot.NsName(o.GetNamespace(), svc))
 }
 
 func (r *GatewayReconciler) gatewaysOfServiceKey(ctx context.Context, svc string) []reconcile.Request {
-	routes, err := listRoutes(ctx, r.Client, r.Config.routeKinds(), client.MatchingFields{indexRouteService: svc})
+	routes, err := snapshot.ListRoutes(ctx, r.Client, r.Config.routeKinds(), client.MatchingFields{snapshot.IndexRouteService: svc})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes of a Service", "service", svc)
 		return nil
@@ -278,7 +279,7 @@ func (r *GatewayReconciler) gatewaysOfPolicy(k policy.Kind) handler.MapFunc {
 // gatewaysOfNginxProxy finds the Gateways that use an NginxProxy directly or
 // through their class.
 func (r *GatewayReconciler) gatewaysOfNginxProxy(ctx context.Context, o client.Object) []reconcile.Request {
-	reqs := r.gatewaysMatching(ctx, client.MatchingFields{indexGatewayNginxProxy: nsName(o.GetNamespace(), o.GetName())})
+	reqs := r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewayNginxProxy: snapshot.NsName(o.GetNamespace(), o.GetName())})
 	classes := &gatewayv1.GatewayClassList{}
 	if err := r.List(ctx, classes); err != nil {
 		log.FromContext(ctx).Error(err, "listing GatewayClasses")

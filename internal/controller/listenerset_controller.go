@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
@@ -43,7 +44,7 @@ func (r *ListenerSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Sets: map[types.NamespacedName]bool{req.NamespacedName: true}}
-	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.routeKinds(), owner, nil, client.MatchingFields{indexRouteListenerSet: req.String()})
+	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.routeKinds(), owner, nil, client.MatchingFields{snapshot.IndexRouteListenerSet: req.String()})
 }
 
 // SetupWithManager registers the reconciler: ListenerSets, and the
@@ -58,7 +59,7 @@ func (r *ListenerSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func (r *ListenerSetReconciler) setsOfGateway(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &gatewayv1.ListenerSetList{}
-	if err := r.List(ctx, list, client.MatchingFields{indexListenerSetGateway: nsName(o.GetNamespace(), o.GetName())}); err != nil {
+	if err := r.List(ctx, list, client.MatchingFields{snapshot.IndexListenerSetGateway: snapshot.NsName(o.GetNamespace(), o.GetName())}); err != nil {
 		log.FromContext(ctx).Error(fmt.Errorf("listing ListenerSets: %w", err), "mapping a Gateway to its ListenerSets")
 		return nil
 	}

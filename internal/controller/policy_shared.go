@@ -40,8 +40,9 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
-	cfg.plmSettings(tin)
-	if err := addPolicies(ctx, c, cfg, tin); err != nil {
+	snap := cfg.reader(c)
+	snap.Settings(tin)
+	if err := snap.AddPolicies(ctx, tin); err != nil {
 		return nil, nil, nil, false, err
 	}
 	ts, versions, waiting, err := gateways.kept(ctx, c, cfg, ancestors, p, version)

@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
@@ -55,8 +56,8 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []gr
 		if !found || refs == nil || !cfg.served(APIListenerSet) {
 			continue
 		}
-		for _, s := range routeListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {
-			ns, name := splitNsName(s)
+		for _, s := range snapshot.RouteListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {
+			ns, name := snapshot.SplitNsName(s)
 			if _, err := get(types.NamespacedName{Namespace: ns, Name: name}, &gatewayv1.ListenerSet{}); err != nil {
 				return nil, err
 			}
@@ -107,7 +108,7 @@ func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services 
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, svc := range services {
-		routes, err := listRoutes(ctx, c, cfg.routeKinds(), client.MatchingFields{indexRouteService: nsName(svc.Namespace, svc.Name)})
+		routes, err := snapshot.ListRoutes(ctx, c, cfg.routeKinds(), client.MatchingFields{snapshot.IndexRouteService: snapshot.NsName(svc.Namespace, svc.Name)})
 		if err != nil {
 			return nil, err
 		}

@@ -163,7 +163,7 @@ func (r *GatewayReconciler) pullSecrets(ctx context.Context) ([]*corev1.Secret, 
 	for _, k := range r.Provisioning.PullSecrets {
 		// Secrets are cached as metadata only: their content comes from
 		// the API server, kept while the cache's version holds.
-		o, err := r.Config.Referenced.get(ctx, graph.ObjectRef{Kind: "Secret", Key: k}, &corev1.Secret{})
+		o, err := r.Config.Referenced.Get(ctx, graph.ObjectRef{Kind: "Secret", Key: k}, &corev1.Secret{})
 		switch {
 		case err == nil:
 			found = append(found, o.(*corev1.Secret))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
@@ -23,7 +24,7 @@ func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.
 // their names are read, and a route is copied before it is changed).
 func eachRouteBut(ctx context.Context, c client.Reader, kinds []*routekind.Kind, keep map[graph.ObjectRef]bool, queries []client.MatchingFields, fn func(client.Object) error) error {
 	for _, q := range queries {
-		routes, err := listRoutes(ctx, c, kinds, q, client.UnsafeDisableDeepCopyOption(true))
+		routes, err := snapshot.ListRoutes(ctx, c, kinds, q, client.UnsafeDisableDeepCopyOption(true))
 		if err != nil {
 			return err
 		}

@@ -7,13 +7,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/dataplane"
-	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
+	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/wafbundles"
 )
@@ -52,16 +53,14 @@ type Config struct {
 	// Referenced reads the Secrets and ConfigMaps Gateways, ListenerSets
 	// and policies reference (Setup makes it when nil, on the manager's
 	// cache and API reader).
-	Referenced *Referenced
+	Referenced *snapshot.Referenced
 }
 
-// plmSettings sets what the configuration tells a snapshot about PLM and
-// WAF: the API group of its objects, where their bundles may come from, the
-// App Protect module's path.
-func (c Config) plmSettings(in *graph.Input) {
-	in.PLMGroup = c.plmGroup()
-	in.PLMScope = c.PLMScope
-	in.WAFModule = c.WAFModule
+// reader reads snapshots with c as this configuration says.
+func (c Config) reader(cl client.Reader) snapshot.Reader {
+	return snapshot.Reader{Client: cl, ControllerName: c.ControllerName, Referenced: c.Referenced, Bundles: c.Bundles,
+		RouteKinds: c.routeKinds, PolicyKinds: c.policyKinds, ListenerSets: func() bool { return c.served(APIListenerSet) },
+		PLMGroup: c.plmGroup, PLMScope: c.PLMScope, WAFModule: c.WAFModule}
 }
 
 // plmGroup is the API group of the PLM objects in use, "" while no PLM CRD
@@ -99,7 +98,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 		cfg.Translated = &Notifier{}
 	}
 	if cfg.Referenced == nil {
-		cfg.Referenced = NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
+		cfg.Referenced = snapshot.NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
 	statuses := statuswrite.NewRouteWriter(mgr.GetClient(), mgr.GetLogger().WithName("route-status"))
 	if err := mgr.Add(statuses); err != nil {

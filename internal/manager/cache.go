@@ -25,7 +25,7 @@ import (
 // makes them (a Secret or ConfigMap up to 1 MiB of data, and kubectl's copy
 // of it in an annotation); held whole, they could exhaust the manager's
 // memory. Gatewall needs the content of the few that Gateways, ListenerSets
-// and policies reference (controller.Referenced reads those from the API
+// and policies reference (snapshot.Referenced reads those from the API
 // server) and the metadata of its own data-plane objects.
 var metadataOnly = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("Secret"):         true,
@@ -173,7 +173,7 @@ func refuseKind(gvk schema.GroupVersionKind) error {
 	}
 	return fmt.Errorf("the manager caches only the metadata of %ss (every tenant's, however many and large): "+
 		"watch them with builder.OnlyMetadata, read their metadata as metav1.PartialObjectMetadata, "+
-		"and the content of a referenced one with controller.Referenced", gvk.Kind)
+		"and the content of a referenced one with snapshot.Referenced", gvk.Kind)
 }
 
 func (c metadataOnlyCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {

@@ -1,4 +1,10 @@
-package controller
+// Package snapshot reads from the manager's cache what translating a
+// Gateway needs, into a graph.Input: the field indexes that find one
+// Gateway's objects (Index*, Indexes), the Secrets and ConfigMaps Gateways
+// reference (Referenced: their content read from the API server and kept
+// while used), and a Gateway's snapshot (Reader.Gateway). It reads and
+// decides nothing: translation (package translate) decides.
+package snapshot
 
 import (
 	"context"
@@ -16,24 +22,62 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	apiplm "github.com/gatewall/gatewall/api/plm"
 	appprotectv1 "github.com/gatewall/gatewall/api/plm/appprotect/v1"
 	wafv1alpha1 "github.com/gatewall/gatewall/api/plm/waf/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/wafbundles"
 )
 
-// snapshot reads from the cache what the graph of one Gateway needs: its
+// Reader reads snapshots from the manager's cache (Client) and the
+// Secrets and ConfigMaps they reference (Referenced), as the manager's
+// configuration says: the kinds whose CRD is installed now, and its PLM
+// and WAF settings.
+type Reader struct {
+	Client         client.Reader
+	ControllerName string
+	Referenced     *Referenced
+	// Bundles, when set, adds what the fetcher has of the WAF policies'
+	// bundles to policy snapshots.
+	Bundles *wafbundles.Bundles
+	// RouteKinds and PolicyKinds are the route and policy kinds whose CRD
+	// is installed now; ListenerSets says whether the ListenerSet CRD is.
+	RouteKinds   func() []*routekind.Kind
+	PolicyKinds  func() []policy.Kind
+	ListenerSets func() bool
+	// PLMGroup is the API group of the PLM objects in use ("" while no PLM
+	// CRD is installed); PLMScope is where their bundles may be fetched
+	// from, WAFModule the App Protect module's path for nginx.conf.
+	PLMGroup  func() string
+	PLMScope  apiplm.Scope
+	WAFModule string
+}
+
+// Settings sets what the configuration tells a snapshot about PLM and
+// WAF: the API group of its objects, where their bundles may come from, the
+// App Protect module's path.
+func (r Reader) Settings(in *graph.Input) {
+	in.PLMGroup = r.PLMGroup()
+	in.PLMScope = r.PLMScope
+	in.WAFModule = r.WAFModule
+}
+
+// Gateway reads from the cache what the graph of one Gateway needs: its
 // class, the ListenerSets that name it, the routes that name either, the
-// Services, EndpointSlices, Secrets and ConfigMaps those reference, and the
-// (few) ReferenceGrants, Namespaces and NginxProxies.
+// Services, EndpointSlices, Secrets and ConfigMaps those reference, the
+// (few) ReferenceGrants, Namespaces and NginxProxies, and every policy
+// (AddPolicies).
 //
-// The Secrets and ConfigMaps come from cfg.Referenced, which keeps their
+// The Secrets and ConfigMaps come from Referenced, which keeps their
 // content while the Gateway's last snapshot read them.
-func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Gateway) (*graph.Input, error) {
-	refs := cfg.Referenced.reads()
+func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Input, error) {
+	c := r.Client
+	refs := r.Referenced.reads()
 	defer refs.done(client.ObjectKeyFromObject(gw))
-	in := graph.NewInput(cfg.ControllerName)
-	cfg.plmSettings(in)
+	in := graph.NewInput(r.ControllerName)
+	r.Settings(in)
 	in.Add(gw)
 	get := func(key types.NamespacedName, obj client.Object) error {
 		if err := c.Get(ctx, key, obj); err != nil {
@@ -48,33 +92,33 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 	if err := get(types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, &gatewayv1.GatewayClass{}); err != nil {
 		return nil, err
 	}
-	gwKey := nsName(gw.Namespace, gw.Name)
+	gwKey := NsName(gw.Namespace, gw.Name)
 	services := map[string]bool{}
-	if err := addRoutes(ctx, c, cfg, in, services, client.MatchingFields{indexRouteGateway: gwKey}); err != nil {
+	if err := r.addRoutes(ctx, in, services, client.MatchingFields{IndexRouteGateway: gwKey}); err != nil {
 		return nil, err
 	}
-	secrets := gatewaySecrets(gw)
-	if cfg.served(APIListenerSet) {
+	secrets := GatewaySecrets(gw)
+	if r.ListenerSets() {
 		sets := &gatewayv1.ListenerSetList{}
-		if err := c.List(ctx, sets, client.MatchingFields{indexListenerSetGateway: gwKey}); err != nil {
+		if err := c.List(ctx, sets, client.MatchingFields{IndexListenerSetGateway: gwKey}); err != nil {
 			return nil, fmt.Errorf("listing ListenerSets: %w", err)
 		}
 		for i := range sets.Items {
 			ls := &sets.Items[i]
 			in.Add(ls)
-			secrets = append(secrets, listenerSetSecrets(ls)...)
-			if err := addRoutes(ctx, c, cfg, in, services, client.MatchingFields{indexRouteListenerSet: nsName(ls.Namespace, ls.Name)}); err != nil {
+			secrets = append(secrets, ListenerSetSecrets(ls)...)
+			if err := r.addRoutes(ctx, in, services, client.MatchingFields{IndexRouteListenerSet: NsName(ls.Namespace, ls.Name)}); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for s := range services {
-		ns, name := splitNsName(s)
+		ns, name := SplitNsName(s)
 		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Service{}); err != nil {
 			return nil, err
 		}
 		slices := &discoveryv1.EndpointSliceList{}
-		if err := c.List(ctx, slices, client.InNamespace(ns), client.MatchingFields{indexSliceService: s}); err != nil {
+		if err := c.List(ctx, slices, client.InNamespace(ns), client.MatchingFields{IndexSliceService: s}); err != nil {
 			return nil, fmt.Errorf("listing EndpointSlices of %s: %w", s, err)
 		}
 		for i := range slices.Items {
@@ -82,23 +126,23 @@ func snapshot(ctx context.Context, c client.Reader, cfg Config, gw *gatewayv1.Ga
 		}
 	}
 	for _, s := range secrets {
-		ns, name := splitNsName(s)
+		ns, name := SplitNsName(s)
 		if err := addReferenced(ctx, in, refs.secret, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
 			return nil, err
 		}
 	}
-	for _, cm := range gatewayConfigMaps(gw) {
-		ns, name := splitNsName(cm)
+	for _, cm := range GatewayConfigMaps(gw) {
+		ns, name := SplitNsName(cm)
 		if err := addReferenced(ctx, in, refs.configMap, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
 			return nil, err
 		}
 	}
 	for _, l := range []client.ObjectList{&corev1.NamespaceList{}, &v1alpha2.NginxProxyList{}} {
-		if err := addList(ctx, c, in, l); err != nil {
+		if err := AddList(ctx, c, in, l); err != nil {
 			return nil, err
 		}
 	}
-	if err := addPolicies(ctx, c, cfg, in); err != nil {
+	if err := r.AddPolicies(ctx, in); err != nil {
 		return nil, err
 	}
 	if err := addBackendTLSConfigMaps(ctx, in, refs); err != nil {
@@ -128,14 +172,14 @@ func addReferenced[T client.Object](ctx context.Context, in *graph.Input, read f
 // changed. Nothing may modify them: translation and the status functions
 // only read their input (render's property checkInputUnchanged), and
 // status writes start from a fresh copy (statuswrite.WriteRouteParents).
-func addRoutes(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, services map[string]bool, opts client.ListOption) error {
-	routes, err := listRoutes(ctx, c, cfg.routeKinds(), opts, client.UnsafeDisableDeepCopy)
+func (r Reader) addRoutes(ctx context.Context, in *graph.Input, services map[string]bool, opts client.ListOption) error {
+	routes, err := ListRoutes(ctx, r.Client, r.RouteKinds(), opts, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return err
 	}
 	for _, route := range routes {
 		in.Add(route)
-		for _, s := range routeServices(routekind.Of(route), route) {
+		for _, s := range RouteServices(routekind.Of(route), route) {
 			services[s] = true
 		}
 	}
@@ -158,37 +202,37 @@ func addBackendTLSConfigMaps(ctx context.Context, in *graph.Input, refs *refRead
 	return nil
 }
 
-// addPolicies adds every policy of every kind of policy.Kinds whose CRD is
+// AddPolicies adds every policy of every kind of policy.Kinds whose CRD is
 // installed (policies are few; conflicts are decided across all of them),
 // every PLM object of the group in use, every ReferenceGrant, and what the
 // fetcher has of the WAF policies' bundles.
-func addPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
-	if err := listPolicies(ctx, c, cfg, in); err != nil {
+func (r Reader) AddPolicies(ctx context.Context, in *graph.Input) error {
+	if err := r.listPolicies(ctx, in); err != nil {
 		return err
 	}
-	if cfg.Bundles != nil {
-		cfg.Bundles.Fill(in)
+	if r.Bundles != nil {
+		r.Bundles.Fill(in)
 	}
 	return nil
 }
 
-// listPolicies adds what addPolicies lists.
-func listPolicies(ctx context.Context, c client.Reader, cfg Config, in *graph.Input) error {
+// listPolicies adds what AddPolicies lists.
+func (r Reader) listPolicies(ctx context.Context, in *graph.Input) error {
 	lists := []client.ObjectList{&gatewayv1beta1.ReferenceGrantList{}}
-	for _, k := range cfg.policyKinds() {
+	for _, k := range r.PolicyKinds() {
 		lists = append(lists, k.NewList())
 	}
-	lists = append(lists, plmLists(cfg.plmGroup())...)
+	lists = append(lists, PLMLists(r.PLMGroup())...)
 	for _, l := range lists {
-		if err := addList(ctx, c, in, l); err != nil {
+		if err := AddList(ctx, r.Client, in, l); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plmLists are empty lists of the PLM kinds of a group.
-func plmLists(group string) []client.ObjectList {
+// PLMLists are empty lists of the PLM kinds of a group.
+func PLMLists(group string) []client.ObjectList {
 	switch group {
 	case appprotectv1.GroupVersion.Group:
 		return []client.ObjectList{&appprotectv1.APPolicyList{}, &appprotectv1.APLogConfList{}}
@@ -198,13 +242,14 @@ func plmLists(group string) []client.ObjectList {
 	return nil
 }
 
-func splitNsName(s string) (string, string) {
+// SplitNsName splits a "namespace/name" key (NsName).
+func SplitNsName(s string) (string, string) {
 	ns, name, _ := strings.Cut(s, "/")
 	return ns, name
 }
 
-// addList adds every object of a list to the snapshot.
-func addList(ctx context.Context, c client.Reader, in *graph.Input, l client.ObjectList) error {
+// AddList adds every object of a list to the snapshot.
+func AddList(ctx context.Context, c client.Reader, in *graph.Input, l client.ObjectList) error {
 	if err := c.List(ctx, l); err != nil {
 		return fmt.Errorf("listing %T: %w", l, err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package snapshot
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func (s *refReads) configMap(ctx context.Context, key types.NamespacedName) (*co
 }
 
 func (s *refReads) get(ctx context.Context, k graph.ObjectRef, empty client.Object) (client.Object, error) {
-	o, err := s.r.get(ctx, k, empty)
+	o, err := s.r.Get(ctx, k, empty)
 	if err == nil {
 		s.read[k] = true
 	}
@@ -87,9 +87,9 @@ func (s *refReads) get(ctx context.Context, k graph.ObjectRef, empty client.Obje
 // done records what the snapshot of gw read (Referenced.retain).
 func (s *refReads) done(gw types.NamespacedName) { s.r.retain(gw, s.read) }
 
-// get returns the content of k at the resourceVersion the cache has (or
+// Get returns the content of k at the resourceVersion the cache has (or
 // newer), from memory when it has that version, else into empty.
-func (r *Referenced) get(ctx context.Context, k graph.ObjectRef, empty client.Object) (client.Object, error) {
+func (r *Referenced) Get(ctx context.Context, k graph.ObjectRef, empty client.Object) (client.Object, error) {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(k.Kind))
 	if err := r.meta.Get(ctx, k.Key, m); err != nil {
