@@ -1,6 +1,7 @@
 package endpointfeed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/endpoints"
 )
 
@@ -26,8 +28,9 @@ type Identify func(ctx context.Context) (pod, gateway types.NamespacedName, ok b
 type Options struct {
 	// Identify is required.
 	Identify Identify
-	// OnChange, if set, is called (from its own goroutine, never under a
-	// lock) when what Status reports of a Gateway's pods changes in a way
+	// OnChange, if set, is called (from a goroutine of its own, never under
+	// a lock; changes of a Gateway while its call waits are one call) when
+	// what Status reports of a Gateway's pods changes in a way
 	// statuses tell: a pod's client connected or left, or an update failed
 	// or stopped failing; not on every acknowledgement.
 	OnChange func(gateway types.NamespacedName)
@@ -50,8 +53,9 @@ type Ack struct {
 // Server streams each Gateway's endpoints to its pods. Its methods are
 // safe for concurrent use.
 type Server struct {
-	opts   Options
-	notify chan types.NamespacedName
+	opts Options
+	// changed calls OnChange, per Gateway, outside the server's lock.
+	changed *coalesce.Calls[types.NamespacedName]
 	// streams numbers the streams, so that one replaced by a reconnect of
 	// its pod does not remove its successor when it ends.
 	streams atomic.Uint64
@@ -114,27 +118,16 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Identify == nil {
 		return nil, errors.New("endpoint feed: Identify is required")
 	}
-	s := &Server{opts: opts, notify: make(chan types.NamespacedName, 64), gateways: map[types.NamespacedName]*gateway{}}
-	go s.notifyLoop()
-	return s, nil
+	return &Server{opts: opts, changed: coalesce.NewCalls(opts.OnChange, compareGateways),
+		gateways: map[types.NamespacedName]*gateway{}}, nil
 }
 
-// notifyLoop calls OnChange outside the server's lock, in order.
-func (s *Server) notifyLoop() {
-	for gw := range s.notify {
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(gw)
-		}
-	}
-}
+// changedFor queues an OnChange of gw (one for changes queued before it is
+// called); called under the lock, it never blocks.
+func (s *Server) changedFor(gw types.NamespacedName) { s.changed.Add(gw) }
 
-// changedFor queues an OnChange of gw; called under the lock, it never blocks.
-func (s *Server) changedFor(gw types.NamespacedName) {
-	select {
-	case s.notify <- gw:
-	default:
-		go func() { s.notify <- gw }()
-	}
+func compareGateways(a, b types.NamespacedName) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 // gatewayLocked returns gw's state, made when missing. Called under the lock.
