@@ -28,6 +28,7 @@ import (
 	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/translate"
+	"github.com/gatewall/gatewall/internal/userevents"
 )
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;listenersets;httproutes;grpcroutes;tlsroutes;tcproutes;udproutes;referencegrants,verbs=get;list;watch
@@ -59,7 +60,7 @@ type GatewayReconciler struct {
 	Recorder events.EventRecorder
 
 	// dataPlaneEvents turns changes of data planes into events.
-	dataPlaneEvents dataPlaneEvents
+	dataPlaneEvents userevents.DataPlane
 }
 
 // Reconcile handles one Gateway: it publishes the Gateway's configuration
@@ -80,7 +81,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.DataPlane.Forget(req.NamespacedName)
 		r.forgetTranslation(req.NamespacedName)
 		r.Config.Referenced.Forget(req.NamespacedName)
-		r.dataPlaneEvents.forget(req.NamespacedName)
+		r.dataPlaneEvents.Forget(req.NamespacedName)
 		metrics.ForgetGateway(req.NamespacedName)
 		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, false, func(ctx context.Context) error {
 			return r.clearRouteStatuses(ctx, req.NamespacedName)
@@ -210,7 +211,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
-	emit(r.Recorder, j.gw, r.dataPlaneEvents.observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
+	userevents.Emit(r.Recorder, j.gw, r.dataPlaneEvents.Observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: key, Sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.Sets[ls.Key] = true

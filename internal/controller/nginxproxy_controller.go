@@ -15,6 +15,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/statuswrite"
+	"github.com/gatewall/gatewall/internal/userevents"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -58,7 +59,7 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err == nil && cond.Status == metav1.ConditionFalse {
 		// Once per change of the verdict, not once per reconcile.
 		log.FromContext(ctx).Info("invalid NginxProxy", "message", cond.Message)
-		emit(r.Recorder, np, []userEvent{{corev1.EventTypeWarning, "Invalid", "Validate", cond.Message}})
+		userevents.Emit(r.Recorder, np, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: cond.Message}})
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/translate"
+	"github.com/gatewall/gatewall/internal/userevents"
 )
 
 // PolicyReconciler writes the status of one kind of policy.Kinds: per
@@ -135,11 +136,11 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 		if equality.Semantic.DeepEqual(cur, want) {
 			return nil
 		}
-		evs := policyEvents(r.Kind.View(cur).PolicyStatus().Ancestors, r.Kind.View(want).PolicyStatus().Ancestors)
+		evs := userevents.OfPolicy(r.Kind.View(cur).PolicyStatus().Ancestors, r.Kind.View(want).PolicyStatus().Ancestors)
 		if err := statuswrite.Update(ctx, r, want); err != nil {
 			return fmt.Errorf("updating status of %s %s: %w", r.Kind.Name(), key, err)
 		}
-		emit(r.Recorder, want, evs)
+		userevents.Emit(r.Recorder, want, evs)
 		return nil
 	})
 	return stale, false, err

@@ -1,4 +1,8 @@
-package controller
+// Package userevents decides the events Gatewall emits on the objects it
+// reconciles, through the Events API: each tells the owner of an object
+// what changed for it when a status changes to what it reports, never once
+// per reconcile (client-go's recorder also folds repeats into series).
+package userevents
 
 import (
 	"fmt"
@@ -19,25 +23,20 @@ import (
 	"github.com/gatewall/gatewall/internal/status"
 )
 
-// Events tell the owner of an object what changed for it, through the
-// Events API: each is emitted when a status changes to what it reports,
-// never once per reconcile (client-go's recorder also folds repeats into
-// series).
-
-// userEvent is one event to emit.
-type userEvent struct {
-	typ, reason, action, note string
+// Event is one event to Emit.
+type Event struct {
+	Type, Reason, Action, Note string
 }
 
 // maxEventNote is the Events API's limit on a note, in bytes.
 const maxEventNote = 1024
 
-func emit(rec events.EventRecorder, obj runtime.Object, evs []userEvent) {
+func Emit(rec events.EventRecorder, obj runtime.Object, evs []Event) {
 	if rec == nil {
 		return
 	}
 	for _, e := range evs {
-		rec.Eventf(obj, nil, e.typ, e.reason, e.action, "%s", truncate(e.note, maxEventNote))
+		rec.Eventf(obj, nil, e.Type, e.Reason, e.Action, "%s", truncate(e.Note, maxEventNote))
 	}
 }
 
@@ -55,7 +54,7 @@ func truncate(s string, n int) string {
 
 // policyEventReasons are the ancestor conditions (type and reason) a
 // policy's owner hears of, with the event's reason. Only one condition
-// type per event reason: client-go's recorder folds events of one object
+// type per event Reason: client-go's recorder folds events of one object
 // with the same reason and action into one series, keeping the first note.
 var policyEventReasons = map[[2]string]string{
 	{string(gatewayv1.PolicyConditionAccepted), string(gatewayv1.PolicyReasonInvalid)}:    "Invalid",
@@ -65,11 +64,11 @@ var policyEventReasons = map[[2]string]string{
 	{v1alpha1.PolicyConditionProgrammed, v1alpha1.WAFReasonDeploymentError}:               "DeploymentFailed",
 }
 
-// policyEvents are the events a policy's new ancestor statuses call for: a
+// OfPolicy are the events a policy's new ancestor statuses call for: a
 // condition (of any ancestor) that is False with one of policyEventReasons
 // and was not with that reason and message before. One event per event
 // reason, its note the distinct messages joined, sorted by reason.
-func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
+func OfPolicy(old, cur []gatewayv1.PolicyAncestorStatus) []Event {
 	type slot struct{ ancestor, condition string }
 	before := map[slot]metav1.Condition{}
 	for _, a := range old {
@@ -92,21 +91,21 @@ func policyEvents(old, cur []gatewayv1.PolicyAncestorStatus) []userEvent {
 			}
 		}
 	}
-	var out []userEvent
+	var out []Event
 	for reason, ns := range notes {
 		sort.Strings(ns)
-		out = append(out, userEvent{typ: corev1.EventTypeWarning, reason: reason, action: "Reconcile", note: strings.Join(ns, "; ")})
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Reconcile", Note: strings.Join(ns, "; ")})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].reason < out[j].reason })
+	sort.Slice(out, func(i, j int) bool { return out[i].Reason < out[j].Reason })
 	return out
 }
 
-// dataPlaneEvents remembers, per Gateway, what the last reconcile saw of
+// DataPlane remembers, per Gateway, what the last reconcile saw of
 // its data plane, so that a Gateway's events mark changes: an apply NGINX
 // refused (ApplyFailed), the first apply after (ApplyRecovered), a data
 // plane that cannot be made ready (DataPlaneNotReady). A new leader starts
 // with nothing remembered and reports a failing state once.
-type dataPlaneEvents struct {
+type DataPlane struct {
 	mu   sync.Mutex
 	last map[types.NamespacedName]dataPlaneSeen
 }
@@ -123,10 +122,10 @@ type dataPlaneSeen struct {
 	held string
 }
 
-// observe records what a reconcile saw and returns the events it calls for;
+// Observe records what a reconcile saw and returns the events it calls for;
 // stalled is why the data plane's pods cannot be brought up, held why its
 // configuration is held back ("" if it is not).
-func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition, stalled, held string) []userEvent {
+func (d *DataPlane) Observe(gw types.NamespacedName, dp status.DataPlane, problem *metav1.Condition, stalled, held string) []Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
@@ -137,40 +136,40 @@ func (d *dataPlaneEvents) observe(gw types.NamespacedName, dp status.DataPlane, 
 	if problem != nil {
 		now.problem = problem.Reason + ": " + problem.Message
 	}
-	var out []userEvent
+	var out []Event
 	switch dp.State {
 	case status.Failed:
 		now.failed, now.message = true, dp.Message
 		if !prev.failed || prev.message != dp.Message {
-			out = append(out, userEvent{corev1.EventTypeWarning, "ApplyFailed", "Apply",
+			out = append(out, Event{corev1.EventTypeWarning, "ApplyFailed", "Apply",
 				"NGINX did not apply the configuration: " + dp.Message})
 		}
 	case status.Applied:
 		now.failed, now.message = false, ""
 		if prev.failed {
-			out = append(out, userEvent{corev1.EventTypeNormal, "ApplyRecovered", "Apply",
+			out = append(out, Event{corev1.EventTypeNormal, "ApplyRecovered", "Apply",
 				"the data plane applied the configuration again"})
 		}
 	}
 	d.last[gw] = now
 	if now.problem != "" && now.problem != prev.problem {
-		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", fmt.Sprintf("%s (%s)", problem.Message, problem.Reason)})
+		out = append(out, Event{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", fmt.Sprintf("%s (%s)", problem.Message, problem.Reason)})
 	}
 	if stalled != "" && stalled != prev.stalled {
-		out = append(out, userEvent{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", stalled})
+		out = append(out, Event{corev1.EventTypeWarning, "DataPlaneNotReady", "Provision", stalled})
 	}
 	switch {
 	case held != "" && held != prev.held:
-		out = append(out, userEvent{corev1.EventTypeWarning, "ConfigurationHeld", "Publish", held})
+		out = append(out, Event{corev1.EventTypeWarning, "ConfigurationHeld", "Publish", held})
 	case held == "" && prev.held != "":
-		out = append(out, userEvent{corev1.EventTypeNormal, "ConfigurationReleased", "Publish",
+		out = append(out, Event{corev1.EventTypeNormal, "ConfigurationReleased", "Publish",
 			"Gatewall has what the data plane enforces again: the configuration is published"})
 	}
 	return out
 }
 
-// forget drops a Gateway that is gone.
-func (d *dataPlaneEvents) forget(gw types.NamespacedName) {
+// Forget drops a Gateway that is gone.
+func (d *DataPlane) Forget(gw types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.last, gw)

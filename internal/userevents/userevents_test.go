@@ -1,4 +1,4 @@
-package controller
+package userevents
 
 import (
 	"strings"
@@ -31,7 +31,7 @@ func TestPolicyEvents(t *testing.T) {
 	cases := []struct {
 		name     string
 		old, cur []gatewayv1.PolicyAncestorStatus
-		want     []string // reason: note
+		want     []string // Reason: note
 	}{
 		{"nothing to tell", []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)}, []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)}, nil},
 		{"turns conflicted on two Gateways", []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)},
@@ -43,7 +43,7 @@ func TestPolicyEvents(t *testing.T) {
 			[]string{"BundleUpdateFailed: storage down; the last good bundle stays in force"}},
 		{"recovered: no event", []gatewayv1.PolicyAncestorStatus{ancestor("a", fetch)}, []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)}, nil},
 		// The recorder folds one object's events of one reason into a
-		// series keeping the first note: Programmed=False/Invalid (which
+		// series keeping the first Note: Programmed=False/Invalid (which
 		// follows from Accepted) must not make a second Invalid event, and
 		// different news of one reason share one event.
 		{"refused: the Accepted message only", []gatewayv1.PolicyAncestorStatus{ancestor("a", accepted)},
@@ -57,11 +57,11 @@ func TestPolicyEvents(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, e := range policyEvents(c.old, c.cur) {
-				if e.typ != corev1.EventTypeWarning {
+			for _, e := range OfPolicy(c.old, c.cur) {
+				if e.Type != corev1.EventTypeWarning {
 					t.Errorf("event %+v is not a warning", e)
 				}
-				got = append(got, e.reason+": "+e.note)
+				got = append(got, e.Reason+": "+e.Note)
 			}
 			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 				t.Errorf("events %q, want %q", got, c.want)
@@ -77,7 +77,7 @@ func TestPolicyEvents(t *testing.T) {
 // back once per reason and its release once.
 func TestDataPlaneEvents(t *testing.T) {
 	gw := types.NamespacedName{Namespace: "ns", Name: "gw"}
-	d := &dataPlaneEvents{}
+	d := &DataPlane{}
 	failed := status.DataPlane{State: status.Failed, Message: "pod p: [emerg] x"}
 	noAddress := &metav1.Condition{Reason: "AddressNotAssigned", Message: "the load balancer has not assigned 10.0.0.1"}
 	const quota, deadline = "cannot create pods: exceeded quota", "is not progressing: ProgressDeadlineExceeded"
@@ -113,15 +113,15 @@ func TestDataPlaneEvents(t *testing.T) {
 	}
 	for i, s := range steps {
 		var got []string
-		for _, e := range d.observe(gw, s.dp, s.problem, s.stalled, s.held) {
-			got = append(got, e.reason)
+		for _, e := range d.Observe(gw, s.dp, s.problem, s.stalled, s.held) {
+			got = append(got, e.Reason)
 		}
 		if strings.Join(got, ",") != s.want {
 			t.Errorf("step %d (%+v, problem %v): events %v, want %q", i, s.dp, s.problem != nil, got, s.want)
 		}
 	}
-	d.forget(gw)
-	if evs := d.observe(gw, failed, nil, "", ""); len(evs) != 1 {
+	d.Forget(gw)
+	if evs := d.Observe(gw, failed, nil, "", ""); len(evs) != 1 {
 		t.Errorf("after forget, a failing data plane: %v, want ApplyFailed once", evs)
 	}
 }
