@@ -65,7 +65,9 @@ var passRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "
 // the pass retried with backoff.
 func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	list := r.Kind.NewList()
-	if err := r.List(ctx, list); err != nil {
+	// The cache's own objects, not copies: a pass only reads them, and
+	// writes a policy's status on a copy (reconcilePolicy).
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing %s: %w", r.Kind.Name(), err)
 	}
 	var objs []client.Object
@@ -78,11 +80,11 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	slices.SortFunc(objs, func(a, b client.Object) int {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
-	gateways := gatewayTranslations{}
+	pass := newPolicyPass()
 	var errs []error
 	staleAny, waitingAny := false, false
 	for _, obj := range objs {
-		stale, waiting, err := r.reconcilePolicy(ctx, obj, gateways)
+		stale, waiting, err := r.reconcilePolicy(ctx, obj, pass)
 		staleAny, waitingAny = staleAny || stale, waitingAny || waiting
 		if err != nil {
 			errs = append(errs, err)
@@ -103,14 +105,15 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 }
 
 // reconcilePolicy writes one policy's status from the translations of its
-// ancestor Gateways (looked up once per pass, in gateways); stale when the
-// policy changed since it was read.
-func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Object, gateways gatewayTranslations) (stale, waiting bool, err error) {
+// ancestor Gateways (looked up once per pass); stale when the policy
+// changed since it was read, waiting when a translation older than the
+// policy was asked for again.
+func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Object, pass *policyPass) (stale, waiting bool, err error) {
 	key := client.ObjectKeyFromObject(obj)
 	p := r.Kind.View(obj)
 	ref := graph.ObjectRef{Kind: r.Kind.Name(), Key: key}
 	tin, translations, dataPlane, waiting, err := policyTranslations(ctx, r.Client, r.Config, r.DataPlane,
-		ref, graph.PolicyVersion(ref.Kind, obj), targetsOf(r.Kind, obj), gateways)
+		ref, graph.PolicyVersion(ref.Kind, obj), targetsOf(r.Kind, obj), pass)
 	if err != nil {
 		return false, false, fmt.Errorf("%s %s: %w", r.Kind.Name(), key, err)
 	}
@@ -118,6 +121,16 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 		return false, true, nil
 	}
 	ancestors := translate.PolicyAncestors(r.Kind, p, translations, tin, dataPlane)
+	withStatus := func(cur client.Object) client.Object {
+		want := cur.DeepCopyObject().(client.Object)
+		translate.SetPolicyStatus(r.Kind, r.Kind.View(want), ancestors, translations, tin, metav1.Now())
+		return want
+	}
+	if equality.Semantic.DeepEqual(obj, withStatus(obj)) {
+		// The policy as the pass read it shows its status already (a newer
+		// one wakes another pass): nothing to read again or write.
+		return false, false, nil
+	}
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := r.Kind.NewObject()
 		if err := r.Get(ctx, key, cur); err != nil {
@@ -131,8 +144,7 @@ func (r *PolicyReconciler) reconcilePolicy(ctx context.Context, obj client.Objec
 			stale = true
 			return nil
 		}
-		want := cur.DeepCopyObject().(client.Object)
-		translate.SetPolicyStatus(r.Kind, r.Kind.View(want), ancestors, translations, tin, metav1.Now())
+		want := withStatus(cur)
 		if equality.Semantic.DeepEqual(cur, want) {
 			return nil
 		}

@@ -22,17 +22,17 @@ import (
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-// policyTranslations prepares a policy reconcile: a snapshot of the policy's
-// targets (with every policy and PLM object, for WAF's status), the
+// policyTranslations prepares a policy reconcile: the pass's snapshot with
+// the policy's targets (and every policy and PLM object, for WAF's status), the
 // Gateway reconciler's kept translation of each Gateway the targets
 // concern, and what each Gateway's data plane did with that translation's
 // configuration. waiting says that a Gateway's kept translation is older
 // than the policy: it was asked for again, and the policy's status waits
 // for it.
 func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dataplane.DataPlane, p graph.ObjectRef, version string,
-	targets []graph.ObjectRef, gateways gatewayTranslations) (
+	targets []graph.ObjectRef, pass *policyPass) (
 	tin *graph.Input, ts []*translate.Translation, dataPlane func(types.NamespacedName) status.DataPlane, waiting bool, err error) {
-	tin, err = targetsInput(ctx, c, cfg, targets)
+	tin, err = pass.input(ctx, c, cfg, targets)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
@@ -40,12 +40,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
-	snap := cfg.reader(c)
-	snap.Settings(tin)
-	if err := snap.AddPolicies(ctx, tin); err != nil {
-		return nil, nil, nil, false, err
-	}
-	ts, versions, waiting, err := gateways.kept(ctx, c, cfg, ancestors, p, version)
+	ts, versions, waiting, err := pass.gateways.kept(ctx, c, cfg, ancestors, p, version)
 	if err != nil || waiting {
 		return nil, nil, nil, waiting, err
 	}
@@ -68,6 +63,33 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 		return byGateway[gw].ExplainDataPlane(dp.State(gw, v))
 	}
 	return tin, ts, dataPlane, false, nil
+}
+
+// policyPass is what one pass of a policy reconciler reads once for all
+// the kind's policies: the Gateways' kept translations, and one snapshot of
+// the policies' targets with every policy, PLM object and bundle (which
+// policies' own statuses read). Listed once per policy instead, 50
+// policies were listed 50 times in each pass: most of the manager's CPU
+// under route churn (docs/benchmarks.md).
+type policyPass struct {
+	gateways gatewayTranslations
+	in       *graph.Input
+}
+
+func newPolicyPass() *policyPass { return &policyPass{gateways: gatewayTranslations{}} }
+
+// input returns the pass's snapshot, with the targets added.
+func (p *policyPass) input(ctx context.Context, c client.Reader, cfg Config, targets []graph.ObjectRef) (*graph.Input, error) {
+	if p.in == nil {
+		in := graph.NewInput(cfg.ControllerName)
+		snap := cfg.reader(c)
+		snap.Settings(in)
+		if err := snap.AddPolicies(ctx, in); err != nil {
+			return nil, err
+		}
+		p.in = in
+	}
+	return p.in, addTargets(ctx, c, cfg, p.in, targets)
 }
 
 // gatewayTranslations are the Gateways a pass of a policy reconciler has
@@ -148,7 +170,7 @@ func targetsOf(k policy.Kind, o client.Object) []graph.ObjectRef {
 func policiesOfGateway(c client.Reader, cfg Config, k policy.Kind) func(context.Context, types.NamespacedName) []reconcile.Request {
 	return func(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
 		l := k.NewList()
-		if err := c.List(ctx, l); err != nil {
+		if err := c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil { // only their targets are read
 			log.FromContext(ctx).Error(err, "listing policies of a Gateway", "list", fmt.Sprintf("%T", l))
 			return nil
 		}

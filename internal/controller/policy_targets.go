@@ -22,6 +22,11 @@ import (
 // the ListenerSets route targets name.
 func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []graph.ObjectRef) (*graph.Input, error) {
 	in := graph.NewInput(cfg.ControllerName)
+	return in, addTargets(ctx, c, cfg, in, targets)
+}
+
+// addTargets adds what targetsInput reads to in.
+func addTargets(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, targets []graph.ObjectRef) error {
 	get := func(key types.NamespacedName, obj client.Object) (bool, error) {
 		if err := c.Get(ctx, key, obj); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -51,7 +56,7 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []gr
 		}
 		found, err := get(t.Key, obj)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !found || refs == nil || !cfg.served(APIListenerSet) {
 			continue
@@ -59,11 +64,11 @@ func targetsInput(ctx context.Context, c client.Reader, cfg Config, targets []gr
 		for _, s := range snapshot.RouteListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {
 			ns, name := snapshot.SplitNsName(s)
 			if _, err := get(types.NamespacedName{Namespace: ns, Name: name}, &gatewayv1.ListenerSet{}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // ancestorGateways returns the Gateways a policy's targets are or name, and
