@@ -111,9 +111,9 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 // SetConfig makes files the desired configuration of key's data plane and
-// returns its version, a hash of the sorted file set. Content identical to
-// the desired one changes nothing and is not pushed again. Files that
-// ValidateFiles would reject are left out (and logged).
+// returns its version (datafile.Version of the files as given). Content
+// identical to the desired one changes nothing and is not pushed again.
+// Files that ValidateFiles would reject are left out (and logged).
 func (s *Server) SetConfig(key Key, files []datafile.File) string {
 	v, err := newVersion(files)
 	if err != nil {

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +13,6 @@ import (
 
 	"github.com/gatewall/gatewall/internal/datafile"
 )
-
-// defaultMode is the mode of a datafile.File whose Mode is zero.
-const defaultMode os.FileMode = 0o644
 
 // version is one immutable configuration: its files sorted by path, with the
 // metadata the agent compares (hash, size, permissions) computed once.
@@ -73,9 +68,6 @@ func newVersion(fs []datafile.File) (*version, error) {
 		if _, dup := byPath[f.Path]; dup {
 			errs = append(errs, fmt.Errorf("file %s: duplicate path, the last one is kept", f.Path))
 		}
-		if f.Mode == 0 {
-			f.Mode = defaultMode
-		}
 		byPath[f.Path] = f
 	}
 	paths := make([]string, 0, len(byPath))
@@ -85,23 +77,22 @@ func newVersion(fs []datafile.File) (*version, error) {
 	slices.Sort(paths)
 
 	v := &version{files: make([]*mpi.File, 0, len(paths)), data: make(map[string][]byte, len(paths))}
-	// The version hashes path, mode and content hash of every file, so that a
-	// mode change alone is a new version too (files.GenerateConfigVersion
-	// hashes only the content hashes).
-	h := sha256.New()
 	for _, p := range paths {
 		f := byPath[p]
 		meta := &mpi.FileMeta{
 			Name:        p,
 			Hash:        files.GenerateHash(f.Data),
-			Permissions: files.Permissions(f.Mode),
+			Permissions: files.Permissions(f.Perm()),
 			Size:        int64(len(f.Data)),
 		}
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", meta.GetName(), meta.GetPermissions(), meta.GetHash())
 		v.files = append(v.files, &mpi.File{FileMeta: meta})
 		v.data[p] = f.Data
 	}
-	v.id = hex.EncodeToString(h.Sum(nil))
+	// The version of the files as given (datafile.Version, the one version
+	// id): it covers path, mode and content of every file, so that a mode
+	// change alone is a new version too (files.GenerateConfigVersion hashes
+	// only the content hashes).
+	v.id = datafile.Version(fs)
 	return v, errors.Join(errs...)
 }
 

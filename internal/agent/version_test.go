@@ -9,6 +9,8 @@ import (
 	"github.com/gatewall/gatewall/internal/datafile"
 )
 
+// TestVersionIsContentHash: the agent server's version of a file set is
+// datafile.Version, which changes with every path, mode and content.
 func TestVersionIsContentHash(t *testing.T) {
 	a := datafile.File{Path: "/etc/nginx/nginx.conf", Data: []byte("events {}\n"), Mode: 0o644}
 	b := datafile.File{Path: "/etc/nginx/secrets/k.pem", Data: []byte("key"), Mode: 0o600}
@@ -21,8 +23,8 @@ func TestVersionIsContentHash(t *testing.T) {
 		return v.id
 	}
 	base := id(a, b)
-	if len(base) != 64 {
-		t.Fatalf("version %q is not a hex sha256", base)
+	if want := datafile.Version([]datafile.File{a, b}); base != want {
+		t.Fatalf("version %q, want datafile.Version's %q: one version id for a configuration", base, want)
 	}
 	if id(b, a) != base {
 		t.Fatal("the order of the files changed the version")

@@ -20,21 +20,34 @@ type File struct {
 	Path string
 	Data []byte
 	// Mode holds the permission bits: 0o644, or 0o600 for private keys.
-	// Zero means 0o644 to the agent server. Execute bits are dropped by the
-	// agent.
+	// Zero means 0o644 (Perm). Execute bits are dropped by the agent.
 	Mode os.FileMode
 }
 
-// Version is the content hash of a file set: paths, modes and contents, in
-// path order. Identical configurations have identical versions.
+// DefaultMode is the mode of a file whose Mode is zero.
+const DefaultMode os.FileMode = 0o644
+
+// Perm is the file's mode, DefaultMode when Mode is zero.
+func (f File) Perm() os.FileMode {
+	if f.Mode == 0 {
+		return DefaultMode
+	}
+	return f.Mode
+}
+
+// Version is the content hash of a file set: paths, modes (Perm) and
+// contents, in path order. Identical configurations have identical
+// versions. It is the one version id of a configuration: the renderer's,
+// the data-plane adapter's and the agent server's (what agents are told
+// they run).
 func Version(files []File) string {
 	sorted := append([]File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	h := sha256.New()
 	for _, f := range sorted {
 		h.Write([]byte(f.Path))
 		h.Write([]byte{0})
-		h.Write([]byte(strconv.FormatUint(uint64(f.Mode), 8)))
+		h.Write([]byte(strconv.FormatUint(uint64(f.Perm()), 8)))
 		h.Write([]byte{0})
 		h.Write([]byte(strconv.Itoa(len(f.Data))))
 		h.Write([]byte{0})

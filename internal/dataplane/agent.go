@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -33,13 +31,7 @@ type AgentDataPlane struct {
 	// started is when this manager started; until a pod reports or
 	// reconnectGrace passes, a Gateway without pods is Unknown, not Pending.
 	started time.Time
-	mu      sync.Mutex
-	// published maps a Gateway to the configuration version last handed to
-	// the server and the server's own version of it.
-	published map[types.NamespacedName]publishedVersion
 }
-
-type publishedVersion struct{ config, agent string }
 
 // reconnectGrace is how long after a manager start a Gateway whose pods have
 // not reconnected yet keeps its previous Programmed status.
@@ -48,7 +40,7 @@ const reconnectGrace = time.Minute
 // NewAgentDataPlane adapts an agent server and the endpoint feed registered
 // on it (nil: endpoints are not sent).
 func NewAgentDataPlane(s *agent.Server, feed *endpointfeed.Server) *AgentDataPlane {
-	return &AgentDataPlane{server: s, feed: feed, started: time.Now(), published: map[types.NamespacedName]publishedVersion{}}
+	return &AgentDataPlane{server: s, feed: feed, started: time.Now()}
 }
 
 // PublishEndpoints hands the endpoints to the feed, which sends each
@@ -62,12 +54,7 @@ func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints
 // Publish hands the files to the agent server, which pushes them to every
 // connected pod of the Gateway (nothing when unchanged).
 func (d *AgentDataPlane) Publish(gw types.NamespacedName, files []config.File) string {
-	v := datafile.Version(files)
-	av := d.server.SetConfig(gw, files)
-	d.mu.Lock()
-	d.published[gw] = publishedVersion{config: v, agent: av}
-	d.mu.Unlock()
-	return v
+	return d.server.SetConfig(gw, files) // datafile.Version(files)
 }
 
 // Forget drops the Gateway's configuration.
@@ -76,22 +63,15 @@ func (d *AgentDataPlane) Forget(gw types.NamespacedName) {
 	if d.feed != nil {
 		d.feed.Forget(gw)
 	}
-	d.mu.Lock()
-	delete(d.published, gw)
-	d.mu.Unlock()
 }
 
 // State is Applied when every connected pod of the Gateway runs the version,
 // Failed when a pod rejected it (with NGINX's message), else Pending.
 func (d *AgentDataPlane) State(gw types.NamespacedName, version string) status.DataPlane {
-	d.mu.Lock()
-	pub, ok := d.published[gw]
-	d.mu.Unlock()
-	if !ok || pub.config != version {
-		return status.DataPlane{State: status.Pending, Message: "the configuration has not been pushed yet"}
-	}
+	// The server's desired version is the one id (datafile.Version) of
+	// what was published last.
 	st := d.server.Status(gw)
-	if st.Version != pub.agent {
+	if st.Version != version {
 		return status.DataPlane{State: status.Pending, Message: "the configuration has not been pushed yet"}
 	}
 	restarting := time.Since(d.started) < reconnectGrace

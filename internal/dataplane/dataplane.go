@@ -16,7 +16,8 @@ import (
 // status comes from State, never from a default.
 type DataPlane interface {
 	// Publish hands a Gateway's files to its data plane and returns the
-	// configuration's version; identical files give the same version.
+	// configuration's version, datafile.Version(files): identical files
+	// give the same version, whoever computes it.
 	Publish(gw types.NamespacedName, files []config.File) (version string)
 	// PublishEndpoints hands a Gateway's endpoints to its data plane,
 	// which takes them without a reload. A reconcile hands them before the
