@@ -49,6 +49,7 @@ func TestScale(t *testing.T) {
 	}
 	t.Run("memory", func(t *testing.T) { b.memory(t, "") })
 	t.Run("propagation", b.propagation)
+	t.Run("policy status", b.policyStatus)
 	t.Run("churn", b.churn)
 	t.Run("memory after churn", func(t *testing.T) { b.memory(t, " after churn") })
 	t.Run("pod churn", b.podChurn)
