@@ -23,9 +23,9 @@ import (
 )
 
 // policyTranslations prepares a policy reconcile: the pass's snapshot with
-// the policy's targets (and every policy and PLM object, for WAF's status), the
-// Gateway reconciler's kept translation of each Gateway the targets
-// concern, and what each Gateway's data plane did with that translation's
+// the policy's targets (and every policy and PLM object, for WAF's
+// status), the Gateway reconciler's kept translation of each Gateway the
+// targets concern, and what each Gateway's data plane did with that translation's
 // configuration. waiting says that a Gateway's kept translation is older
 // than the policy: it was asked for again, and the policy's status waits
 // for it.
@@ -69,7 +69,7 @@ func policyTranslations(ctx context.Context, c client.Reader, cfg Config, dp dat
 // the kind's policies: the Gateways' kept translations, and one snapshot of
 // the policies' targets with every policy, PLM object and bundle (which
 // policies' own statuses read). Listed once per policy instead, 50
-// policies were listed 50 times in each pass: most of the manager's CPU
+// policies were copied 2,500 times in each pass: 30% of the manager's CPU
 // under route churn (docs/benchmarks.md).
 type policyPass struct {
 	gateways gatewayTranslations
