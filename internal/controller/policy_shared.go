@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -98,15 +97,11 @@ type gatewayTranslations map[types.NamespacedName]gatewayTranslation
 
 // gatewayTranslation is what a pass found of a Gateway: that it does not
 // exist (gone), or the Gateway reconciler's kept translation (kept: there
-// is one; t nil: the Gateway is not Gatewall's), with the versions of the
-// policies its input held and, for an accepted Gateway, its configuration
-// version.
+// is one; its t is nil for a Gateway that is not Gatewall's).
 type gatewayTranslation struct {
-	gone     bool
-	kept     bool
-	t        *translate.Translation
-	policies map[graph.ObjectRef]string
-	version  string
+	gone bool
+	kept bool
+	translated
 }
 
 // kept returns the kept translation of each existing Gateway of keys whose
@@ -134,7 +129,7 @@ func (g gatewayTranslations) kept(ctx context.Context, c client.Reader, cfg Conf
 			continue
 		case got.t != nil:
 			ts = append(ts, got.t)
-			if got.t.Files != nil {
+			if got.version != "" {
 				versions[k] = got.version
 			}
 		}
@@ -145,18 +140,13 @@ func (g gatewayTranslations) kept(ctx context.Context, c client.Reader, cfg Conf
 // lookUpGateway finds the Gateway reconciler's kept translation of a
 // Gateway, or that the Gateway does not exist.
 func lookUpGateway(ctx context.Context, c client.Reader, cfg Config, k types.NamespacedName) (gatewayTranslation, error) {
-	last, ok := cfg.Translations.kept(k)
-	if !ok {
-		if err := c.Get(ctx, k, &gatewayv1.Gateway{}); err != nil {
-			return gatewayTranslation{gone: apierrors.IsNotFound(err)}, client.IgnoreNotFound(err)
-		}
-		return gatewayTranslation{}, nil
+	if last, ok := cfg.Translations.kept(k); ok {
+		return gatewayTranslation{kept: true, translated: last}, nil
 	}
-	got := gatewayTranslation{kept: true, t: last.t, policies: last.policies}
-	if last.t != nil && last.t.Files != nil {
-		got.version = datafile.Version(last.t.Files)
+	if err := c.Get(ctx, k, &gatewayv1.Gateway{}); err != nil {
+		return gatewayTranslation{gone: apierrors.IsNotFound(err)}, client.IgnoreNotFound(err)
 	}
-	return got, nil
+	return gatewayTranslation{}, nil
 }
 
 // targetsOf returns the targets of a policy of a kind.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/translate"
@@ -17,9 +18,9 @@ import (
 // reconciler, which writes them, for the policy reconcilers, which read
 // them: every status comes from that one translation of a Gateway. A
 // policy reconciler that finds the kept translation older than a policy
-// (one its input held at another graph.PolicyVersion, or not at all) asks for a new one (Outdated) and takes it when the Gateway
-// reconciler keeps it (Config.Translated). Safe for concurrent use; nil
-// keeps nothing.
+// (one its input held at another graph.PolicyVersion, or not at all) asks
+// for a new one (Outdated) and takes it when the Gateway reconciler keeps
+// it (Config.Translated). Safe for concurrent use; nil keeps nothing.
 type Translations struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]translated
@@ -42,6 +43,10 @@ type translated struct {
 	// policies are the versions of the policies the input held
 	// (graph.PolicyVersion).
 	policies map[graph.ObjectRef]string
+	// version is the configuration version of t's files (datafile.Version,
+	// what the data plane reports on), "" without files: computed once per
+	// translation, not by every reader.
+	version string
 	// routeStatuses says that the routes' statuses of t were handed to the
 	// route status writer, which writes them (retrying until it does).
 	routeStatuses bool
@@ -101,7 +106,11 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m[key] = translated{fingerprint: fp, fingerprinted: ok, t: t, policies: in.PolicyVersions()}
+	kept := translated{fingerprint: fp, fingerprinted: ok, t: t, policies: in.PolicyVersions()}
+	if t != nil && t.Files != nil {
+		kept.version = datafile.Version(t.Files)
+	}
+	c.m[key] = kept
 	return t, false
 }
 
