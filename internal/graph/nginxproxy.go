@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -19,6 +21,9 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 	case class == nil:
 		out := gateway.DeepCopy()
 		out.AllowGatewayOverrides = nil
+		if out.Upstreams != nil {
+			out.Upstreams.MaxRetries = lowest(nil, out.Upstreams.MaxRetries)
+		}
 		return out
 	case gateway == nil:
 		return class.DeepCopy()
@@ -50,6 +55,8 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		}
 		out.Upstreams.ConnectTimeout = pick(g.Upstreams.ConnectTimeout, out.Upstreams.ConnectTimeout)
 		out.Upstreams.MaxTries = pick(g.Upstreams.MaxTries, out.Upstreams.MaxTries)
+		// The class's bound on retries is the most a Gateway may have.
+		out.Upstreams.MaxRetries = lowest(out.Upstreams.MaxRetries, g.Upstreams.MaxRetries)
 		out.Upstreams.FailTimeout = pick(g.Upstreams.FailTimeout, out.Upstreams.FailTimeout)
 	}
 	out.WorkerShutdownTimeout = pick(g.WorkerShutdownTimeout, out.WorkerShutdownTimeout)
@@ -61,6 +68,15 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		out.Kubernetes.Service = overlayService(out.Kubernetes.Service, g.Kubernetes.Service)
 	}
 	return out
+}
+
+// lowest is a Gateway's bound on retries within its class's, whose unset
+// bound is the default one.
+func lowest(class, gateway *int32) *int32 {
+	if gateway == nil {
+		return class
+	}
+	return ptr.To(min(ptr.Deref(class, v1alpha2.DefaultMaxRetries), *gateway))
 }
 
 func pick[T any](override, base *T) *T {

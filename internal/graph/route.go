@@ -107,6 +107,7 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 		}
 		return routes[i].Key.String() < routes[j].Key.String()
 	})
+	boundRetries(g, routes)
 	for _, r := range routes {
 		for _, p := range r.Parents {
 			attach(g, r, p)

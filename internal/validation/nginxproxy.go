@@ -74,6 +74,9 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		if u.MaxTries != nil {
 			errs = append(errs, intRange(path.Child("maxTries"), int64(*u.MaxTries), 1, maxUpstreamTries)...)
 		}
+		if u.MaxRetries != nil {
+			errs = append(errs, intRange(path.Child("maxRetries"), int64(*u.MaxRetries), 0, maxUpstreamTries)...)
+		}
 	}
 	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)

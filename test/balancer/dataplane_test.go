@@ -132,7 +132,13 @@ func requireTools(t testing.TB) {
 // renderFiles renders the Gateway with the manager's pipeline.
 func renderFiles(t testing.TB, extra string) []config.File {
 	t.Helper()
-	objs, err := manifest.Decode([]byte(manifests + extra))
+	return renderManifests(t, manifests+extra)
+}
+
+// renderManifests renders the one Gateway of text with the manager's pipeline.
+func renderManifests(t testing.TB, text string) []config.File {
+	t.Helper()
+	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,3 +122,54 @@ func TestRetryHidesAFailingEndpoint(t *testing.T) {
 		t.Errorf("without a retry no request failed: the test cannot tell")
 	}
 }
+
+// TestRetriesBoundedByTheGateway: a route asking for ten retries on a
+// Gateway whose NginxProxy allows two sends a failing request three times in
+// all, not eleven: a route cannot make the Gateway an amplifier of one
+// client request towards its backend (or an address outside the cluster an
+// EndpointSlice names). Connection errors count among the three: an
+// endpoint that refuses takes a try of them, not tries of its own.
+func TestRetriesBoundedByTheGateway(t *testing.T) {
+	bounded := strings.Replace(manifests, "  gatewayClassName: nginx\n",
+		"  gatewayClassName: nginx\n  infrastructure: {parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}}\n", 1)
+	if bounded == manifests {
+		t.Fatal("the Gateway of the manifests changed: cannot give it an NginxProxy")
+	}
+	d := startDataPlane(t, renderManifests(t, bounded+`
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: ns}
+spec: {upstreams: {maxRetries: 2}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: greedy, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /greedy}}]
+    retry: {codes: [503], attempts: 10}
+    backendRefs: [{name: rr, port: 80}]
+`))
+	f := &failing{tries: map[string]int{}}
+	b1 := d.backend("b1", "127.0.0.2")
+	b1.status = f.status
+	d.setEndpoints(only("rr", b1))
+	if got := d.send("GET", "/greedy?id=a&fail=100&code=503", nil, nil); got != 503 || f.count("a") != 3 {
+		t.Errorf("a request failing every try: answered %d after %d tries, want 503 after 3", got, f.count("a"))
+	}
+	if got := d.send("GET", "/greedy?id=b&fail=2&code=503", nil, nil); got != 200 || f.count("b") != 3 {
+		t.Errorf("a request failing twice: answered %d after %d tries, want 200 after 3", got, f.count("b"))
+	}
+	// Beside an endpoint that refuses connections, still three tries in
+	// all: b1 sees the others.
+	d.setEndpoints(addrSet("rr", b1.addr, "127.0.0.9:8080"))
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("c%d", i)
+		d.send("GET", "/greedy?id="+id+"&fail=100&code=503", nil, nil)
+		if n := f.count(id); n < 1 || n > 3 {
+			t.Fatalf("request %s: %d tries on the answering endpoint, want 1 to 3 of 3 in all", id, n)
+		}
+	}
+}

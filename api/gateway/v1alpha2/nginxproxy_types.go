@@ -193,6 +193,7 @@ type GatewayOverrides struct {
 const (
 	DefaultConnectTimeout        = "250ms"
 	DefaultMaxTries              = 3
+	DefaultMaxRetries            = 3
 	DefaultFailTimeout           = "10s"
 	DefaultWorkerShutdownTimeout = "60s"
 	DefaultWorkerConnections     = 1024
@@ -222,6 +223,21 @@ type Upstreams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	MaxTries *int32 `json:"maxTries,omitempty"`
+
+	// MaxRetries bounds the retries a route's rule may ask for (HTTPRoute
+	// retry.attempts): a request is sent at most maxRetries + 1 times in
+	// all, connection errors included, however many attempts a route asks.
+	// Each try is one more request to a backend, maybe to an address
+	// outside the cluster that an EndpointSlice names: this is how the
+	// Gateway's owner bounds what routes make of one client request. A
+	// rule asking more is served with this many retries, and its status
+	// says so; 0 serves routes without retries. A Gateway's NginxProxy can
+	// lower its class's bound, not raise it. From 0 to 10; defaults to 3.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
 
 	// FailTimeout is how long an endpoint whose connection failed is
 	// avoided by later requests (passive health checking), unless every

@@ -447,6 +447,11 @@ func (in *Upstreams) DeepCopyInto(out *Upstreams) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxRetries != nil {
+		in, out := &in.MaxRetries, &out.MaxRetries
+		*out = new(int32)
+		**out = **in
+	}
 	if in.FailTimeout != nil {
 		in, out := &in.FailTimeout, &out.FailTimeout
 		*out = new(v1.Duration)

@@ -128,7 +128,7 @@ func (b *builder) retry(prefix string, r *graph.Retry) []Directive {
 	for _, c := range r.Codes {
 		on = append(on, "http_"+strconv.Itoa(c))
 	}
-	tries := strconv.Itoa(r.Tries(int(b.cfg.Main.Upstreams.MaxTries)))
+	tries := strconv.Itoa(r.Tries)
 	return []Directive{
 		D(prefix+"_next_upstream", on...),
 		D(prefix+"_next_upstream_tries", tries),
