@@ -247,6 +247,39 @@ func TestManagerAdmission(t *testing.T) {
 		{"a host port", "binds no host port", deployment(func(p *corev1.PodSpec) {
 			p.Containers[0].Ports = append(p.Containers[0].Ports, corev1.ContainerPort{ContainerPort: 80, HostPort: 80})
 		})},
+		{"a node of its choosing", "placed by the scheduler", deployment(func(p *corev1.PodSpec) { p.NodeName = "control-plane-1" })},
+		{"a node selector", "placed by the scheduler", deployment(func(p *corev1.PodSpec) {
+			p.NodeSelector = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		})},
+		{"a toleration of every taint", "placed by the scheduler", deployment(func(p *corev1.PodSpec) {
+			p.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		})},
+		{"another scheduler", "placed by the scheduler", deployment(func(p *corev1.PodSpec) { p.SchedulerName = "mine" })},
+		{"a priority class", "placed by the scheduler", deployment(func(p *corev1.PodSpec) { p.PriorityClassName = "system-node-critical" })},
+		{"a runtime class", "placed by the scheduler", deployment(func(p *corev1.PodSpec) { p.RuntimeClassName = ptr.To("unconfined") })},
+		{"the host's users", "placed by the scheduler", deployment(func(p *corev1.PodSpec) { p.HostUsers = ptr.To(true) })},
+		{"root in the pod", "other than root", deployment(func(p *corev1.PodSpec) {
+			p.SecurityContext.RunAsUser, p.SecurityContext.RunAsNonRoot = ptr.To(int64(0)), ptr.To(false)
+		})},
+		{"no seccomp profile", "default seccomp profile", deployment(func(p *corev1.PodSpec) {
+			p.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+		})},
+		{"another sysctl", "no sysctl but", deployment(func(p *corev1.PodSpec) {
+			p.SecurityContext.Sysctls = append(p.SecurityContext.Sysctls, corev1.Sysctl{Name: "net.ipv4.tcp_syncookies", Value: "0"})
+		})},
+		{"a container as root", "never root", deployment(func(p *corev1.PodSpec) {
+			p.Containers[0].SecurityContext.RunAsUser = ptr.To(int64(0))
+			p.Containers[0].SecurityContext.RunAsNonRoot = nil
+		})},
+		{"a container without seccomp", "never root", deployment(func(p *corev1.PodSpec) {
+			p.Containers[1].SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+		})},
+		{"a writable root filesystem", "read-only root filesystem", deployment(func(p *corev1.PodSpec) {
+			p.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(false)
+		})},
+		{"capabilities kept", "drops every capability", deployment(func(p *corev1.PodSpec) {
+			p.Containers[1].SecurityContext.Capabilities.Drop = nil
+		})},
 		{"a Secret in the environment", "no Secret or ConfigMap in its environment", deployment(func(p *corev1.PodSpec) {
 			p.Containers[0].Env = append(p.Containers[0].Env, corev1.EnvVar{Name: "P", ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}})
