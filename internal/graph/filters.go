@@ -97,6 +97,11 @@ func onlyOwnConfig(typ string, configs []filterConfig) error {
 	return nil
 }
 
+// LoopHeader is the request header that lists the Gateways a request went
+// through, which NGINX sets on every request it proxies (package
+// nginx/config, loop.go): routes cannot change it.
+const LoopHeader = "X-Gatewall-Loop"
+
 func headerModifier(src *gatewayv1.HTTPHeaderFilter) (*HeaderModifier, error) {
 	if src == nil {
 		return nil, errors.New("the filter's configuration is missing")
@@ -115,6 +120,9 @@ func headerModifier(src *gatewayv1.HTTPHeaderFilter) (*HeaderModifier, error) {
 		lower := strings.ToLower(name)
 		if seen[lower] {
 			return fmt.Errorf("header %q is modified twice", name)
+		}
+		if strings.EqualFold(name, LoopHeader) {
+			return fmt.Errorf("header %q is Gatewall's own (it stops requests that go round through the Gateway) and cannot be modified", name)
 		}
 		seen[lower] = true
 		return validation.HeaderName(name)

@@ -10,11 +10,11 @@ import (
 // response headers it hides in tables whose size no directive changes
 // (unlike proxy_pass's, which the renderer sizes): a name longer than 46
 // characters, or names that do not fit, fail `nginx -t` or make it warn.
-// The names are those the renderer writes: Host, which Gatewall always
-// sets, every request header the rule or a backendRef changes, and the
+// The names are those the renderer writes: Host and LoopHeader, which
+// Gatewall always sets, every request header the rule or a backendRef changes, and the
 // response headers the rule sets or removes, and hides for CORS.
 func grpcHeaders(rule *Rule) error {
-	set := []string{"Host"}
+	set := []string{"Host", LoopHeader}
 	set = append(set, changedHeaders(rule.Filters.RequestHeaders)...)
 	for _, b := range rule.Backends {
 		set = append(set, changedHeaders(b.RequestHeaders)...)

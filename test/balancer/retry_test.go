@@ -173,3 +173,51 @@ spec:
 		}
 	}
 }
+
+// TestLoopsAreCut: a route whose backend is the Gateway itself (an
+// EndpointSlice naming the data plane's own address, as a Service selecting
+// its pods would) gets 508 at the first turn instead of proxying to itself
+// until no worker has a connection left; a request that passed through
+// other Gateways goes on with this one's ID added, and one that passed
+// through too many is refused.
+func TestLoopsAreCut(t *testing.T) {
+	d := startDataPlane(t, renderFiles(t, ""))
+	b1 := d.backend("b1", "127.0.0.2")
+	var seen []string
+	var mu sync.Mutex
+	b1.status = func(r *http.Request) int {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r.Header.Get("X-Gatewall-Loop"))
+		return 0
+	}
+	// rr's endpoint is NGINX's own listener.
+	d.setEndpoints(addrSet("rr", "127.0.0.1:80"))
+	before := d.count(`"GET /rr/loop`)
+	if got := d.send("GET", "/rr/loop", nil, nil); got != 508 {
+		t.Errorf("a request to a route whose backend is the Gateway: %d, want 508", got)
+	}
+	d.eventually("both turns of the looping request logged", func() bool { return d.count(`"GET /rr/loop`)-before >= 2 })
+	if n := d.count(`"GET /rr/loop`) - before; n != 2 {
+		t.Errorf("NGINX served the looping request %d times, want 2 (the client's and the one turn)", n)
+	}
+	d.setEndpoints(only("rr", b1))
+	h := http.Header{"X-Gatewall-Loop": {"0123456789abcdef"}}
+	if got := d.send("GET", "/rr/a", h, nil); got != 200 {
+		t.Fatalf("a request that passed through another Gateway: %d, want 200", got)
+	}
+	mu.Lock()
+	last := seen[len(seen)-1]
+	mu.Unlock()
+	if !strings.HasPrefix(last, "0123456789abcdef,") || len(last) != 33 {
+		t.Errorf("the backend got X-Gatewall-Loop %q, want the other Gateway's ID then this one's", last)
+	}
+	h = http.Header{"X-Gatewall-Loop": {strings.TrimSuffix(strings.Repeat("0123456789abcdef,", 16), ",")}}
+	if got := d.send("GET", "/rr/b", h, nil); got != 200 {
+		t.Errorf("a request that passed through 16 Gateways: %d, want 200", got)
+	}
+	h = http.Header{"X-Gatewall-Loop": {strings.TrimSuffix(strings.Repeat("0123456789abcdef,", 17), ",")}}
+	if got := d.send("GET", "/rr/c", h, nil); got != 508 {
+		t.Errorf("a request that passed through 17 Gateways: %d, want 508", got)
+	}
+}

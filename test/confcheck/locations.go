@@ -113,7 +113,7 @@ func ifCondition(c *checker, d *Directive) {
 	}
 }
 
-var codes = map[string]bool{"204": true, "404": true, "421": true, "444": true, "500": true, "503": true,
+var codes = map[string]bool{"204": true, "404": true, "421": true, "444": true, "500": true, "503": true, "508": true,
 	"301": true, "302": true, "303": true, "307": true, "308": true}
 
 func returnDirective(c *checker, d *Directive) {

@@ -39,6 +39,30 @@ var mapKinds = []mapKind{
 	{"gw_host", emptyKey, anyExpr},
 	{"gw_server_port", emptyKey, anyExpr},
 	{"gw_hash_", emptyKey, hashKey},
+	{"gw_loop_in", loopKey, fixedValue("0", "1")},
+	{"gw_loop_out", emptyKey, loopValue},
+}
+
+// loopIDRE is a Gateway's ID in the loop header (config.LoopID).
+var loopIDRE = `[0-9a-f]{16}`
+
+// loopKey is the loop header naming this Gateway, or grown too long.
+var loopKeyRE = regexp.MustCompile(`^~(\(\^\|,\)` + loopIDRE + `\(,\|\$\)|\^\.\{[0-9]+\})$`)
+
+func loopKey(c *checker, d *Directive, _, key string) {
+	if !loopKeyRE.MatchString(key) {
+		c.fail(d, "loop map key %q", key)
+	}
+}
+
+// loopValueRE is the loop header a request goes on with: this Gateway's
+// ID, after the header it came with.
+var loopValueRE = regexp.MustCompile(`^(\$http_x_gatewall_loop,)?` + loopIDRE + `$`)
+
+func loopValue(c *checker, d *Directive, v Arg) {
+	if !loopValueRE.MatchString(v.Value) {
+		c.fail(d, "loop header value %q", v.Value)
+	}
 }
 
 // mapBlock checks a map: source, variable, and every entry.

@@ -265,7 +265,7 @@ func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
 
 // defaultRequestHeaders are the headers Gatewall sets on every proxied
 // request: Host (the URLRewrite's hostname when it sets one) and, for
-// proxy_pass, the forwarding headers.
+// proxy_pass, the forwarding headers; the loop header (loop.go) for both.
 func defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
 	host := "$gw_host"
 	if rewrite != nil && rewrite.Hostname != "" {
@@ -274,6 +274,8 @@ func defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
 	ds := []Directive{D(prefix+"_set_header", "Host", host)}
 	if prefix == "proxy" {
 		ds = append(ds, defaultProxyHeaders()...)
+	} else {
+		ds = append(ds, D(prefix+"_set_header", graph.LoopHeader, "$gw_loop_out"))
 	}
 	return ds
 }
@@ -306,6 +308,7 @@ func defaultProxyHeaders() []Directive {
 		D("proxy_set_header", "X-Forwarded-Port", "$gw_server_port"),
 		D("proxy_set_header", "Upgrade", "$http_upgrade"),
 		D("proxy_set_header", "Connection", "$gw_connection"),
+		D("proxy_set_header", graph.LoopHeader, "$gw_loop_out"),
 	}
 }
 

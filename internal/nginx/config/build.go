@@ -55,6 +55,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 	}
 	b.cfg.Main = mainSettings(g.NginxProxy)
 	b.cfg.Main.ReadinessPort = g.ReadinessPort()
+	b.cfg.Main.LoopID = LoopID(g)
 	b.register(inc)
 	b.servers(g)
 	for _, m := range b.maps {

@@ -212,7 +212,7 @@ func TestGRPCHeaderTableOverflow(t *testing.T) {
 	in := httpInput(append(h2cService(), httpRoute("many", nil, gatewayv1.HTTPRouteRule{BackendRefs: refs}))...)
 	g := graph.Build(in, testGateway)
 	rule := g.Routes[0].Rules[0]
-	if rule.Valid || !strings.Contains(rule.Err, "NGINX cannot build its fixed-size table of gRPC request headers for these 136 header names") {
+	if rule.Valid || !strings.Contains(rule.Err, "NGINX cannot build its fixed-size table of gRPC request headers for these 137 header names") {
 		t.Fatalf("rule valid %v: %s", rule.Valid, rule.Err)
 	}
 	// Served anyway, NGINX warns.

@@ -102,6 +102,8 @@ type Main struct {
 	// WorkerShutdownTimeout bounds how long the workers of a replaced
 	// configuration keep their connections (worker_shutdown_timeout).
 	WorkerShutdownTimeout time.Duration
+	// LoopID is the Gateway's ID in the loop header (loop.go).
+	LoopID string
 }
 
 // UpstreamDefaults are the NginxProxy's upstreams settings, defaults filled in.

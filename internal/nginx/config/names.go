@@ -117,7 +117,7 @@ var nameKinds = []nameKind{
 var ownNames = []string{
 	"gatewall_sink_", "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
-	"$gw_proto", "$gw_cors_preflight", "$gw_hash_",
+	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out",
 }
 
 // shortDigest is the length of a digest body, in hex digits.
