@@ -119,7 +119,7 @@ func (in *Input) Add(obj any) bool {
 	}
 	ref := ObjectRef{Kind: reflect.TypeOf(obj).Elem().Name(), Key: key(m.GetNamespace(), m.GetName())}
 	switch obj.(type) {
-	case *gatewayv1beta1.ReferenceGrant, *v1alpha2.NginxProxy:
+	case *gatewayv1beta1.ReferenceGrant, *gatewayv1.ReferenceGrant, *v1alpha2.NginxProxy:
 	case *appprotectv1.APPolicy, *appprotectv1.APLogConf:
 		if in.PLMGroup != appprotectv1.GroupVersion.Group {
 			return false
@@ -174,6 +174,10 @@ func (in *Input) add(obj any) bool {
 		in.ListenerSets[key(o.Namespace, o.Name)] = o
 	case *gatewayv1beta1.ReferenceGrant:
 		in.ReferenceGrants[key(o.Namespace, o.Name)] = o
+	case *gatewayv1.ReferenceGrant:
+		// The same object in the Gateway API's v1 (standard since v1.5):
+		// v1beta1's type is v1's.
+		in.ReferenceGrants[key(o.Namespace, o.Name)] = (*gatewayv1beta1.ReferenceGrant)(o)
 	case *corev1.Namespace:
 		in.Namespaces[o.Name] = o
 	case *corev1.Service:
