@@ -41,14 +41,18 @@ type builder struct {
 
 // Build builds the NGINX configuration of a Gateway's graph with the policies'
 // include files. The graph must be of a valid Gateway.
-func Build(g *graph.Gateway, inc Includes) *Config {
+func Build(g *graph.Gateway, inc Includes) *Config { return build(g, inc, newNames()) }
+
+// build is Build issuing names from the registry n (tests give one whose
+// digests collide).
+func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b := &builder{
 		cfg:       &Config{Certs: map[string][]byte{}, CertOrigins: map[string][]string{}},
 		maps:      map[string]*Map{},
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
-		names:     newNames(),
+		names:     n,
 		stream:    newStreamBuilder(),
 
 		backendClientCert: g.BackendClientCert,
