@@ -90,9 +90,21 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 			FailTimeout:    duration(nil, v1alpha2.DefaultFailTimeout),
 		},
 		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
+		L4: L4Limits{
+			MaxConnections:    v1alpha2.DefaultL4MaxConnections,
+			TCPIdleTimeout:    duration(nil, v1alpha2.DefaultTCPIdleTimeout),
+			UDPSessionTimeout: duration(nil, v1alpha2.DefaultUDPSessionTimeout),
+		},
 	}
 	if np == nil {
 		return m
+	}
+	if l4 := np.L4; l4 != nil {
+		if l4.MaxConnections != nil {
+			m.L4.MaxConnections = *l4.MaxConnections
+		}
+		m.L4.TCPIdleTimeout = duration(l4.TCPIdleTimeout, v1alpha2.DefaultTCPIdleTimeout)
+		m.L4.UDPSessionTimeout = duration(l4.UDPSessionTimeout, v1alpha2.DefaultUDPSessionTimeout)
 	}
 	if u := np.Upstreams; u != nil {
 		m.Upstreams.ConnectTimeout = duration(u.ConnectTimeout, v1alpha2.DefaultConnectTimeout)
