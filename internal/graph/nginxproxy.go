@@ -59,6 +59,14 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		out.Upstreams.MaxRetries = lowest(out.Upstreams.MaxRetries, g.Upstreams.MaxRetries)
 		out.Upstreams.FailTimeout = pick(g.Upstreams.FailTimeout, out.Upstreams.FailTimeout)
 	}
+	if g.L4 != nil {
+		if out.L4 == nil {
+			out.L4 = &v1alpha2.L4Listeners{}
+		}
+		out.L4.MaxConnections = pick(g.L4.MaxConnections, out.L4.MaxConnections)
+		out.L4.TCPIdleTimeout = pick(g.L4.TCPIdleTimeout, out.L4.TCPIdleTimeout)
+		out.L4.UDPSessionTimeout = pick(g.L4.UDPSessionTimeout, out.L4.UDPSessionTimeout)
+	}
 	out.WorkerShutdownTimeout = pick(g.WorkerShutdownTimeout, out.WorkerShutdownTimeout)
 	if g.Kubernetes != nil {
 		if out.Kubernetes == nil {

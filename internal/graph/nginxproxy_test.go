@@ -214,6 +214,20 @@ func TestMetricsOverlay(t *testing.T) {
 	}
 }
 
+// TestL4Overlay: the Gateway's NginxProxy overrides the class's l4
+// settings field by field.
+func TestL4Overlay(t *testing.T) {
+	class := &v1alpha2.NginxProxySpec{L4: &v1alpha2.L4Listeners{MaxConnections: ptr.To(int32(500)), UDPSessionTimeout: ptr.To(gatewayv1.Duration("30s"))}}
+	gw := &v1alpha2.NginxProxySpec{L4: &v1alpha2.L4Listeners{TCPIdleTimeout: ptr.To(gatewayv1.Duration("1h")), UDPSessionTimeout: ptr.To(gatewayv1.Duration("2s"))}}
+	got := EffectiveNginxProxy(class, gw).L4
+	if got == nil || *got.MaxConnections != 500 || *got.TCPIdleTimeout != "1h" || *got.UDPSessionTimeout != "2s" {
+		t.Errorf("effective l4 %+v: want the class's maxConnections 500 and the Gateway's timeouts", got)
+	}
+	if *class.L4.UDPSessionTimeout != "30s" {
+		t.Errorf("the class's spec was modified: %+v", class.L4)
+	}
+}
+
 // TestEndpointsResourcesOverlay: the endpoints container's resources
 // overlay like the other containers': the Gateway's, when set, replace the
 // class's whole.

@@ -27,6 +27,20 @@ import (
 // status: one namespace's ListenerSets or routes can no longer get the
 // whole Gateway refused.
 //
+// TCP and UDP listeners' clients share the same connections: each
+// connection (TCP) or session (UDP) of such a listener holds two of a
+// worker's connections, the client's and the backend's, and nothing but
+// NGINX's limit_conn bounds how many a listener's clients open (thousands
+// of UDP source ports in a fraction of a second, hundreds of idle TCP
+// connections). So each TCP or UDP listener is admitted with its limit
+// (the NginxProxy's l4.maxConnections, enforced by NGINX across its
+// workers: nginx/config/l4.go) and spends twice that of every worker's
+// budget: all of a listener's connections may be in one worker (without
+// reuseport a UDP datagram, and a new TCP connection, may go to any). A
+// flood of one listener is then that listener's alone: it cannot take the
+// connections of another listener, of HTTP clients or of the readiness
+// probe.
+//
 // The count is package nginx/config's (listens.go), taken at its most for
 // the sinks (six sockets, whether routes need them or not) and the
 // Gateway's own cleartext ports (two sockets each for HTTP/2 without TLS,
@@ -34,9 +48,10 @@ import (
 // (TestSocketBudgetCoversTheConfiguration).
 
 // ClientConnections are the connections of each worker that a Gateway's
-// listening sockets must leave for clients: a client proxied to a backend
-// takes two, one passed through the stream module (TLS passthrough, gRPC
-// on a cleartext port) up to four, and the kubelet's readiness probe one.
+// listening sockets and its TCP and UDP listeners' clients must leave for
+// the other clients: an HTTP client proxied to a backend takes two, one
+// passed through the stream module (TLS passthrough, gRPC on a cleartext
+// port) up to four, and the kubelet's readiness probe one.
 const ClientConnections = 64
 
 // Sockets of the data plane's own servers, at their most.
@@ -52,6 +67,10 @@ const (
 	// HTTP/1.x and one for HTTP/2.
 	sniffSockets = 2
 )
+
+// ConnectionsPerL4Client are the worker connections one TCP connection or
+// UDP session of a TCP or UDP listener holds: the client's and the backend's.
+const ConnectionsPerL4Client = 2
 
 // RouteReasonNoSocketLeft is Gatewall's Accepted reason for a route whose
 // sockets the Gateway's budget has no room for.
@@ -71,6 +90,9 @@ type socketBudget struct {
 	tlsReject bool
 	// passes are the TLSRoutes' pass sockets counted: target and certificate.
 	passes map[string]bool
+	// maxL4 is the connections (or sessions) each TCP or UDP listener may
+	// hold, and l4 the worker connections the admitted ones hold at most.
+	maxL4, l4 int
 }
 
 // passTarget describes where a TLSRoute's connections go, as the
@@ -127,9 +149,13 @@ func (p portSockets) sockets(families int) int {
 // sockets, or returns why its effective NginxProxy leaves no room for
 // them and its clients (the Gateway is refused: no listener could ever fit).
 func newSocketBudget(np *v1alpha2.NginxProxySpec, readinessPort int32) (*socketBudget, string) {
-	b := &socketBudget{workerConnections: 1024, families: 2, ports: map[gatewayv1.PortNumber]*portSockets{}, passes: map[string]bool{}}
+	b := &socketBudget{workerConnections: v1alpha2.DefaultWorkerConnections, families: 2, ports: map[gatewayv1.PortNumber]*portSockets{}, passes: map[string]bool{},
+		maxL4: v1alpha2.DefaultL4MaxConnections}
 	if np.WorkerConnections != nil {
 		b.workerConnections = int(*np.WorkerConnections)
+	}
+	if np.L4 != nil && np.L4.MaxConnections != nil {
+		b.maxL4 = int(*np.L4.MaxConnections)
 	}
 	if np.IPFamily != nil && *np.IPFamily != v1alpha2.IPFamilyDual {
 		b.families = 1
@@ -181,6 +207,21 @@ func (b *socketBudget) listenerCost(l *Listener) (int, portSockets) {
 	return cost, next
 }
 
+// spent is what the admitted listeners and routes take of each worker's
+// connections: their sockets, and the TCP and UDP listeners' connections.
+func (b *socketBudget) spent() int { return b.used + b.l4 }
+
+// l4Connections are the worker connections a listener's clients may hold
+// at most: a TCP or UDP listener's, none for the others (their clients
+// share what Gatewall keeps for clients).
+func (b *socketBudget) l4Connections(l *Listener) int {
+	switch l.Source.Protocol {
+	case gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType:
+		return ConnectionsPerL4Client * b.maxL4
+	}
+	return 0
+}
+
 // admitListeners spends the budget on the listeners that are accepted, in
 // order, and refuses each that does not fit.
 func (b *socketBudget) admitListeners(ls []*Listener) {
@@ -189,19 +230,25 @@ func (b *socketBudget) admitListeners(ls []*Listener) {
 			continue
 		}
 		cost, next := b.listenerCost(l)
-		if b.used+cost > b.limit {
-			b.refuseListener(l, cost)
+		conns := b.l4Connections(l)
+		if b.spent()+cost+conns > b.limit {
+			b.refuseListener(l, cost, conns)
 			continue
 		}
 		b.used += cost
+		b.l4 += conns
 		b.ports[l.Source.Port] = &next
 		b.tlsReject = b.tlsReject || next.tls || next.tcp
 	}
 }
 
-func (b *socketBudget) refuseListener(l *Listener, cost int) {
+func (b *socketBudget) refuseListener(l *Listener, cost, conns int) {
 	msg := fmt.Sprintf("no listening socket is left for this listener: it needs %d, and the Gateway's data plane and the listeners before it take %d of the %d that workerConnections %d leaves after the %d Gatewall keeps for clients; raise workerConnections in the Gateway's NginxProxy, or use a port and protocol other listeners already use",
-		cost, b.used, b.limit, b.workerConnections, ClientConnections)
+		cost, b.spent(), b.limit, b.workerConnections, ClientConnections)
+	if conns > 0 {
+		msg = fmt.Sprintf("no connections are left for this %s listener: it needs %d listening sockets and %d connections of each NGINX worker for its clients (l4.maxConnections %d, each connection or UDP session holding two, all of them possibly in one worker), and the Gateway's data plane and the listeners before it, with their clients' connections, take %d of the %d that workerConnections %d leaves after the %d Gatewall keeps for HTTP clients; raise workerConnections or lower l4.maxConnections in the Gateway's NginxProxy",
+			l.Source.Protocol, cost, conns, b.maxL4, b.spent(), b.limit, b.workerConnections, ClientConnections)
+	}
 	l.Valid, l.Attachable = false, false
 	l.Conditions = conditions.Set(l.Conditions, conditions.False(string(gatewayv1.ListenerConditionAccepted), string(gatewayv1.ListenerReasonPortUnavailable), msg))
 }
@@ -215,7 +262,7 @@ func (b *socketBudget) admitRoutes(routes []*Route) {
 	for _, r := range byAge {
 		passes, sniffed := b.routeNeeds(r)
 		cost := len(passes) + len(sniffed)*sniffSockets
-		if b.used+cost > b.limit {
+		if b.spent()+cost > b.limit {
 			b.refuseRoute(r, cost)
 			continue
 		}
@@ -267,7 +314,7 @@ func (b *socketBudget) routeNeeds(r *Route) (passes map[string]bool, sniffed map
 
 func (b *socketBudget) refuseRoute(r *Route, cost int) {
 	msg := fmt.Sprintf("no listening socket is left for this %s: it needs %d, and the Gateway's data plane, its listeners and the older routes take %d of the %d that workerConnections %d leaves after the %d Gatewall keeps for clients; raise workerConnections in the Gateway's NginxProxy",
-		r.Kind, cost, b.used, b.limit, b.workerConnections, ClientConnections)
+		r.Kind, cost, b.spent(), b.limit, b.workerConnections, ClientConnections)
 	if !PassesConnections(r.Kind) {
 		msg += ", or serve HTTP/2 without TLS on a port that already does"
 	}
@@ -287,4 +334,14 @@ func (g *Gateway) ListeningSockets() int {
 		return 0
 	}
 	return g.sockets.used
+}
+
+// L4Connections are the most worker connections the clients of the
+// Gateway's admitted TCP and UDP listeners hold (ConnectionsPerL4Client
+// times the limit of each); 0 for a Gateway that is not accepted.
+func (g *Gateway) L4Connections() int {
+	if g.sockets == nil {
+		return 0
+	}
+	return g.sockets.l4
 }

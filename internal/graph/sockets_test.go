@@ -238,3 +238,56 @@ func TestSocketBudgetRefusesTheNewestH2CRoutes(t *testing.T) {
 		t.Errorf("accepted %v, want %v", accepted, want)
 	}
 }
+
+// TestConnectionBudgetRefusesTheNewestL4Listeners: each TCP or UDP
+// listener keeps 2 × l4.maxConnections of every worker's connections for
+// its clients beside its sockets (a TCP and a UDP listener on one port
+// number each their own), admitted in the Gateway API's precedence: the
+// listener that does not fit is refused on its own status, saying why,
+// and the Gateway, its HTTP listener and the listeners before it stay.
+func TestConnectionBudgetRefusesTheNewestL4Listeners(t *testing.T) {
+	tcp, udp := gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType
+	entry := func(name string, port gatewayv1.PortNumber, protocol gatewayv1.ProtocolType) gatewayv1.ListenerEntry {
+		return gatewayv1.ListenerEntry{Name: gatewayv1.SectionName(name), Port: port, Protocol: protocol}
+	}
+	// The HTTP port (3 sockets, sniffed), tcp (1, and the socket closing
+	// unclaimed connections) and udp (1) on one port, with 2 × 10 each:
+	// 46 of room for 67; one more listener of 21 fits, not two.
+	in := budgetInput(67, []gatewayv1.Listener{listenerOn("http", 80, gatewayv1.HTTPProtocolType), listenerOn("tcp", 5000, tcp), listenerOn("udp", 5000, udp)},
+		listenerSetAt("team", "newer", 2, entry("tcp", 6000, tcp)),
+		listenerSetAt("team", "older", 1, entry("udp", 6000, udp), entry("tcp", 7000, tcp)))
+	in.NginxProxies[key("ns", "np")].Spec.L4 = &v1alpha2.L4Listeners{MaxConnections: ptr.To[int32](10)}
+	g := buildTest(t, in)
+	if !g.Valid {
+		t.Fatalf("the Gateway is not accepted: %+v", g.Conditions)
+	}
+	var refused []string
+	for _, s := range append([]*ListenerSet{{Key: key("ns", "gw"), Listeners: g.Listeners}}, g.ListenerSets...) {
+		for _, l := range s.Listeners {
+			if c := l.Conditions[0]; c.Reason == string(gatewayv1.ListenerReasonPortUnavailable) {
+				refused = append(refused, s.Key.Name+"/"+l.Name)
+				for _, want := range []string{"no connections are left for this", "it needs 1 listening sockets and 20 connections", "l4.maxConnections 10", "take 75 of the 75"} {
+					if !strings.Contains(c.Message, want) {
+						t.Errorf("%s: message %q does not say %q", l.Name, c.Message, want)
+					}
+				}
+			}
+		}
+	}
+	// older's udp fits (the data plane's 8 sockets and 67), its tcp does
+	// not, nor newer's.
+	if want := []string{"older/tcp", "newer/tcp"}; !reflect.DeepEqual(refused, want) {
+		t.Errorf("refused %v, want %v", refused, want)
+	}
+	if got := g.L4Connections(); got != 3*2*10 {
+		t.Errorf("the admitted listeners' clients hold %d connections, want 60", got)
+	}
+
+	// Without l4.maxConnections, a listener keeps 2 × 64: udp (129) fits
+	// in 229, tcp (130) no more.
+	in = budgetInput(229, []gatewayv1.Listener{listenerOn("udp", 5000, udp), listenerOn("tcp", 5000, tcp)})
+	g = buildTest(t, in)
+	if !g.Listeners[0].Valid || g.Listeners[1].Valid || g.L4Connections() != 128 {
+		t.Errorf("with the default, udp valid %v, tcp valid %v (%d connections held): want only udp's 128", g.Listeners[0].Valid, g.Listeners[1].Valid, g.L4Connections())
+	}
+}

@@ -23,6 +23,9 @@ const (
 	MsgConnectTimeout     = "connectTimeout must be between 1ms and 60s"
 	MsgFailTimeout        = "failTimeout must be between 1s and 5m"
 	MsgShutdownTimeout    = "workerShutdownTimeout must be between 1s and 1h"
+	MsgTCPIdleTimeout     = "tcpIdleTimeout must be between 1s and 24h"
+	MsgUDPSessionTimeout  = "udpSessionTimeout must be between 1s and 1h"
+	maxL4Connections      = 32767
 	maxUpstreamTries      = 10
 	maxSourceRanges       = 64
 	maxSourceRangeLen     = 49 // the longest IPv6 CIDR text
@@ -77,6 +80,14 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		if u.MaxRetries != nil {
 			errs = append(errs, intRange(path.Child("maxRetries"), int64(*u.MaxRetries), 0, maxUpstreamTries)...)
 		}
+	}
+	if l4 := s.L4; l4 != nil {
+		path := spec.Child("l4")
+		if l4.MaxConnections != nil {
+			errs = append(errs, intRange(path.Child("maxConnections"), int64(*l4.MaxConnections), 1, maxL4Connections)...)
+		}
+		errs = append(errs, durationRange(path.Child("tcpIdleTimeout"), l4.TCPIdleTimeout, time.Second, 24*time.Hour, MsgTCPIdleTimeout)...)
+		errs = append(errs, durationRange(path.Child("udpSessionTimeout"), l4.UDPSessionTimeout, time.Second, time.Hour, MsgUDPSessionTimeout)...)
 	}
 	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)

@@ -99,6 +99,11 @@ func np(mutate func(*v1alpha2.NginxProxySpec)) *v1alpha2.NginxProxy {
 	return p
 }
 
+// npL4 is an NginxProxy with these l4 settings.
+func npL4(l4 v1alpha2.L4Listeners) *v1alpha2.NginxProxy {
+	return np(func(s *v1alpha2.NginxProxySpec) { s.L4 = &l4 })
+}
+
 func npService(family string, svc v1alpha2.ServiceSpec) *v1alpha2.NginxProxy {
 	return np(func(s *v1alpha2.NginxProxySpec) {
 		if family != "" {

@@ -40,6 +40,9 @@ type checker struct {
 	// rlimitNofile the main context's budgets.
 	listening                       map[string]bool
 	workerConnections, rlimitNofile int
+	// l4Connections are what the TCP and UDP listeners' limit_conn let
+	// their clients hold of a worker's connections.
+	l4Connections int
 	// locations are the exact locations of every server, internal or not.
 	locations map[string]bool
 	uses      []use

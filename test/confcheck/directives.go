@@ -58,8 +58,8 @@ var rules = map[string]rule{
 	"server_names_hash_max_size":     {ctx: http, min: 1, max: 1, check: hashMax},
 	"map_hash_bucket_size":           {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashBucket},
 	"map_hash_max_size":              {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashMax},
-	"variables_hash_bucket_size":     {ctx: http, min: 1, max: 1, check: hashBucket},
-	"variables_hash_max_size":        {ctx: http, min: 1, max: 1, check: hashMax},
+	"variables_hash_bucket_size":     {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashBucket},
+	"variables_hash_max_size":        {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, check: hashMax},
 	"proxy_headers_hash_bucket_size": {ctx: http, min: 1, max: 1, check: hashBucket},
 	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
 	"map":                            {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: mapBlock},
@@ -167,8 +167,25 @@ var rules = map[string]rule{
 
 	// TLS passthrough (TLSRoutes).
 	"ssl_preread": {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("on")},
-	// A UDP listener's idle sessions end (nginx/config/l4.go).
-	"proxy_timeout": {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: secondsOrMillis},
+	// TCP and UDP listeners' idle connections and sessions end, and each
+	// listener's are bounded (nginx/config/l4.go).
+	"proxy_timeout":        {ctx: []string{ctxStreamServer}, min: 1, max: 1, check: secondsOrMillis},
+	"limit_conn_zone":      {ctx: []string{ctxStream}, min: 2, max: 2, check: words("$protocol$server_port zone=gatewall_l4_connections:2m")},
+	"limit_conn_log_level": {ctx: []string{ctxStream}, min: 1, max: 1, check: oneOfArgs("warn")},
+	"limit_conn":           {ctx: []string{ctxStreamServer}, min: 2, max: 2, check: limitConn},
+}
+
+// limitConn: a TCP or UDP listener's bound, in the one zone, whose
+// connections the main context's budget must hold.
+func limitConn(c *checker, d *Directive) {
+	if d.Args[0].Value != "gatewall_l4_connections" {
+		c.fail(d, "limit_conn zone %q: not the listeners' zone", d.Args[0].Value)
+	}
+	n, err := strconv.Atoi(d.Args[1].Value)
+	if err != nil || n < 1 || n > 32767 {
+		c.fail(d, "limit_conn %q: not a number from 1 to 32767", d.Args[1].Value)
+	}
+	c.l4Connections += graph.ConnectionsPerL4Client * n
 }
 
 // proxyProtocol is on for the whole stream context (its servers pass
@@ -486,13 +503,15 @@ func rlimitNofile(c *checker, d *Directive) {
 	c.rlimitNofile, _ = strconv.Atoi(d.Args[0].Value)
 }
 
-// budgets checks that the listening sockets leave each worker
-// graph.ClientConnections connections for clients (with one more NGINX
-// starts, and serves nothing), and that a worker may open a file for each
-// connection and one more for its temporary file.
+// budgets checks that the listening sockets and the TCP and UDP
+// listeners' connections leave each worker graph.ClientConnections
+// connections for clients (with one more NGINX starts, and serves
+// nothing), and that a worker may open a file for each connection and one
+// more for its temporary file.
 func (c *checker) budgets() {
-	if c.workerConnections < len(c.listening)+graph.ClientConnections {
-		c.fail(nil, "worker_connections %d: %d listening sockets leave fewer than %d connections for clients", c.workerConnections, len(c.listening), graph.ClientConnections)
+	if c.workerConnections < len(c.listening)+c.l4Connections+graph.ClientConnections {
+		c.fail(nil, "worker_connections %d: %d listening sockets and %d connections of TCP and UDP listeners leave fewer than %d connections for clients",
+			c.workerConnections, len(c.listening), c.l4Connections, graph.ClientConnections)
 	}
 	if c.rlimitNofile < 2*c.workerConnections {
 		c.fail(nil, "worker_rlimit_nofile %d is under twice worker_connections %d", c.rlimitNofile, c.workerConnections)

@@ -19,11 +19,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/test/testenv"
 )
@@ -51,9 +53,25 @@ func run(m *testing.M) (code int) {
 			code = 1
 		}
 	}()
+	// UDPRouteWeightedRouting sends 500 datagrams, each from a new socket,
+	// within about a second, and tries again when the shares are off: a
+	// UDP session each, while the default l4.maxConnections keeps 64 per
+	// listener (docs/tcp-udp.md). The class gives its listeners room for
+	// such bursts, and the workers the connections for it (four TCP or
+	// UDP listeners of 1,024 sessions, the most a suite Gateway has).
+	np := &v1alpha2.NginxProxy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "conformance"},
+		Spec: v1alpha2.NginxProxySpec{WorkerConnections: ptr.To[int32](16384), L4: &v1alpha2.L4Listeners{
+			MaxConnections: ptr.To[int32](1024), UDPSessionTimeout: ptr.To(gatewayv1.Duration("2s"))}},
+	}
+	if err := rt.Client.Create(context.Background(), np); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: creating the GatewayClass's NginxProxy:", err)
+		return 1
+	}
 	class := &gatewayv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: manager.DefaultGatewayClassName},
-		Spec:       gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: manager.DefaultControllerName, ParametersRef: &gatewayv1.ParametersReference{
+			Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy", Name: np.Name, Namespace: ptr.To(gatewayv1.Namespace(np.Namespace))}},
 	}
 	if err := rt.Client.Create(context.Background(), class); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance: creating the GatewayClass:", err)

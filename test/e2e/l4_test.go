@@ -18,6 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/tcp"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/local/images"
 )
 
@@ -39,6 +40,14 @@ func TestTCPAndUDPBesideHTTP(t *testing.T) {
 	}
 	create(t, echo(ns, "web", 1)...)
 	gw := gateway(ns, "gw")
+	// Each UDP exchange below comes from a new socket: a session each,
+	// lingering l4.udpSessionTimeout (10s) after its answer, so the
+	// listener holds about 200 at once, more than the default 64
+	// (docs/tcp-udp.md).
+	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{
+		Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy", Name: "l4"}}
+	create(t, &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "l4"},
+		Spec: v1alpha2.NginxProxySpec{WorkerConnections: ptr.To[int32](2048), L4: &v1alpha2.L4Listeners{MaxConnections: ptr.To[int32](256)}}})
 	gw.Spec.Listeners = append(gw.Spec.Listeners,
 		gatewayv1.Listener{Name: "tcp", Port: 5000, Protocol: gatewayv1.TCPProtocolType},
 		gatewayv1.Listener{Name: "udp", Port: 5000, Protocol: gatewayv1.UDPProtocolType})

@@ -151,6 +151,18 @@ func (s *Server) Listen(network, addr string) (net.Listener, error) {
 	return l, err
 }
 
+// ListenPacket listens for datagrams on addr inside NGINX's network
+// namespace (a UDP backend).
+func (s *Server) ListenPacket(network, addr string) (net.PacketConn, error) {
+	var c net.PacketConn
+	err := netns.Do(s.netns(), func() error {
+		var err error
+		c, err = net.ListenPacket(network, addr)
+		return err
+	})
+	return c, err
+}
+
 // SetEndpoints hands NGINX the configuration's endpoints as a data-plane
 // pod's endpoints client does (the whole set): NGINX answers its readiness
 // probe only once it has them.

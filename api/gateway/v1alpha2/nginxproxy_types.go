@@ -85,11 +85,13 @@ type NginxProxySpec struct {
 
 	// WorkerConnections is the most simultaneous connections one NGINX worker
 	// process may open (worker_connections), from 1 to 65535. Defaults to 1024.
-	// Each listening socket takes one in every worker, and Gatewall keeps 64
-	// for clients: listeners and routes whose sockets do not fit are refused,
-	// the newest first, and a value that leaves no socket for any listener
-	// refuses the Gateway. Each worker may open twice as many files, and 64
-	// (worker_rlimit_nofile): the container's hard limit must allow as many.
+	// Each listening socket takes one in every worker, each TCP or UDP
+	// listener 2 × l4.maxConnections for its clients, and Gatewall keeps 64
+	// for the other clients: listeners and routes that do not fit are
+	// refused, the newest first, and a value that leaves no socket for any
+	// listener refuses the Gateway. Each worker may open twice as many
+	// files, and 64 (worker_rlimit_nofile): the container's hard limit must
+	// allow as many.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -115,6 +117,14 @@ type NginxProxySpec struct {
 	// connection failed is avoided.
 	// +optional
 	Upstreams *Upstreams `json:"upstreams,omitempty"`
+
+	// L4 bounds what each TCP and UDP listener (TCPRoute, UDPRoute) of the
+	// Gateway may hold of its data plane, so that clients of one such
+	// listener cannot take the connections every other listener and the
+	// pods' readiness probe need: how many connections or sessions it
+	// holds at once, and how long an idle one is kept.
+	// +optional
+	L4 *L4Listeners `json:"l4,omitempty"`
 
 	// WorkerShutdownTimeout bounds how long NGINX keeps serving the
 	// connections it had when its configuration changed (a change of
@@ -189,7 +199,7 @@ type GatewayOverrides struct {
 	InfrastructureKeys []string `json:"infrastructureKeys,omitempty"`
 }
 
-// Defaults of Upstreams and of WorkerShutdownTimeout.
+// Defaults of Upstreams, L4 and WorkerShutdownTimeout.
 const (
 	DefaultConnectTimeout        = "250ms"
 	DefaultMaxTries              = 3
@@ -197,7 +207,58 @@ const (
 	DefaultFailTimeout           = "10s"
 	DefaultWorkerShutdownTimeout = "60s"
 	DefaultWorkerConnections     = 1024
+	DefaultL4MaxConnections      = 64
+	DefaultTCPIdleTimeout        = "5m"
+	DefaultUDPSessionTimeout     = "10s"
 )
+
+// L4Listeners bound the connections of TCP and UDP listeners. A TCP
+// connection, or a UDP session, holds two of an NGINX worker's
+// connections (workerConnections) while it lasts: the client's and the
+// backend's. Without bounds, clients of one listener (thousands of UDP
+// source ports, or hundreds of idle TCP connections) take every
+// connection of the workers, and NGINX answers every HTTP request of the
+// Gateway with an error until they end.
+type L4Listeners struct {
+	// MaxConnections is the most TCP connections, or UDP sessions, one TCP
+	// or UDP listener holds at once, counted across the data plane's NGINX
+	// workers: a client beyond it is closed (TCP) or its datagrams dropped
+	// (UDP) until one ends. Each listener's connections are kept for it in
+	// every worker, beside the listening sockets and the connections
+	// Gatewall keeps for HTTP clients: 2 × maxConnections of
+	// workerConnections each (all may land in one worker). A listener whose
+	// connections do not fit is refused (PortUnavailable), in the Gateway
+	// API's precedence: the Gateway's own listeners first, then
+	// ListenerSets from the oldest. With the defaults (64 of 1,024) seven
+	// TCP or UDP listeners fit. A UDP session lasts udpSessionTimeout, so a
+	// listener serves about maxConnections / udpSessionTimeout new clients
+	// a second. From 1 to 32767; defaults to 64.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32767
+	MaxConnections *int32 `json:"maxConnections,omitempty"`
+
+	// TCPIdleTimeout closes a TCP listener's connection when neither the
+	// client nor the backend sent anything for this long (TCP keep-alive
+	// probes do not count), so that clients that went away without closing
+	// do not keep the listener's maxConnections. From 1s to 24h; defaults
+	// to 5m.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="tcpIdleTimeout must be between 1s and 24h",rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')"
+	TCPIdleTimeout *gatewayv1.Duration `json:"tcpIdleTimeout,omitempty"`
+
+	// UDPSessionTimeout ends a UDP listener's session (a client address
+	// and port) when no datagram went either way for this long; any number
+	// of answers may come back meanwhile. A DNS-like exchange keeps its
+	// session, and one of maxConnections, this long after its answer.
+	// From 1s to 1h; defaults to 10s.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="udpSessionTimeout must be between 1s and 1h",rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')"
+	UDPSessionTimeout *gatewayv1.Duration `json:"udpSessionTimeout,omitempty"`
+}
 
 // Upstreams configure NGINX's connections to the endpoints of backends.
 // A request goes on to another endpoint when its connection to one fails

@@ -3,6 +3,7 @@ package config_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +41,7 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("p"), Port: ptr.To[int32](8080), AppProtocol: ptr.To("kubernetes.io/h2c")}},
 		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.0.1.9"}}},
 	})
-	np := v1alpha2.NginxProxySpec{WorkerConnections: ptr.To(int32(72 + r.IntN(40)))}
+	np := v1alpha2.NginxProxySpec{WorkerConnections: ptr.To(int32(72 + r.IntN(40))), L4: &v1alpha2.L4Listeners{MaxConnections: ptr.To(int32(1 + r.IntN(8)))}}
 	np.IPFamily = ptr.To([]v1alpha2.IPFamily{v1alpha2.IPFamilyDual, v1alpha2.IPFamilyIPv4, v1alpha2.IPFamilyIPv6}[r.IntN(3)])
 	if r.IntN(2) == 0 {
 		np.Metrics = &v1alpha2.Metrics{Disable: ptr.To(true)}
@@ -55,7 +56,11 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 			l.Hostname = ptr.To(gatewayv1.Hostname(fmt.Sprintf("h%d.example.com", r.IntN(4))))
 		}
 		certs := []gatewayv1.SecretObjectReference{{Name: "cert"}}
-		switch r.IntN(4) {
+		switch r.IntN(6) {
+		case 4:
+			l.Protocol, l.Hostname = gatewayv1.TCPProtocolType, nil
+		case 5:
+			l.Protocol, l.Hostname = gatewayv1.UDPProtocolType, nil
 		case 0:
 			l.Protocol = gatewayv1.HTTPProtocolType
 		case 1:
@@ -120,6 +125,10 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 		}
 		in.Add(&gatewayv1.GRPCRoute{ObjectMeta: meta("grpc", i), Spec: gatewayv1.GRPCRouteSpec{CommonRouteSpec: common(), Rules: []gatewayv1.GRPCRouteRule{rule}}})
 	}
+	for i := range r.IntN(3) {
+		in.Add(&gatewayv1.TCPRoute{ObjectMeta: meta("tcp", i), Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: common(),
+			Rules: []gatewayv1.TCPRouteRule{{BackendRefs: backends()}}}})
+	}
 	for i := range r.IntN(8) {
 		in.Add(&gatewayv1.TLSRoute{ObjectMeta: meta("tls", i), Spec: gatewayv1.TLSRouteSpec{CommonRouteSpec: common(),
 			Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(fmt.Sprintf("h%d.example.com", r.IntN(4)))},
@@ -129,9 +138,11 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 }
 
 // TestSocketBudgetCoversTheConfiguration: the graph admits listeners and
-// routes by counting the listening sockets before rendering; on Gateways
-// of every shape, the configuration never opens more than it counted, and
-// what it counted leaves graph.ClientConnections of workerConnections for
+// routes by counting the listening sockets and the TCP and UDP listeners'
+// connections before rendering; on Gateways of every shape, the
+// configuration never opens more sockets, nor lets TCP and UDP clients
+// hold more connections (limit_conn), than it counted, and what it
+// counted leaves graph.ClientConnections of workerConnections for other
 // clients. A sample passes real nginx -t.
 func TestSocketBudgetCoversTheConfiguration(t *testing.T) {
 	ca, err := issuer.NewCA("test")
@@ -145,7 +156,7 @@ func TestSocketBudgetCoversTheConfiguration(t *testing.T) {
 	cert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cert"}, Data: map[string][]byte{
 		corev1.TLSCertKey: kp.CertPEM, corev1.TLSPrivateKeyKey: kp.KeyPEM}}
 	r := rand.New(rand.NewPCG(30, 3))
-	refused, checked := 0, 0
+	refused, refusedL4, servedL4, checked := 0, 0, 0, 0
 	for i := range 2000 {
 		g := graph.Build(budgetShapes(r, cert), testGateway)
 		if !g.Valid {
@@ -156,12 +167,20 @@ func TestSocketBudgetCoversTheConfiguration(t *testing.T) {
 		if opened > counted {
 			t.Fatalf("case %d: the configuration opens %d sockets, the budget counted %d: %v", i, opened, counted, cfg.ListeningSockets())
 		}
-		if wc := int(cfg.Main.WorkerConnections); counted+graph.ClientConnections > wc {
-			t.Fatalf("case %d: %d sockets counted leave fewer than %d of %d connections", i, counted, graph.ClientConnections, wc)
+		held := graph.ConnectionsPerL4Client * int(cfg.Main.L4.MaxConnections) * len(cfg.L4Servers)
+		if held > g.L4Connections() {
+			t.Fatalf("case %d: %d TCP and UDP servers let clients hold %d connections, the budget counted %d", i, len(cfg.L4Servers), held, g.L4Connections())
 		}
+		if wc := int(cfg.Main.WorkerConnections); counted+g.L4Connections()+graph.ClientConnections > wc {
+			t.Fatalf("case %d: %d sockets and %d connections counted leave fewer than %d of %d connections", i, counted, g.L4Connections(), graph.ClientConnections, wc)
+		}
+		servedL4 += len(cfg.L4Servers)
 		for _, l := range g.Listeners {
 			if !l.Attachable && l.Conditions[0].Reason == string(gatewayv1.ListenerReasonPortUnavailable) {
 				refused++
+				if strings.Contains(l.Conditions[0].Message, "no connections are left") {
+					refusedL4++
+				}
 			}
 		}
 		if i%200 == 0 {
@@ -171,8 +190,8 @@ func TestSocketBudgetCoversTheConfiguration(t *testing.T) {
 			}
 		}
 	}
-	if refused == 0 {
-		t.Errorf("no listener was refused for the budget: the shapes do not reach it")
+	if refused == 0 || refusedL4 == 0 || servedL4 == 0 {
+		t.Errorf("%d listeners refused for the budget, %d of them TCP or UDP, %d TCP or UDP servers rendered: the shapes do not reach both sides", refused, refusedL4, servedL4)
 	}
-	t.Logf("%d listeners refused for the budget; %d configurations passed nginx -t", refused, checked)
+	t.Logf("%d listeners refused for the budget (%d TCP or UDP ones for their connections), %d TCP and UDP servers rendered; %d configurations passed nginx -t", refused, refusedL4, servedL4, checked)
 }

@@ -41,14 +41,18 @@ type builder struct {
 
 // Build builds the NGINX configuration of a Gateway's graph with the policies'
 // include files. The graph must be of a valid Gateway.
-func Build(g *graph.Gateway, inc Includes) *Config {
+func Build(g *graph.Gateway, inc Includes) *Config { return build(g, inc, newNames()) }
+
+// build is Build issuing names from the registry n (tests give one whose
+// digests collide).
+func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b := &builder{
 		cfg:       &Config{Certs: map[string][]byte{}, CertOrigins: map[string][]string{}},
 		maps:      map[string]*Map{},
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
-		names:     newNames(),
+		names:     n,
 		stream:    newStreamBuilder(),
 
 		backendClientCert: g.BackendClientCert,
@@ -87,9 +91,21 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 			FailTimeout:    duration(nil, v1alpha2.DefaultFailTimeout),
 		},
 		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
+		L4: L4Limits{
+			MaxConnections:    v1alpha2.DefaultL4MaxConnections,
+			TCPIdleTimeout:    duration(nil, v1alpha2.DefaultTCPIdleTimeout),
+			UDPSessionTimeout: duration(nil, v1alpha2.DefaultUDPSessionTimeout),
+		},
 	}
 	if np == nil {
 		return m
+	}
+	if l4 := np.L4; l4 != nil {
+		if l4.MaxConnections != nil {
+			m.L4.MaxConnections = *l4.MaxConnections
+		}
+		m.L4.TCPIdleTimeout = duration(l4.TCPIdleTimeout, v1alpha2.DefaultTCPIdleTimeout)
+		m.L4.UDPSessionTimeout = duration(l4.UDPSessionTimeout, v1alpha2.DefaultUDPSessionTimeout)
 	}
 	if u := np.Upstreams; u != nil {
 		m.Upstreams.ConnectTimeout = duration(u.ConnectTimeout, v1alpha2.DefaultConnectTimeout)

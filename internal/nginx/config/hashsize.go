@@ -8,9 +8,10 @@ import (
 
 // Gatewall sizes the hash tables NGINX builds from its configuration (see
 // package syntax): for each family of tables sized by one pair of
-// http-level directives it runs NGINX's search on the keys it renders and
-// writes the bucket size and maximum that make it succeed, so NGINX logs
-// nothing however many routes, hostnames and maps there are.
+// directives of a context (http or stream) it runs NGINX's search on the
+// keys the context's files were written with (hashkeys.go) and writes the
+// bucket size and maximum that make it succeed, so NGINX logs nothing
+// however many routes, listeners, hostnames, maps and splits there are.
 
 // maxHashSize bounds the sizes Gatewall asks for: above 10,000 NGINX starts
 // its search near the maximum instead of its estimate when there are fewer
@@ -21,7 +22,7 @@ const maxHashSize = 10000
 // maxBucketSize is the largest bucket NGINX accepts (65,536 minus a cache line).
 const maxBucketSize = 65536 - syntax.CacheLine
 
-// hashFamily is the tables one pair of http-level directives sizes.
+// hashFamily is the tables one pair of directives sizes.
 type hashFamily struct {
 	// name is the directives' prefix, "server_names_hash".
 	name string
@@ -79,14 +80,8 @@ func (f hashFamily) directives(scratch *syntax.HashScratch) []Directive {
 	return out
 }
 
-// hashSizeDirectives are the http-level hash sizes the configuration needs.
-func (c *Config) hashSizeDirectives() []Directive { return familyDirectives(c.hashFamilies()) }
-
-// streamHashSizeDirectives are the stream-level ones.
-func (c *Config) streamHashSizeDirectives() []Directive {
-	return familyDirectives(c.streamHashFamilies())
-}
-
+// familyDirectives are the sizes the families' tables need: the http
+// context's or the stream context's (hashkeys.go).
 func familyDirectives(families []hashFamily) []Directive {
 	var out []Directive
 	// One scratch table for every search, not one per family: allocating

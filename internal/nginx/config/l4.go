@@ -24,13 +24,36 @@ import (
 // and the share of a UDP backend that cannot serve is dropped (an upstream
 // whose one server is down).
 //
-// UDP sessions: NGINX ends a session after udpSessionTimeout without a
-// datagram either way. Any number of responses may come back (streaming
-// protocols keep working); a DNS-like exchange ends after the timeout,
-// holding two of the worker's connections until then.
+// UDP sessions: NGINX ends a session after the NginxProxy's
+// l4.udpSessionTimeout without a datagram either way. Any number of
+// responses may come back (streaming protocols keep working); a DNS-like
+// exchange ends after the timeout, holding two of the worker's
+// connections until then. A TCP connection idle for l4.tcpIdleTimeout
+// either way is closed.
+//
+// Each listener holds at most l4.maxConnections connections (sessions)
+// at once, counted across the workers by limit_conn in one zone keyed by
+// the listener's transport and port (a TCP and a UDP listener may share a
+// port number; IPv4 and IPv6 clients of a listener are counted together).
+// A connection beyond it is closed when accepted, a UDP datagram that
+// would start a session beyond it is dropped; either costs a worker one
+// connection for that moment only. The graph kept twice that many of
+// every worker's connections for each listener (graph/sockets.go), so a
+// flood of one listener leaves the others, the HTTP clients and the
+// readiness probe their connections.
 
-// udpSessionTimeout ends an idle UDP session.
-const udpSessionTimeout = "10s"
+// l4Zone is the shared memory zone counting each listener's connections.
+const l4Zone = "gatewall_l4_connections"
+
+// l4ZoneSize holds a state for every TCP and UDP listener a Gateway can
+// have at once (a state is 64 bytes of the zone's slabs while the
+// listener has connections; workerConnections 65,535 admit at most about
+// 16,000 listeners), so that no listener is refused for want of room in
+// the zone. A fixed size keeps the zone, and its counts, across reloads.
+const l4ZoneSize = "2m"
+
+// l4ZoneKey tells the listeners apart: "TCP5000", "UDP5000".
+const l4ZoneKey = "$protocol$server_port"
 
 // udpClosedUpstream drops datagrams: its one server is down.
 const udpClosedUpstream = "gatewall_udp_closed"
@@ -104,6 +127,13 @@ func (c *Config) l4Uses(target string) bool {
 // upstream that drops datagrams when a split uses it. Their upstreams are
 // the stream context's (writeStreamUpstreams).
 func (c *Config) writeL4(w *writer) {
+	if len(c.L4Servers) > 0 {
+		w.blank()
+		w.line("limit_conn_zone", l4ZoneKey, "zone="+l4Zone+":"+l4ZoneSize)
+		// Refusing a client of a full listener is the listener's
+		// limit at work, not NGINX failing.
+		w.line("limit_conn_log_level", "warn")
+	}
 	if c.l4Uses(udpClosedUpstream) {
 		w.blank()
 		w.open("upstream", udpClosedUpstream)
@@ -122,9 +152,12 @@ func (c *Config) writeL4(w *writer) {
 		}
 		// The backend gets the client's bytes only.
 		w.line("proxy_protocol", "off")
+		w.line("limit_conn", l4Zone, strconv.Itoa(int(c.Main.L4.MaxConnections)))
+		idle := c.Main.L4.TCPIdleTimeout
 		if s.UDP {
-			w.line("proxy_timeout", udpSessionTimeout)
+			idle = c.Main.L4.UDPSessionTimeout
 		}
+		w.line("proxy_timeout", nginxTime(idle))
 		w.line("proxy_pass", s.Target)
 		w.close()
 	}

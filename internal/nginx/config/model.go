@@ -104,6 +104,14 @@ type Main struct {
 	WorkerShutdownTimeout time.Duration
 	// LoopID is the Gateway's ID in the loop header (loop.go).
 	LoopID string
+	// L4 bounds the TCP and UDP listeners' connections (l4.go).
+	L4 L4Limits
+}
+
+// L4Limits are the NginxProxy's l4 settings, defaults filled in.
+type L4Limits struct {
+	MaxConnections                    int32
+	TCPIdleTimeout, UDPSessionTimeout time.Duration
 }
 
 // UpstreamDefaults are the NginxProxy's upstreams settings, defaults filled in.

@@ -115,7 +115,7 @@ var nameKinds = []nameKind{
 // families of them (the sinks', a port's sockets), in every space: no
 // kind's prefix starts one of them, nor does one start a kind's prefix.
 var ownNames = []string{
-	"gatewall_sink_", "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
+	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
 	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out",
 }

@@ -12,8 +12,11 @@ func (c *Config) hasStream() bool {
 	return len(c.Sniffed) > 0 || len(c.TLSPorts) > 0 || len(c.L4Servers) > 0
 }
 
+// streamConf writes stream.conf: the hash tables are sized from the keys
+// its blocks record, written before them.
 func (c *Config) streamConf() []byte {
-	w := &writer{}
+	keys := newHashKeys()
+	w := &writer{keys: keys}
 	w.comment(header)
 	if len(c.Sniffed) > 0 {
 		w.line("js_import", "gw", "from", SniffJSPath)
@@ -24,11 +27,7 @@ func (c *Config) streamConf() []byte {
 	// established soon goes on to another endpoint.
 	w.line("proxy_connect_timeout", nginxTime(c.Main.Upstreams.ConnectTimeout))
 	w.line("proxy_next_upstream_tries", strconv.Itoa(int(c.Main.Upstreams.MaxTries)))
-	if len(c.TLSPorts) > 0 {
-		for _, dir := range c.streamHashSizeDirectives() {
-			writeDirective(w, dir)
-		}
-	}
+	head, w := w, &writer{keys: keys}
 	for _, port := range c.Sniffed {
 		w.blank()
 		w.open("server")
@@ -45,5 +44,10 @@ func (c *Config) streamConf() []byte {
 		c.writeReject(w) // else written with the TLS ports'
 	}
 	c.writeL4(w)
-	return w.bytes()
+	sizes := &writer{}
+	for _, dir := range familyDirectives(keys.finish().streamHashFamilies()) {
+		writeDirective(sizes, dir)
+	}
+	head.writeAll(sizes, w)
+	return head.bytes()
 }

@@ -10,14 +10,17 @@ import (
 // one quoting function, under the name the renderer and policies use.
 func Quote(s string) string { return syntax.Quote(s) }
 
-// writer writes NGINX configuration text with indentation.
+// writer writes NGINX configuration text with indentation, and records
+// in keys (when set) what it writes into NGINX's hash tables (hashkeys.go).
 type writer struct {
 	b     strings.Builder
 	depth int
+	keys  *hashKeys
 }
 
 // line writes one directive: words joined by spaces, then ';'.
 func (w *writer) line(words ...string) {
+	w.keys.line(words)
 	w.indent()
 	w.b.WriteString(strings.Join(words, " "))
 	w.b.WriteString(";\n")
@@ -25,6 +28,7 @@ func (w *writer) line(words ...string) {
 
 // open starts a block: words, then '{'.
 func (w *writer) open(words ...string) {
+	w.keys.openBlock(words)
 	w.indent()
 	w.b.WriteString(strings.Join(words, " "))
 	w.b.WriteString(" {\n")
@@ -33,6 +37,7 @@ func (w *writer) open(words ...string) {
 
 // close ends the innermost block.
 func (w *writer) close() {
+	w.keys.closeBlock()
 	w.depth--
 	w.indent()
 	w.b.WriteString("}\n")
@@ -62,3 +67,10 @@ func (w *writer) indent() {
 }
 
 func (w *writer) bytes() []byte { return []byte(w.b.String()) }
+
+// writeAll writes the text of other writers in order.
+func (w *writer) writeAll(others ...*writer) {
+	for _, o := range others {
+		w.b.WriteString(o.b.String())
+	}
+}
