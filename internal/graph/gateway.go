@@ -64,7 +64,7 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	rejected := g.accept(in)
 	g.readinessPort = readinessPort(g.NginxProxy, gw.Spec.Listeners)
 	if rejected == nil {
-		rejected = g.startSocketBudget()
+		rejected = g.startSocketBudget(in)
 	}
 	g.Listeners = buildListeners(in, gw)
 	rejectReservedPorts(g.Listeners, reservedPorts(g.NginxProxy))
@@ -152,14 +152,39 @@ func (g *Gateway) accept(in *Input) *metav1.Condition {
 // startSocketBudget starts the budget of the Gateway's listening sockets
 // (sockets.go), or returns why its effective NginxProxy leaves no room for
 // any listener: the Gateway is then refused for its parameters.
-func (g *Gateway) startSocketBudget() *metav1.Condition {
-	b, problem := newSocketBudget(g.NginxProxy, g.readinessPort)
+func (g *Gateway) startSocketBudget(in *Input) *metav1.Condition {
+	b, problem := newSocketBudget(g.NginxProxy, g.readinessPort, l4Listeners(in, g.Source))
 	if problem != "" {
 		c := conditions.False(string(gatewayv1.GatewayConditionAccepted), string(gatewayv1.GatewayReasonInvalidParameters), g.parametersFrom+": "+problem)
 		return &c
 	}
 	g.sockets = b
 	return nil
+}
+
+// l4Listeners counts the TCP and UDP listeners of a Gateway and of the
+// ListenerSets that name it, accepted or not: they share the connections
+// kept for such listeners (sharedL4Connections), and counting before they
+// are admitted keeps each one's share the same whichever are refused.
+func l4Listeners(in *Input, gw *gatewayv1.Gateway) int {
+	n := 0
+	count := func(p gatewayv1.ProtocolType) {
+		if p == gatewayv1.TCPProtocolType || p == gatewayv1.UDPProtocolType {
+			n++
+		}
+	}
+	for _, l := range gw.Spec.Listeners {
+		count(l.Protocol)
+	}
+	gwKey := key(gw.Namespace, gw.Name)
+	for _, ls := range in.ListenerSets {
+		if ListenerSetParent(ls) == gwKey {
+			for _, l := range ls.Spec.Listeners {
+				count(l.Protocol)
+			}
+		}
+	}
+	return n
 }
 
 // nginxProxySources names the NginxProxies an effective NginxProxy comes from.

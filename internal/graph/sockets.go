@@ -72,6 +72,20 @@ const (
 // UDP session of a TCP or UDP listener holds: the client's and the backend's.
 const ConnectionsPerL4Client = 2
 
+// The share of each TCP or UDP listener when the NginxProxy sets no
+// l4.maxConnections: together they may take half of what workerConnections
+// leaves after ClientConnections, each an equal part, within these bounds.
+const (
+	minSharedL4Connections = 16
+	maxSharedL4Connections = 1024
+)
+
+// sharedL4Connections is each listener's share among n TCP and UDP listeners.
+func sharedL4Connections(workerConnections, n int) int {
+	share := (workerConnections - ClientConnections) / 2 / ConnectionsPerL4Client / max(n, 1)
+	return min(max(share, minSharedL4Connections), maxSharedL4Connections)
+}
+
 // RouteReasonNoSocketLeft is Gatewall's Accepted reason for a route whose
 // sockets the Gateway's budget has no room for.
 const RouteReasonNoSocketLeft gatewayv1.RouteConditionReason = "NoSocketLeft"
@@ -148,12 +162,14 @@ func (p portSockets) sockets(families int) int {
 // newSocketBudget starts a Gateway's budget with the data plane's own
 // sockets, or returns why its effective NginxProxy leaves no room for
 // them and its clients (the Gateway is refused: no listener could ever fit).
-func newSocketBudget(np *v1alpha2.NginxProxySpec, readinessPort int32) (*socketBudget, string) {
-	b := &socketBudget{workerConnections: v1alpha2.DefaultWorkerConnections, families: 2, ports: map[gatewayv1.PortNumber]*portSockets{}, passes: map[string]bool{},
-		maxL4: v1alpha2.DefaultL4MaxConnections}
+// l4Listeners is how many TCP and UDP listeners share the connections
+// kept for them.
+func newSocketBudget(np *v1alpha2.NginxProxySpec, readinessPort int32, l4Listeners int) (*socketBudget, string) {
+	b := &socketBudget{workerConnections: v1alpha2.DefaultWorkerConnections, families: 2, ports: map[gatewayv1.PortNumber]*portSockets{}, passes: map[string]bool{}}
 	if np.WorkerConnections != nil {
 		b.workerConnections = int(*np.WorkerConnections)
 	}
+	b.maxL4 = sharedL4Connections(b.workerConnections, l4Listeners)
 	if np.L4 != nil && np.L4.MaxConnections != nil {
 		b.maxL4 = int(*np.L4.MaxConnections)
 	}
@@ -339,6 +355,16 @@ func (g *Gateway) ListeningSockets() int {
 // L4Connections are the most worker connections the clients of the
 // Gateway's admitted TCP and UDP listeners hold (ConnectionsPerL4Client
 // times the limit of each); 0 for a Gateway that is not accepted.
+// L4MaxConnections is the bound of each TCP and UDP listener's
+// connections (the NginxProxy's l4.maxConnections, or the listeners'
+// share of the Gateway's connections: sharedL4Connections).
+func (g *Gateway) L4MaxConnections() int32 {
+	if g.sockets == nil {
+		return int32(minSharedL4Connections)
+	}
+	return int32(g.sockets.maxL4)
+}
+
 func (g *Gateway) L4Connections() int {
 	if g.sockets == nil {
 		return 0

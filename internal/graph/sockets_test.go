@@ -283,11 +283,28 @@ func TestConnectionBudgetRefusesTheNewestL4Listeners(t *testing.T) {
 		t.Errorf("the admitted listeners' clients hold %d connections, want 60", got)
 	}
 
-	// Without l4.maxConnections, a listener keeps 2 × 64: udp (129) fits
-	// in 229, tcp (130) no more.
+	// Without l4.maxConnections, the TCP and UDP listeners share half of
+	// what workerConnections (301) leaves after the 64: 237 / 4 / 2 = 29
+	// each, both fit.
 	in = budgetInput(229, []gatewayv1.Listener{listenerOn("udp", 5000, udp), listenerOn("tcp", 5000, tcp)})
 	g = buildTest(t, in)
-	if !g.Listeners[0].Valid || g.Listeners[1].Valid || g.L4Connections() != 128 {
-		t.Errorf("with the default, udp valid %v, tcp valid %v (%d connections held): want only udp's 128", g.Listeners[0].Valid, g.Listeners[1].Valid, g.L4Connections())
+	if !g.Listeners[0].Valid || !g.Listeners[1].Valid || g.L4Connections() != 2*2*29 || g.L4MaxConnections() != 29 {
+		t.Errorf("with the default, udp valid %v, tcp valid %v, %d connections held, %d each: want both, 116, 29",
+			g.Listeners[0].Valid, g.Listeners[1].Valid, g.L4Connections(), g.L4MaxConnections())
+	}
+	// Six listeners' share would be 4: each gets the least, 16, and the
+	// newest that do not fit are refused (the closing socket, then 1 + 32
+	// a listener: three fit in 100).
+	var six []gatewayv1.Listener
+	for i := range 6 {
+		six = append(six, listenerOn(fmt.Sprintf("tcp%d", i), gatewayv1.PortNumber(5000+i), tcp))
+	}
+	g = buildTest(t, budgetInput(100, six))
+	var valid []bool
+	for _, l := range g.Listeners {
+		valid = append(valid, l.Valid)
+	}
+	if want := []bool{true, true, true, false, false, false}; !reflect.DeepEqual(valid, want) || g.L4MaxConnections() != 16 {
+		t.Errorf("six listeners sharing: valid %v (each %d), want %v (16)", valid, g.L4MaxConnections(), want)
 	}
 }

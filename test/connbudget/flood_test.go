@@ -131,13 +131,15 @@ spec:
 const (
 	floodDatagrams = 3000
 	idleTCP        = 600
-	// maxConnections is l4.maxConnections by default.
-	maxConnections = 64
+	// maxConnections is each games listener's bound by default: the two
+	// (TCP and UDP) share half of what workerConnections 1024 leaves after
+	// the 64 kept for HTTP clients.
+	maxConnections = (1024 - 64) / 4 / 2
 )
 
 // TestFloodedL4ListenersLeaveHTTPClientsAlone, with the defaults that
-// matter here (workerConnections 1024, l4.maxConnections 64, two
-// workers), floods the games tenant's UDP listener from thousands of
+// matter here (workerConnections 1024, l4.maxConnections unset: 120 for
+// each of the two listeners, two workers), floods the games tenant's UDP listener from thousands of
 // source ports and holds hundreds of idle connections to its TCP
 // listener, while HTTP clients of the web tenant send requests through
 // the same NGINX: with the configuration Gatewall renders, every HTTP

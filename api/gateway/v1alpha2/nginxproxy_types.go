@@ -207,7 +207,6 @@ const (
 	DefaultFailTimeout           = "10s"
 	DefaultWorkerShutdownTimeout = "60s"
 	DefaultWorkerConnections     = 1024
-	DefaultL4MaxConnections      = 64
 	DefaultTCPIdleTimeout        = "5m"
 	DefaultUDPSessionTimeout     = "10s"
 )
@@ -229,10 +228,14 @@ type L4Listeners struct {
 	// workerConnections each (all may land in one worker). A listener whose
 	// connections do not fit is refused (PortUnavailable), in the Gateway
 	// API's precedence: the Gateway's own listeners first, then
-	// ListenerSets from the oldest. With the defaults (64 of 1,024) seven
-	// TCP or UDP listeners fit. A UDP session lasts udpSessionTimeout, so a
-	// listener serves about maxConnections / udpSessionTimeout new clients
-	// a second. From 1 to 32767; defaults to 64.
+	// ListenerSets from the oldest. A UDP session lasts udpSessionTimeout,
+	// so a listener serves about maxConnections / udpSessionTimeout new
+	// clients a second. From 1 to 32767. Unset, the TCP and UDP listeners
+	// of the Gateway and its ListenerSets share half of the workers'
+	// connections equally ((workerConnections - 64) / 4 connections
+	// divided among them, from 16 to 1,024 each: 240 for one listener with
+	// workerConnections 1,024, 60 each for four), leaving the other half to
+	// HTTP clients and listening sockets.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1

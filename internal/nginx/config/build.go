@@ -60,6 +60,7 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b.cfg.Main = mainSettings(g.NginxProxy)
 	b.cfg.Main.ReadinessPort = g.ReadinessPort()
 	b.cfg.Main.LoopID = LoopID(g)
+	b.cfg.Main.L4.MaxConnections = g.L4MaxConnections()
 	b.register(inc)
 	b.servers(g)
 	for _, m := range b.maps {
@@ -92,7 +93,6 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		},
 		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
 		L4: L4Limits{
-			MaxConnections:    v1alpha2.DefaultL4MaxConnections,
 			TCPIdleTimeout:    duration(nil, v1alpha2.DefaultTCPIdleTimeout),
 			UDPSessionTimeout: duration(nil, v1alpha2.DefaultUDPSessionTimeout),
 		},
@@ -101,9 +101,6 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		return m
 	}
 	if l4 := np.L4; l4 != nil {
-		if l4.MaxConnections != nil {
-			m.L4.MaxConnections = *l4.MaxConnections
-		}
 		m.L4.TCPIdleTimeout = duration(l4.TCPIdleTimeout, v1alpha2.DefaultTCPIdleTimeout)
 		m.L4.UDPSessionTimeout = duration(l4.UDPSessionTimeout, v1alpha2.DefaultUDPSessionTimeout)
 	}
