@@ -128,6 +128,9 @@ func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Objec
 	if r.Provisioning != nil && slices.Contains(r.Provisioning.PullSecrets, client.ObjectKeyFromObject(o)) {
 		return r.allGateways(ctx, o) // every data plane has a copy
 	}
+	if r.Config.served(APIBackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "Secret") {
+		return r.allGateways(ctx, o)
+	}
 	secret := snapshot.NsName(o.GetNamespace(), o.GetName())
 	reqs := r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewaySecret: secret})
 	if r.Config.served(APIListenerSet) {
@@ -163,23 +166,23 @@ func (r *GatewayReconciler) gatewaysOfListenerSets(ctx context.Context, opts ...
 }
 
 func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
-	if r.Config.served(APIBackendTLSPolicy) && backendTLSConfigMap(ctx, r.Client, o) {
+	if r.Config.served(APIBackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "ConfigMap") {
 		return r.allGateways(ctx, o)
 	}
 	return r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewayConfigMap: snapshot.NsName(o.GetNamespace(), o.GetName())})
 }
 
-// backendTLSConfigMap says whether a BackendTLSPolicy takes CA certificates
-// from the ConfigMap.
-func backendTLSConfigMap(ctx context.Context, c client.Reader, cm client.Object) bool {
+// backendTLSCA says whether a BackendTLSPolicy takes CA certificates from
+// the ConfigMap or Secret (kind) o.
+func backendTLSCA(ctx context.Context, c client.Reader, o client.Object, kind string) bool {
 	list := &gatewayv1.BackendTLSPolicyList{}
-	if err := c.List(ctx, list, client.InNamespace(cm.GetNamespace())); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
 		log.FromContext(ctx).Error(err, "listing BackendTLSPolicies")
 		return false
 	}
 	for _, p := range list.Items {
 		for _, ref := range p.Spec.Validation.CACertificateRefs {
-			if ref.Group == "" && ref.Kind == "ConfigMap" && string(ref.Name) == cm.GetName() {
+			if ref.Group == "" && string(ref.Kind) == kind && string(ref.Name) == o.GetName() {
 				return true
 			}
 		}

@@ -192,10 +192,10 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			b = b.Watches(&v1alpha2.NginxProxy{}, all, spec)
 		case "ReferenceGrant":
 			b = b.Watches(&gatewayv1beta1.ReferenceGrant{}, all)
-		case "ConfigMap":
-			// Only a ConfigMap a BackendTLSPolicy takes CAs from (the one
-			// kind that reads ConfigMaps): tenants change theirs often.
-			b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfConfigMap), builder.OnlyMetadata)
+		case "ConfigMap", "Secret":
+			// Only a ConfigMap or Secret a BackendTLSPolicy takes CAs from
+			// (the one kind that reads them): tenants change theirs often.
+			b = b.Watches(newMetadataOf(kind), handler.EnqueueRequestsFromMapFunc(r.policiesOfCA(kind)), builder.OnlyMetadata)
 		case policy.KindAPPolicy, policy.KindAPLogConf:
 			readsPLM = true // watched once PLM's CRDs are installed, below
 		default:
@@ -234,13 +234,24 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// policiesOfConfigMap is every policy of the kind when a BackendTLSPolicy
-// takes CA certificates from the ConfigMap, else none.
-func (r *PolicyReconciler) policiesOfConfigMap(ctx context.Context, cm client.Object) []reconcile.Request {
-	if !backendTLSConfigMap(ctx, r.Client, cm) {
-		return nil
+// policiesOfCA is every policy of the kind when a BackendTLSPolicy takes
+// CA certificates from the ConfigMap or Secret (kind), else none.
+func (r *PolicyReconciler) policiesOfCA(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		if !backendTLSCA(ctx, r.Client, o, kind) {
+			return nil
+		}
+		return r.allPolicies(ctx, o)
 	}
-	return r.allPolicies(ctx, cm)
+}
+
+// newMetadataOf is an empty object of a core kind the policy reconcilers
+// watch by metadata.
+func newMetadataOf(kind string) client.Object {
+	if kind == "Secret" {
+		return &corev1.Secret{}
+	}
+	return &corev1.ConfigMap{}
 }
 
 // allPolicies asks for a pass over every policy of the kind.

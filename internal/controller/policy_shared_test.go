@@ -55,26 +55,28 @@ func TestPoliciesOfConfigMap(t *testing.T) {
 	policy1 := &gatewayv1.BackendTLSPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1"},
 		Spec: gatewayv1.BackendTLSPolicySpec{Validation: gatewayv1.BackendTLSPolicyValidation{
-			CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "ca"}}}},
+			CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "ca"}, {Kind: "Secret", Name: "ca-secret"}}}},
 	}
 	policy2 := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "p2"}}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(policy1, policy2).Build()
 	r := &PolicyReconciler{Client: c, Kind: policy.KindNamed("BackendTLSPolicy")}
-	configMap := func(ns, name string) *metav1.PartialObjectMetadata {
+	object := func(kind, ns, name string) *metav1.PartialObjectMetadata {
 		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
 		return m
 	}
 	for _, c := range []struct {
 		name string
-		cm   *metav1.PartialObjectMetadata
+		o    *metav1.PartialObjectMetadata
 		want int
 	}{
-		{"a policy's CA ConfigMap asks for a pass over every policy", configMap("ns", "ca"), 1},
-		{"a tenant's other ConfigMap wakes none", configMap("ns", "app-config"), 0},
-		{"a ConfigMap of the same name in another namespace wakes none", configMap("other", "ca"), 0},
+		{"a policy's CA ConfigMap asks for a pass over every policy", object("ConfigMap", "ns", "ca"), 1},
+		{"a policy's CA Secret too", object("Secret", "ns", "ca-secret"), 1},
+		{"a tenant's other ConfigMap wakes none", object("ConfigMap", "ns", "app-config"), 0},
+		{"a Secret named as the CA ConfigMap wakes none", object("Secret", "ns", "ca"), 0},
+		{"a ConfigMap of the same name in another namespace wakes none", object("ConfigMap", "other", "ca"), 0},
 	} {
-		if got := r.policiesOfConfigMap(context.Background(), c.cm); len(got) != c.want {
+		if got := r.policiesOfCA(c.o.Kind)(context.Background(), c.o); len(got) != c.want {
 			t.Errorf("%s: %v, want %d requests", c.name, got, c.want)
 		}
 	}

@@ -29,8 +29,9 @@ type BackendTLS struct {
 	// data plane's system trust store instead.
 	CAPEM     []byte
 	SystemCAs bool
-	// ConfigMaps are where CAPEM comes from.
-	ConfigMaps []types.NamespacedName
+	// Sources are where CAPEM comes from ("ConfigMap ns/name", "Secret
+	// ns/name"), in the policy's order.
+	Sources []string
 }
 
 // Same says whether two backends are spoken to with the same TLS settings.
@@ -210,10 +211,13 @@ func checkBackendTLS(p *gatewayv1.BackendTLSPolicy) (*BackendTLS, gatewayv1.Poli
 	return tls, "", nil
 }
 
-// checkCARef checks a CA certificate reference.
+// checkCARef checks a CA certificate reference: a ConfigMap, as the
+// Gateway API's core support, or a Secret, as NGINX Gateway Fabric reads
+// them (its secure-backend guide keeps the CA in one), both by their
+// ca.crt key.
 func checkCARef(ns string, ref gatewayv1.LocalObjectReference) (gatewayv1.PolicyConditionReason, error) {
-	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" {
-		return gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps are supported",
+	if string(ref.Group) != coreGroup || ref.Kind != "ConfigMap" && ref.Kind != "Secret" {
+		return gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Errorf("caCertificateRef %s: only core ConfigMaps and Secrets are supported",
 			describeRef(string(ref.Group), string(ref.Kind), string(ref.Name)))
 	}
 	// The API server refuses such names; a bypass or an offline
@@ -235,18 +239,32 @@ func resolveBackendTLS(in *Input, p *gatewayv1.BackendTLSPolicy) (*BackendTLS, g
 			return nil, reason, err
 		}
 		k := key(p.Namespace, string(ref.Name))
-		cm := in.ConfigMaps[k]
-		if cm == nil {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %s", in.missing("ConfigMap", k))
+		pem, found := caData(in, string(ref.Kind), k)
+		if !found {
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %s", in.missing(string(ref.Kind), k))
 		}
-		data, err := pki.ParseCABundle([]byte(cm.Data[caCertKey]))
+		data, err := pki.ParseCABundle(pem)
 		if err != nil {
-			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: ConfigMap %s key %s: %w", k, caCertKey, err)
+			return nil, gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Errorf("caCertificateRef: %s %s key %s: %w", ref.Kind, k, caCertKey, err)
 		}
 		tls.CAPEM = append(tls.CAPEM, data...)
-		tls.ConfigMaps = append(tls.ConfigMaps, k)
+		tls.Sources = append(tls.Sources, string(ref.Kind)+" "+k.String())
 	}
 	return tls, "", nil
+}
+
+// caData is the ca.crt of a ConfigMap or Secret, and whether it exists.
+func caData(in *Input, kind string, k types.NamespacedName) ([]byte, bool) {
+	if kind == "Secret" {
+		if s := in.Secrets[k]; s != nil {
+			return s.Data[caCertKey], true
+		}
+		return nil, false
+	}
+	if cm := in.ConfigMaps[k]; cm != nil {
+		return []byte(cm.Data[caCertKey]), true
+	}
+	return nil, false
 }
 
 // backendTLS returns the TLS settings of a Service port (nil: cleartext), or

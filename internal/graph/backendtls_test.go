@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/test/certgen"
 )
 
 func btlsPolicy(name string, age time.Duration, section string, v gatewayv1.BackendTLSPolicyValidation) *gatewayv1.BackendTLSPolicy {
@@ -32,11 +34,24 @@ func TestBackendTLSPolicyOutcomes(t *testing.T) {
 	missing := btlsPolicy("missing", 0, "metrics", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "nope"}}})
 	wrongKind := btlsPolicy("wrong-kind", 0, "admin", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
+		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "Service", Name: "ca"}}})
+	// NGINX Gateway Fabric's secure-backend guide keeps the CA in a Secret.
+	fromSecret := btlsPolicy("from-secret", 0, "grpc", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "Secret", Name: "ca"}}})
+	missingSecret := btlsPolicy("missing-secret", 0, "tls", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
+		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "Secret", Name: "nope"}}})
+	badSecret := btlsPolicy("bad-secret", 0, "h2", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
+		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "Secret", Name: "not-a-ca"}}})
+	ca, err := certgen.Issue(certgen.Spec{Name: "backend-ca", Key: certgen.Key(certgen.P256, 1), CA: true, Digest: certgen.SHA256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ca"}, Data: map[string][]byte{"ca.crt": ca.PEM()}})
+	in.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "not-a-ca"}, Data: map[string][]byte{"ca.crt": []byte("junk")}})
 	badName := btlsPolicy("bad-name", 0, "web", gatewayv1.BackendTLSPolicyValidation{Hostname: "svc.example.com",
 		CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "../ca\nx"}}})
 	in.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "../ca\nx"}})
-	for _, p := range []*gatewayv1.BackendTLSPolicy{older, newer, port, missing, wrongKind, badName} {
+	for _, p := range []*gatewayv1.BackendTLSPolicy{older, newer, port, missing, wrongKind, badName, fromSecret, missingSecret, badSecret} {
 		in.Add(p)
 	}
 	for _, tc := range []struct {
@@ -49,7 +64,10 @@ func TestBackendTLSPolicyOutcomes(t *testing.T) {
 		{newer, "Conflicted", "", "ns/older already applies"},
 		{port, "Accepted", "ResolvedRefs", ""},
 		{missing, "NoValidCACertificate", "InvalidCACertificateRef", "ConfigMap ns/nope not found"},
-		{wrongKind, "NoValidCACertificate", "InvalidKind", "only core ConfigMaps"},
+		{wrongKind, "NoValidCACertificate", "InvalidKind", "only core ConfigMaps and Secrets"},
+		{fromSecret, "Accepted", "ResolvedRefs", ""},
+		{missingSecret, "NoValidCACertificate", "InvalidCACertificateRef", "Secret ns/nope not found"},
+		{badSecret, "NoValidCACertificate", "InvalidCACertificateRef", "Secret ns/not-a-ca key ca.crt"},
 		{badName, "NoValidCACertificate", "InvalidCACertificateRef", `name "../ca\nx" is not a valid object name`},
 	} {
 		out := BackendTLSPolicyOutcome(in, tc.p)

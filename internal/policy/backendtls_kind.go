@@ -30,7 +30,7 @@ func (backendTLSPolicies) NewObject() client.Object   { return &gatewayv1.Backen
 func (backendTLSPolicies) NewList() client.ObjectList { return &gatewayv1.BackendTLSPolicyList{} }
 func (backendTLSPolicies) Targets() TargetKinds       { return ServiceTargets }
 func (backendTLSPolicies) TargetsField() string       { return "targetRefs" }
-func (backendTLSPolicies) Reads() []string            { return []string{"ConfigMap"} }
+func (backendTLSPolicies) Reads() []string            { return []string{"ConfigMap", "Secret"} }
 func (backendTLSPolicies) NoProgrammed()              {}
 func (backendTLSPolicies) Validate(p v1alpha1.Policy) error {
 	return graph.CheckBackendTLSPolicy(p.(BackendTLSView).BackendTLSPolicy)

@@ -145,7 +145,7 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 	if err := r.AddPolicies(ctx, in); err != nil {
 		return nil, err
 	}
-	if err := addBackendTLSConfigMaps(ctx, in, refs); err != nil {
+	if err := addBackendTLSCAs(ctx, in, refs); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -186,15 +186,21 @@ func (r Reader) addRoutes(ctx context.Context, in *graph.Input, services map[str
 	return nil
 }
 
-// addBackendTLSConfigMaps adds the ConfigMaps the snapshot's
+// addBackendTLSCAs adds the ConfigMaps and Secrets the snapshot's
 // BackendTLSPolicies take CA certificates from.
-func addBackendTLSConfigMaps(ctx context.Context, in *graph.Input, refs *refReads) error {
+func addBackendTLSCAs(ctx context.Context, in *graph.Input, refs *refReads) error {
 	for _, p := range in.BackendTLSPolicies {
 		for _, ref := range p.Spec.Validation.CACertificateRefs {
-			if ref.Group != "" || ref.Kind != "ConfigMap" {
-				continue
+			k := types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}
+			var err error
+			switch {
+			case ref.Group != "":
+			case ref.Kind == "ConfigMap":
+				err = addReferenced(ctx, in, refs.configMap, k)
+			case ref.Kind == "Secret":
+				err = addReferenced(ctx, in, refs.secret, k)
 			}
-			if err := addReferenced(ctx, in, refs.configMap, types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}); err != nil {
+			if err != nil {
 				return err
 			}
 		}

@@ -16,7 +16,7 @@ func (b *builder) backendTLS(prefix string, t *graph.BackendTLS) []Directive {
 	ca := graph.SystemCAsFile
 	if !t.SystemCAs {
 		ca = b.names.of(kindBackendCAFile, string(t.CAPEM))
-		b.addCert(ca, t.CAPEM, append(objectNames("ConfigMap", t.ConfigMaps), "BackendTLSPolicy "+t.Policy.String())...)
+		b.addCert(ca, t.CAPEM, append(append([]string(nil), t.Sources...), "BackendTLSPolicy "+t.Policy.String())...)
 	}
 	ds := []Directive{
 		D(prefix+"_ssl_server_name", "on"),
