@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // Any pod of the cluster can reach the agent port, so what an
@@ -53,6 +55,10 @@ const (
 	maxRPCsPerPod = 16
 )
 
+// refusalsNotLogged is the key of a refusal line that counts the refusals
+// not logged since the line before (logsample).
+const refusalsNotLogged = "refusalsNotLogged"
+
 // gate admits and authenticates every RPC of the agent server.
 type gate struct {
 	auth     Authenticator
@@ -60,7 +66,7 @@ type gate struct {
 	verdicts *verdicts
 	log      logr.Logger
 	observe  func(Event)
-	refusals *logSampler
+	refusals *logsample.Sampler
 	now      func() time.Time
 	limits   limits
 
@@ -72,7 +78,7 @@ type gate struct {
 
 func newGate(auth Authenticator, log logr.Logger, observe func(Event), now func() time.Time) *gate {
 	g := &gate{auth: auth, verdicts: newVerdicts(now), log: log, observe: observe,
-		refusals: newLogSampler(now), now: now, limits: defaultLimits(),
+		refusals: logsample.New(now, refusalsNotLogged), now: now, limits: defaultLimits(),
 		budgets: make(map[string]*rate.Limiter), inflight: make(map[types.NamespacedName]int)}
 	if s, ok := auth.(TokenScreener); ok {
 		g.screen = s.ScreenToken
@@ -214,7 +220,7 @@ func (g *gate) refuse(ctx context.Context, method string, code codes.Code, err e
 	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
 		resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
 	}
-	g.refusals.info(g.log, "Refused an agent", "method", method, "peer", peerAddr(ctx), "resource", resource,
+	g.refusals.Info(g.log, "Refused an agent", "method", method, "peer", peerAddr(ctx), "resource", resource,
 		"reason", err.Error(), "code", code.String())
 	return status.Error(code, err.Error())
 }

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // What one peer of the agent port may hold. Agents are authenticated
@@ -109,7 +111,7 @@ type limitListener struct {
 	net.Listener
 	max, perPeer int
 	log          logr.Logger
-	sampler      *logSampler
+	sampler      *logsample.Sampler
 
 	mu     sync.Mutex
 	total  int
@@ -118,7 +120,7 @@ type limitListener struct {
 
 func newLimitListener(l net.Listener, lim limits, log logr.Logger, now func() time.Time) *limitListener {
 	return &limitListener{Listener: l, max: lim.connections, perPeer: lim.connectionsPerPeer,
-		log: log, sampler: newLogSampler(now), byPeer: make(map[string]int)}
+		log: log, sampler: logsample.New(now, refusalsNotLogged), byPeer: make(map[string]int)}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -130,7 +132,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		host := hostOf(c.RemoteAddr())
 		if reason := l.admit(host); reason != "" {
 			c.Close()
-			l.sampler.info(l.log, "Refused a connection", "peer", c.RemoteAddr().String(), "reason", reason)
+			l.sampler.Info(l.log, "Refused a connection", "peer", c.RemoteAddr().String(), "reason", reason)
 			continue
 		}
 		var once sync.Once

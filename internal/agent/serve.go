@@ -10,6 +10,8 @@ import (
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // gracefulStopTimeout bounds waiting for running RPCs (file downloads)
@@ -26,7 +28,7 @@ const gracefulStopTimeout = 5 * time.Second
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	serving, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
-	creds := &loggingCreds{TransportCredentials: credentials.NewTLS(s.tls), log: s.log, sampler: newLogSampler(s.now)}
+	creds := &loggingCreds{TransportCredentials: credentials.NewTLS(s.tls), log: s.log, sampler: logsample.New(s.now, refusalsNotLogged)}
 	gs := grpc.NewServer(serverOptions(creds, s.gate)...)
 	services := authenticatingRegistrar{server: gs, gate: s.gate}
 	mpi.RegisterCommandServiceServer(services, &commandService{s: s, serving: serving})
@@ -71,13 +73,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 type loggingCreds struct {
 	credentials.TransportCredentials
 	log     logr.Logger
-	sampler *logSampler
+	sampler *logsample.Sampler
 }
 
 func (c *loggingCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	out, info, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
-		c.sampler.info(c.log, "Refused a connection: TLS handshake failed", "peer", conn.RemoteAddr().String(), "reason", err.Error())
+		c.sampler.Info(c.log, "Refused a connection: TLS handshake failed", "peer", conn.RemoteAddr().String(), "reason", err.Error())
 	}
 	return out, info, err
 }
