@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -69,6 +70,9 @@ type gate struct {
 	refusals *logsample.Sampler
 	now      func() time.Time
 	limits   limits
+	// conns tracks the connections of the listener served now, to mark
+	// the ones that authenticate (conns.go).
+	conns atomic.Pointer[connTracker]
 
 	mu       sync.Mutex
 	pending  int
@@ -113,7 +117,7 @@ func (g *gate) tap(ctx context.Context, info *tap.Info) (context.Context, error)
 		if refusal != nil {
 			return nil, g.refuse(ctx, info.FullMethodName, codes.Unauthenticated, refusal)
 		}
-		return context.WithValue(ctx, identityKey{}, id), nil
+		return g.accepted(ctx, id), nil
 	}
 	release, err := g.admitReview(peerHost(ctx))
 	if err != nil {
@@ -189,7 +193,16 @@ func (g *gate) authenticate(ctx context.Context, method string) (context.Context
 		}
 		return nil, g.refuse(ctx, method, code, err)
 	}
-	return context.WithValue(ctx, identityKey{}, id), nil
+	return g.accepted(ctx, id), nil
+}
+
+// accepted returns ctx with the identity the token was accepted for, and
+// marks the connection authenticated (it leaves the pending connections).
+func (g *gate) accepted(ctx context.Context, id Identity) context.Context {
+	if t := g.conns.Load(); t != nil {
+		t.authenticated(peerAddr(ctx))
+	}
+	return context.WithValue(ctx, identityKey{}, id)
 }
 
 // review asks the Authenticator about the token and caches its verdict.

@@ -24,7 +24,8 @@ const gracefulStopTimeout = 5 * time.Second
 // Server's state outlives Serve, so Serve may be called again.
 //
 // Every service is registered through an authenticatingRegistrar and
-// every connection passes a limitListener (see gate.go and limits.go).
+// every connection is tracked by a connTracker (see gate.go, limits.go and
+// conns.go).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	serving, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
@@ -36,7 +37,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if s.services != nil {
 		s.services(services)
 	}
-	l = newLimitListener(l, s.gate.limits, s.log, s.now)
+	conns := newConnTracker(s.gate.limits, s.log, s.now)
+	s.gate.conns.Store(conns)
+	l = conns.listener(l)
 
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(l) }()
