@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 
 	"google.golang.org/grpc/credentials"
@@ -20,6 +21,57 @@ type Identity struct {
 	Pod types.NamespacedName
 	// Gateway is the Gateway whose data plane the pod is.
 	Gateway Key
+	// Addresses are the pod's own: unless Options.AnyPeerAddress, the
+	// Server accepts the identity only from a peer at one of them, so that
+	// a token requested for the pod is of no use elsewhere.
+	Addresses PodAddresses
+}
+
+// PodAddresses are a pod's IP addresses: Kubernetes gives a pod at most one
+// of each family.
+type PodAddresses struct {
+	IPv4, IPv6 netip.Addr
+}
+
+// ParsePodAddresses reads a pod's addresses (status.podIPs); it fails on
+// an address that does not parse or a second one of a family.
+func ParsePodAddresses(ips ...string) (PodAddresses, error) {
+	var out PodAddresses
+	for _, s := range ips {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return PodAddresses{}, fmt.Errorf("pod IP %q: %w", s, err)
+		}
+		a = a.Unmap()
+		slot := &out.IPv6
+		if a.Is4() {
+			slot = &out.IPv4
+		}
+		if slot.IsValid() {
+			return PodAddresses{}, fmt.Errorf("pod IPs %q: two of one family", ips)
+		}
+		*slot = a
+	}
+	return out, nil
+}
+
+// IsZero says there is no address.
+func (p PodAddresses) IsZero() bool { return !p.IPv4.IsValid() && !p.IPv6.IsValid() }
+
+// Has says whether a is one of the addresses.
+func (p PodAddresses) Has(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsValid() && (a == p.IPv4 || a == p.IPv6)
+}
+
+func (p PodAddresses) String() string {
+	var s []string
+	for _, a := range []netip.Addr{p.IPv4, p.IPv6} {
+		if a.IsValid() {
+			s = append(s, a.String())
+		}
+	}
+	return strings.Join(s, ", ")
 }
 
 // RetryLater marks an authentication failure that may pass on a later try:
@@ -33,6 +85,44 @@ type RetryLater struct{ Err error }
 
 func (e *RetryLater) Error() string { return e.Err.Error() }
 func (e *RetryLater) Unwrap() error { return e.Err }
+
+// PodRefused is an Authenticator's refusal of a token the API server
+// authenticated, bound to a pod that is not a data-plane pod of the
+// Gateway its label names (another ServiceAccount, a spec Gatewall did not
+// render for that Gateway, a finished pod). The Server logs these apart
+// from refusals of bad tokens, which any peer can send in a flood: they
+// say that someone who may create pods in the namespace tried to pass for
+// a data plane, or that something changed a data-plane pod.
+type PodRefused struct {
+	Pod     types.NamespacedName
+	Gateway Key // "" when the pod names none
+	Err     error
+}
+
+func (e *PodRefused) Error() string { return e.Err.Error() }
+func (e *PodRefused) Unwrap() error { return e.Err }
+
+// RefusalReason classifies a refused RPC or connection (Event.Reason).
+type RefusalReason string
+
+const (
+	// RefusedToken: no TLS 1.3, no token, or one the API server does not
+	// authenticate for the agents' audience or that is not a pod's.
+	RefusedToken RefusalReason = "token"
+	// RefusedPod: a PodRefused.
+	RefusedPod RefusalReason = "pod"
+	// RefusedAddress: a pod's token presented from an address that is not
+	// the pod's.
+	RefusedAddress RefusalReason = "address"
+	// RefusedLabels: an agent whose configured labels name another
+	// Gateway than its pod serves.
+	RefusedLabels RefusalReason = "labels"
+	// RefusedLimit: a bound of the agent port (reviews, RPCs per pod).
+	RefusedLimit RefusalReason = "limit"
+	// RefusedUnavailable: a RetryLater (the API server could not answer,
+	// the pod has no address yet).
+	RefusedUnavailable RefusalReason = "unavailable"
+)
 
 // Authenticator checks an agent's bearer token. The Server caches its
 // verdicts: an acceptance for 30 s, a refusal (other than RetryLater) for
@@ -115,6 +205,16 @@ func peerHost(ctx context.Context) string {
 		return hostOf(p.Addr)
 	}
 	return ""
+}
+
+// peerIP is the IP address of the RPC's peer (invalid if unknown).
+func peerIP(ctx context.Context) netip.Addr {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+			return ap.Addr().Unmap()
+		}
+	}
+	return netip.Addr{}
 }
 
 // hostOf is the host part of addr: the IP address of a TCP peer.

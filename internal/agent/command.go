@@ -64,8 +64,9 @@ func (c *commandService) Subscribe(srv grpc.BidiStreamingServer[mpi.DataPlaneRes
 // one its authenticated pod serves.
 func (s *Server) checkIdentity(id Identity, res *mpi.Resource) error {
 	if err := checkLabels(res, id.Gateway); err != nil {
-		s.gate.refusals.info(s.log, "Refused an agent", "pod", id.Pod, "gateway", id.Gateway, "reason", err.Error())
-		s.observe(Event{Type: EventRefused, Key: id.Gateway, Pod: id.Pod, Message: err.Error()})
+		s.gate.podRefusals.Info(s.log, "Refused an agent", "pod", id.Pod, "gateway", id.Gateway, "reason", err.Error(),
+			"refusal", string(RefusedLabels))
+		s.observe(Event{Type: EventRefused, Key: id.Gateway, Pod: id.Pod, Reason: RefusedLabels, Message: err.Error()})
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
 	return nil

@@ -21,16 +21,26 @@
 //     Applied or Failed with NGINX's own error text. OnChange reports changes.
 //   - Agents are authenticated on every RPC: TLS 1.3 only, then a bearer token
 //     checked by an Authenticator (a TokenReview of a bound ServiceAccount token
-//     in production) that yields the pod and the Gateway it serves. An agent
-//     whose configured labels name another Gateway is refused, and an agent can
-//     only fetch files of its own Gateway.
+//     in production) that yields the pod, the Gateway it serves and the pod's
+//     addresses. In production the pod must also be that Gateway's data plane
+//     as the manager rendered it (RequirePod: its seal, package podseal), and
+//     unless Options.AnyPeerAddress the RPC must come from one of the pod's
+//     addresses, whether its token is reviewed then or its verdict reused. An
+//     agent whose configured labels name another Gateway is refused, and an
+//     agent can only fetch files of its own Gateway.
 //   - Any pod can reach the agent port, so an unauthenticated peer holds
 //     little: no request is read before its token is authenticated; what
 //     needs no review to refuse (no token, a malformed or screened-out one,
 //     one refused a few seconds ago) is refused before the stream exists;
 //     reviews are bounded at once and per peer address; connections are
 //     bounded in all and per peer address, and closed when they do not
-//     complete their handshakes; an authenticated pod has a bounded number
-//     of RPCs in flight; refusals are logged sampled (gate.go, limits.go). Every service registered on the server, through its
-//     authenticatingRegistrar, gets the same protections.
+//     complete their handshakes; connections none of whose RPCs has
+//     authenticated are bounded apart, make room for new ones and are closed
+//     after a deadline, so they never hold the places authenticated agents
+//     and new ones need (conns.go); an authenticated pod has a bounded
+//     number of RPCs in flight; refusals are logged sampled, those of pods
+//     that are not their Gateway's data plane apart, and reported with a
+//     reason (Event.Reason) for metrics (gate.go, limits.go). Every service
+//     registered on the server, through its authenticatingRegistrar, gets
+//     the same protections.
 package agent

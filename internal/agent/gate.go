@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,6 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // Any pod of the cluster can reach the agent port, so what an
@@ -53,6 +56,10 @@ const (
 	maxRPCsPerPod = 16
 )
 
+// refusalsNotLogged is the key of a refusal line that counts the refusals
+// not logged since the line before (logsample).
+const refusalsNotLogged = "refusalsNotLogged"
+
 // gate admits and authenticates every RPC of the agent server.
 type gate struct {
 	auth     Authenticator
@@ -60,9 +67,19 @@ type gate struct {
 	verdicts *verdicts
 	log      logr.Logger
 	observe  func(Event)
-	refusals *logSampler
-	now      func() time.Time
-	limits   limits
+	// refusals logs refused RPCs; podRefusals those of tokens the API
+	// server authenticated but whose pod is not the data plane, or that
+	// come from elsewhere than the pod: any peer can flood the first kind,
+	// only someone who may create pods or request tokens the second.
+	refusals, podRefusals *logsample.Sampler
+	now                   func() time.Time
+	limits                limits
+	// anyAddress accepts an identity from any peer address
+	// (Options.AnyPeerAddress).
+	anyAddress bool
+	// conns tracks the connections of the listener served now, to mark
+	// the ones that authenticate (conns.go).
+	conns atomic.Pointer[connTracker]
 
 	mu       sync.Mutex
 	pending  int
@@ -72,7 +89,8 @@ type gate struct {
 
 func newGate(auth Authenticator, log logr.Logger, observe func(Event), now func() time.Time) *gate {
 	g := &gate{auth: auth, verdicts: newVerdicts(now), log: log, observe: observe,
-		refusals: newLogSampler(now), now: now, limits: defaultLimits(),
+		refusals: logsample.New(now, refusalsNotLogged), podRefusals: logsample.New(now, refusalsNotLogged),
+		now: now, limits: defaultLimits(),
 		budgets: make(map[string]*rate.Limiter), inflight: make(map[types.NamespacedName]int)}
 	if s, ok := auth.(TokenScreener); ok {
 		g.screen = s.ScreenToken
@@ -100,18 +118,18 @@ func (g *gate) tap(ctx context.Context, info *tap.Info) (context.Context, error)
 		}
 	}
 	if err != nil {
-		return nil, g.refuse(ctx, info.FullMethodName, codes.Unauthenticated, err)
+		return nil, g.refuse(ctx, info.FullMethodName, err)
 	}
 	sum := sha256.Sum256([]byte(token))
 	if id, refusal, ok := g.verdicts.get(sum); ok {
 		if refusal != nil {
-			return nil, g.refuse(ctx, info.FullMethodName, codes.Unauthenticated, refusal)
+			return nil, g.refuse(ctx, info.FullMethodName, refusal)
 		}
-		return context.WithValue(ctx, identityKey{}, id), nil
+		return g.accepted(ctx, info.FullMethodName, id)
 	}
 	release, err := g.admitReview(peerHost(ctx))
 	if err != nil {
-		return nil, g.refuse(ctx, info.FullMethodName, codes.ResourceExhausted, err)
+		return nil, g.refuse(ctx, info.FullMethodName, err)
 	}
 	// The stream's context ends with the stream, also one that never
 	// reaches a handler.
@@ -125,7 +143,7 @@ func (g *gate) admitReview(host string) (release func(), err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.pending >= g.limits.pendingReviews {
-		return nil, fmt.Errorf("%d agents are being authenticated already; retry", g.pending)
+		return nil, &limitRefused{fmt.Errorf("%d agents are being authenticated already; retry", g.pending)}
 	}
 	now := g.now()
 	budget := g.budgets[host]
@@ -135,7 +153,7 @@ func (g *gate) admitReview(host string) (release func(), err error) {
 		g.budgets[host] = budget
 	}
 	if !budget.AllowN(now, 1) {
-		return nil, fmt.Errorf("too many new tokens from %s (at most %v a second); retry", host, float64(g.limits.reviewsPerSecondPerPeer))
+		return nil, &limitRefused{fmt.Errorf("too many new tokens from %s (at most %v a second); retry", host, float64(g.limits.reviewsPerSecondPerPeer))}
 	}
 	g.pending++
 	var once sync.Once
@@ -173,17 +191,78 @@ func (g *gate) authenticate(ctx context.Context, method string) (context.Context
 	p, ok := ctx.Value(pendingReviewKey{}).(*pendingReview)
 	if !ok {
 		// The tap admits every stream with an identity or a pending review.
-		return nil, g.refuse(ctx, method, codes.Unauthenticated, errors.New("the stream was not admitted by the server's tap"))
+		return nil, g.refuse(ctx, method, errors.New("the stream was not admitted by the server's tap"))
 	}
 	id, err := g.review(ctx, p)
 	if err != nil {
-		code := codes.Unauthenticated
-		if later := (*RetryLater)(nil); errors.As(err, &later) {
-			code = codes.Unavailable
-		}
-		return nil, g.refuse(ctx, method, code, err)
+		return nil, g.refuse(ctx, method, err)
+	}
+	return g.accepted(ctx, method, id)
+}
+
+// accepted returns ctx with the identity the token was accepted for, once
+// the peer is found to be at one of the pod's addresses, and marks the
+// connection authenticated (it leaves the pending connections).
+func (g *gate) accepted(ctx context.Context, method string, id Identity) (context.Context, error) {
+	if err := g.checkPeer(ctx, id); err != nil {
+		return nil, g.refuse(ctx, method, err)
+	}
+	if t := g.conns.Load(); t != nil {
+		t.authenticated(peerAddr(ctx))
 	}
 	return context.WithValue(ctx, identityKey{}, id), nil
+}
+
+// checkPeer refuses an identity presented from elsewhere than its pod.
+// The check is not cached with the verdict: a token stolen from a pod is
+// refused from another address however often it comes, and its refusal
+// there does not refuse the pod.
+func (g *gate) checkPeer(ctx context.Context, id Identity) error {
+	if g.anyAddress {
+		return nil
+	}
+	if id.Addresses.IsZero() {
+		return &RetryLater{fmt.Errorf("pod %s has no address to check the connection's against yet", id.Pod)}
+	}
+	if ip := peerIP(ctx); !id.Addresses.Has(ip) {
+		return &addressRefused{fmt.Errorf("the token of pod %s was presented from %s, which is not the pod's address (%s)", id.Pod, ip, id.Addresses)}
+	}
+	return nil
+}
+
+// limitRefused is a refusal by a bound of the agent port.
+type limitRefused struct{ err error }
+
+func (e *limitRefused) Error() string { return e.err.Error() }
+func (e *limitRefused) Unwrap() error { return e.err }
+
+// addressRefused is a pod's token presented from another address.
+type addressRefused struct{ err error }
+
+func (e *addressRefused) Error() string { return e.err.Error() }
+func (e *addressRefused) Unwrap() error { return e.err }
+
+// classify is the status code and reason of a refusal: one that may pass
+// later is Unavailable (nginx-agent retries it), a bound's is
+// ResourceExhausted, any other Unauthenticated (permanent for nginx-agent).
+func classify(err error) (codes.Code, RefusalReason) {
+	var (
+		later   *RetryLater
+		pod     *PodRefused
+		address *addressRefused
+		limit   *limitRefused
+	)
+	switch {
+	case errors.As(err, &limit):
+		return codes.ResourceExhausted, RefusedLimit
+	case errors.As(err, &later):
+		return codes.Unavailable, RefusedUnavailable
+	case errors.As(err, &address):
+		return codes.Unauthenticated, RefusedAddress
+	case errors.As(err, &pod):
+		return codes.Unauthenticated, RefusedPod
+	}
+	return codes.Unauthenticated, RefusedToken
 }
 
 // review asks the Authenticator about the token and caches its verdict.
@@ -208,14 +287,29 @@ func (g *gate) review(ctx context.Context, p *pendingReview) (Identity, error) {
 }
 
 // refuse observes and logs (sampled) a refused RPC and returns its status.
-func (g *gate) refuse(ctx context.Context, method string, code codes.Code, err error) error {
-	g.observe(Event{Type: EventRefused, Message: err.Error()})
+func (g *gate) refuse(ctx context.Context, method string, err error) error {
+	code, reason := classify(err)
+	ev := Event{Type: EventRefused, Reason: reason, Message: err.Error()}
+	var pod *PodRefused
+	if errors.As(err, &pod) {
+		ev.Key, ev.Pod = pod.Gateway, pod.Pod
+	}
+	g.observe(ev)
 	resource := ""
 	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(mdUUID)) > 0 {
 		resource = md.Get(mdUUID)[0] // the agent's resource (container) ID
 	}
-	g.refusals.info(g.log, "Refused an agent", "method", method, "peer", peerAddr(ctx), "resource", resource,
-		"reason", err.Error(), "code", code.String())
+	kv := []any{"method", method, "peer", peerAddr(ctx), "resource", resource,
+		"reason", err.Error(), "code", code.String(), "refusal", string(reason)}
+	switch reason {
+	case RefusedPod, RefusedAddress:
+		if pod != nil {
+			kv = append(kv, "pod", pod.Pod.String(), "gateway", pod.Gateway.String())
+		}
+		g.podRefusals.Info(g.log, "Refused a pod's token: not its Gateway's data plane, or not from the pod", kv...)
+	default:
+		g.refusals.Info(g.log, "Refused an agent", kv...)
+	}
 	return status.Error(code, err.Error())
 }
 
@@ -238,7 +332,7 @@ func (g *gate) admit(ctx context.Context, method string) (_ context.Context, rel
 	n := g.inflight[id.Pod]
 	if n >= g.limits.rpcsPerPod {
 		g.mu.Unlock()
-		return nil, nil, g.refuse(ctx, method, codes.ResourceExhausted, fmt.Errorf("pod %s has %d RPCs in flight already; retry", id.Pod, n))
+		return nil, nil, g.refuse(ctx, method, &limitRefused{fmt.Errorf("pod %s has %d RPCs in flight already; retry", id.Pod, n)})
 	}
 	g.inflight[id.Pod] = n + 1
 	g.mu.Unlock()

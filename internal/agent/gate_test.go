@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -31,7 +33,9 @@ import (
 // These tests run the real server over real TLS on loopback with a bare
 // mpi.v1 client; test/agent floods it while a real nginx-agent is served.
 
-// countingAuth accepts the tokens in good, says RetryLater to tokens
+// countingAuth accepts the tokens in good as tokens of pods at 127.0.0.1
+// (where the tests dial from by default), or, for a token "<pod>@<ip>", of
+// the pod at ip; it says RetryLater to tokens
 // "later-…", refuses the rest, and counts its calls by token. hook, when
 // set, runs at the start of each call.
 type countingAuth struct {
@@ -41,10 +45,17 @@ type countingAuth struct {
 	hook  func(ctx context.Context, token string)
 }
 
+var loopback = PodAddresses{IPv4: netip.MustParseAddr("127.0.0.1")}
+
 func newCountingAuth(good ...string) *countingAuth {
 	a := &countingAuth{good: map[string]Identity{}, calls: map[string]int{}}
 	for _, tok := range good {
-		a.good[tok] = Identity{Pod: types.NamespacedName{Namespace: "ns", Name: tok}, Gateway: Key{Namespace: "ns", Name: "gw"}}
+		name, ip, found := strings.Cut(tok, "@")
+		addrs := loopback
+		if found {
+			addrs = PodAddresses{IPv4: netip.MustParseAddr(ip)}
+		}
+		a.good[tok] = Identity{Pod: types.NamespacedName{Namespace: "ns", Name: name}, Gateway: Key{Namespace: "ns", Name: "gw"}, Addresses: addrs}
 	}
 	return a
 }
@@ -131,7 +142,7 @@ func generousLimits() limits {
 	return lim
 }
 
-func startGate(t *testing.T, auth Authenticator, lim limits) *gateHarness {
+func startGate(t *testing.T, auth Authenticator, lim limits, options ...func(*Options)) *gateHarness {
 	t.Helper()
 	h := &gateHarness{t: t, logs: &syncLog{}, clock: time.Unix(1_000_000, 0)}
 	certPEM, keyPEM := selfSigned(t, 1)
@@ -139,7 +150,11 @@ func startGate(t *testing.T, auth Authenticator, lim limits) *gateHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.srv, err = NewServer(Options{Authenticator: auth, TLS: &tls.Config{Certificates: []tls.Certificate{cert}}, Log: h.logs.logger()})
+	opts := Options{Authenticator: auth, TLS: &tls.Config{Certificates: []tls.Certificate{cert}}, Log: h.logs.logger()}
+	for _, o := range options {
+		o(&opts)
+	}
+	h.srv, err = NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +438,8 @@ func TestAuthenticatingRegistrar(t *testing.T) {
 	decoded := 0
 	dec := func(any) error { decoded++; return nil }
 	call := func(token string) error {
-		ctx := context.WithValue(context.Background(), pendingReviewKey{}, &pendingReview{token: token, sum: sha256.Sum256([]byte(token)), release: func() {}})
+		ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}})
+		ctx = context.WithValue(ctx, pendingReviewKey{}, &pendingReview{token: token, sum: sha256.Sum256([]byte(token)), release: func() {}})
 		_, err := desc.Methods[0].Handler(nil, ctx, dec, nil)
 		return err
 	}
@@ -471,4 +487,83 @@ func TestRPCsPerPod(t *testing.T) {
 	}
 	cancels[0]()
 	waitUntil(t, func() bool { return health(t, conn, "good") == nil })
+}
+
+// TestTokenOnlyFromItsPod: a pod's token is accepted only from the pod's
+// address, whether it is reviewed then or its verdict reused; a refusal
+// from elsewhere does not refuse the pod, and is reported as such. With
+// AnyPeerAddress the address is not checked.
+func TestTokenOnlyFromItsPod(t *testing.T) {
+	auth := newCountingAuth("pod@127.0.0.2")
+	var refusals []Event
+	var mu sync.Mutex
+	h := startGate(t, auth, generousLimits(), func(o *Options) {
+		o.Observe = func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.Type == EventRefused {
+				refusals = append(refusals, ev)
+			}
+		}
+	})
+	pod, thief := h.dial("127.0.0.2"), h.dial("127.0.0.3")
+	// The thief comes first: its review accepts the token, for the pod.
+	wantStatus(t, "the token from another address", health(t, thief, "pod@127.0.0.2"), codes.Unauthenticated,
+		"the token of pod ns/pod was presented from 127.0.0.3, which is not the pod's address (127.0.0.2)")
+	if err := health(t, pod, "pod@127.0.0.2"); err != nil {
+		t.Fatalf("the pod, after a thief: %v", err)
+	}
+	wantStatus(t, "the thief again, from the cached verdict", health(t, thief, "pod@127.0.0.2"), codes.Unauthenticated,
+		"not the pod's address")
+	if n := auth.reviews("pod@127.0.0.2"); n != 1 {
+		t.Fatalf("%d reviews, want 1", n)
+	}
+	mu.Lock()
+	if len(refusals) != 2 || refusals[0].Reason != RefusedAddress || refusals[1].Reason != RefusedAddress {
+		t.Fatalf("refusals %+v, want two for the address", refusals)
+	}
+	mu.Unlock()
+	if logs := h.logs.String(); !strings.Contains(logs, `"refusal"="address"`) {
+		t.Fatalf("the refusal is not logged:\n%s", logs)
+	}
+
+	anywhere := startGate(t, newCountingAuth("pod@127.0.0.2"), generousLimits(), func(o *Options) { o.AnyPeerAddress = true })
+	if err := health(t, anywhere.dial("127.0.0.3"), "pod@127.0.0.2"); err != nil {
+		t.Fatalf("any address allowed: %v", err)
+	}
+}
+
+// TestRefusalReasons: every refusal is classified for its metric, and a
+// refused pod's is logged apart from bad tokens, which any peer can flood.
+func TestRefusalReasons(t *testing.T) {
+	podErr := fmt.Errorf("token refused: %w", &PodRefused{Pod: types.NamespacedName{Namespace: "ns", Name: "p"}, Gateway: Key{Namespace: "ns", Name: "gw"}, Err: errors.New("not sealed")})
+	for _, tc := range []struct {
+		err    error
+		code   codes.Code
+		reason RefusalReason
+	}{
+		{errors.New("token not authenticated"), codes.Unauthenticated, RefusedToken},
+		{podErr, codes.Unauthenticated, RefusedPod},
+		{&addressRefused{errors.New("elsewhere")}, codes.Unauthenticated, RefusedAddress},
+		{&limitRefused{errors.New("too many")}, codes.ResourceExhausted, RefusedLimit},
+		{&RetryLater{errors.New("no address yet")}, codes.Unavailable, RefusedUnavailable},
+	} {
+		if code, reason := classify(tc.err); code != tc.code || reason != tc.reason {
+			t.Errorf("%v: %v %s, want %v %s", tc.err, code, reason, tc.code, tc.reason)
+		}
+	}
+	// A flood of bad tokens leaves room in the log for a refused pod.
+	logs := &syncLog{}
+	var seen []Event
+	g := newGate(newCountingAuth(), logs.logger(), func(ev Event) { seen = append(seen, ev) }, time.Now)
+	for range 100 {
+		_ = g.refuse(context.Background(), "/m", errors.New("garbage"))
+	}
+	_ = g.refuse(context.Background(), "/m", podErr)
+	if !strings.Contains(logs.String(), `"pod"="ns/p" "gateway"="ns/gw"`) {
+		t.Fatalf("the refused pod is not logged after a flood of bad tokens:\n%s", logs)
+	}
+	if last := seen[len(seen)-1]; last.Pod.Name != "p" || last.Key.Name != "gw" || last.Reason != RefusedPod {
+		t.Fatalf("the refused pod's event: %+v", last)
+	}
 }

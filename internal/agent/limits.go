@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"net"
-	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -45,22 +42,40 @@ const (
 	// agent always keeps its Subscribe stream open.
 	maxIdleConnection = 2 * time.Minute
 	// maxConnections and maxConnectionsPerPeer bound the connections open
-	// at once, by peer address (a pod's IP: its agent's connection, and a
-	// few more while the agent replaces it); the rest are closed as soon as
-	// accepted, before any handshake.
+	// at once, by peer address (a pod's IP: its agent's and its endpoints
+	// client's connections, and a few more while they replace them); the
+	// rest are closed as soon as accepted, before any handshake, unless a
+	// connection that has not authenticated yet makes room (conns.go).
 	maxConnections        = 4096
 	maxConnectionsPerPeer = 16
+	// Of those, at most maxPreAuthConnections, and maxPreAuthPerPeer from
+	// one address, may be connections none of whose RPCs has authenticated
+	// yet: a new connection beyond either bound closes the oldest such
+	// connection of the address that holds the most, so that peers which
+	// complete the TLS handshake and never authenticate cannot hold the
+	// places that agents need (they are 256 addresses at 16 connections
+	// each otherwise). A pod's two clients authenticate with their first
+	// RPC, within a second of connecting when the API server answers.
+	maxPreAuthConnections = 1024
+	maxPreAuthPerPeer     = 8
+	// preAuthDeadline closes a connection that has not authenticated this
+	// long after it was accepted (the handshake's and a review's timeouts,
+	// and room to spare): the idle timeout never ends a peer that keeps
+	// sending RPCs it is refused. A client refused for a while (the API
+	// server down) connects again when it retries.
+	preAuthDeadline = 30 * time.Second
 )
 
 // limits are the bounds that tests lower: what one peer, and all, may hold
 // of connections and reviews.
 type limits struct {
-	connections, connectionsPerPeer int
-	handshake, idle                 time.Duration
-	pendingReviews                  int
-	reviewsPerSecondPerPeer         rate.Limit
-	reviewBurstPerPeer              int
-	rpcsPerPod                      int
+	connections, connectionsPerPeer  int
+	preAuth, preAuthPerPeer          int
+	handshake, idle, preAuthDeadline time.Duration
+	pendingReviews                   int
+	reviewsPerSecondPerPeer          rate.Limit
+	reviewBurstPerPeer               int
+	rpcsPerPod                       int
 }
 
 func defaultLimits() limits {
@@ -69,6 +84,9 @@ func defaultLimits() limits {
 		idle:                    maxIdleConnection,
 		connections:             maxConnections,
 		connectionsPerPeer:      maxConnectionsPerPeer,
+		preAuth:                 maxPreAuthConnections,
+		preAuthPerPeer:          maxPreAuthPerPeer,
+		preAuthDeadline:         preAuthDeadline,
 		pendingReviews:          maxPendingReviews,
 		reviewsPerSecondPerPeer: reviewsPerSecondPerPeer,
 		reviewBurstPerPeer:      reviewBurstPerPeer,
@@ -101,74 +119,4 @@ func serverOptions(creds credentials.TransportCredentials, g *gate) []grpc.Serve
 			Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: lim.idle,
 		}),
 	}
-}
-
-// limitListener closes connections beyond max, or beyond perPeer from one
-// address, as soon as it accepts them.
-type limitListener struct {
-	net.Listener
-	max, perPeer int
-	log          logr.Logger
-	sampler      *logSampler
-
-	mu     sync.Mutex
-	total  int
-	byPeer map[string]int
-}
-
-func newLimitListener(l net.Listener, lim limits, log logr.Logger, now func() time.Time) *limitListener {
-	return &limitListener{Listener: l, max: lim.connections, perPeer: lim.connectionsPerPeer,
-		log: log, sampler: newLogSampler(now), byPeer: make(map[string]int)}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		host := hostOf(c.RemoteAddr())
-		if reason := l.admit(host); reason != "" {
-			c.Close()
-			l.sampler.info(l.log, "Refused a connection", "peer", c.RemoteAddr().String(), "reason", reason)
-			continue
-		}
-		var once sync.Once
-		return &limitedConn{Conn: c, release: func() { once.Do(func() { l.leave(host) }) }}, nil
-	}
-}
-
-// admit counts a connection from host in, or says why it is refused.
-func (l *limitListener) admit(host string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.total >= l.max:
-		return "too many connections"
-	case l.byPeer[host] >= l.perPeer:
-		return "too many connections from this address"
-	}
-	l.total++
-	l.byPeer[host]++
-	return ""
-}
-
-func (l *limitListener) leave(host string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total--
-	if l.byPeer[host]--; l.byPeer[host] <= 0 {
-		delete(l.byPeer, host)
-	}
-}
-
-// limitedConn gives its place back when it is closed.
-type limitedConn struct {
-	net.Conn
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	c.release()
-	return c.Conn.Close()
 }

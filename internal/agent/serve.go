@@ -10,6 +10,8 @@ import (
 	mpi "github.com/nginx/agent/v3/api/grpc/mpi/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // gracefulStopTimeout bounds waiting for running RPCs (file downloads)
@@ -22,11 +24,12 @@ const gracefulStopTimeout = 5 * time.Second
 // Server's state outlives Serve, so Serve may be called again.
 //
 // Every service is registered through an authenticatingRegistrar and
-// every connection passes a limitListener (see gate.go and limits.go).
+// every connection is tracked by a connTracker (see gate.go, limits.go and
+// conns.go).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	serving, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
-	creds := &loggingCreds{TransportCredentials: credentials.NewTLS(s.tls), log: s.log, sampler: newLogSampler(s.now)}
+	creds := &loggingCreds{TransportCredentials: credentials.NewTLS(s.tls), log: s.log, sampler: logsample.New(s.now, refusalsNotLogged)}
 	gs := grpc.NewServer(serverOptions(creds, s.gate)...)
 	services := authenticatingRegistrar{server: gs, gate: s.gate}
 	mpi.RegisterCommandServiceServer(services, &commandService{s: s, serving: serving})
@@ -34,7 +37,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if s.services != nil {
 		s.services(services)
 	}
-	l = newLimitListener(l, s.gate.limits, s.log, s.now)
+	conns := newConnTracker(s.gate.limits, s.log, s.now)
+	s.gate.conns.Store(conns)
+	l = conns.listener(l)
 
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(l) }()
@@ -71,13 +76,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 type loggingCreds struct {
 	credentials.TransportCredentials
 	log     logr.Logger
-	sampler *logSampler
+	sampler *logsample.Sampler
 }
 
 func (c *loggingCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	out, info, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
-		c.sampler.info(c.log, "Refused a connection: TLS handshake failed", "peer", conn.RemoteAddr().String(), "reason", err.Error())
+		c.sampler.Info(c.log, "Refused a connection: TLS handshake failed", "peer", conn.RemoteAddr().String(), "reason", err.Error())
 	}
 	return out, info, err
 }

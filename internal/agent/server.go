@@ -55,6 +55,12 @@ type Options struct {
 	// server (the endpoint feed): they are reached on the same port and
 	// authenticated as the agents are (IdentityFrom).
 	Services func(grpc.ServiceRegistrar)
+	// AnyPeerAddress accepts an identity from any peer address. By
+	// default an RPC is refused unless its peer is at one of the
+	// addresses of the pod its token is bound to (Identity.Addresses): a
+	// network that translates the pods' addresses (SNAT) on the way to
+	// the manager needs this, at the cost of that check.
+	AnyPeerAddress bool
 }
 
 // Server is the control plane's endpoint for nginx-agent v3: it serves
@@ -107,6 +113,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	// The gate reads the clock through s.now, which tests move.
 	s.gate = newGate(opts.Authenticator, s.log, s.observe, func() time.Time { return s.now() })
+	s.gate.anyAddress = opts.AnyPeerAddress
 	return s, nil
 }
 

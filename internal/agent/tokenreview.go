@@ -25,12 +25,14 @@ const (
 // ServiceAccount token, which must be bound to their pod and issued for
 // audience: a TokenReview must find it authenticated for audience, the pod it
 // is bound to must exist with the bound UID, run as that ServiceAccount, be
-// Running and not terminating, and carry the Gateway's name in its label
+// Running and not terminating, have its addresses (status.podIPs) reported,
+// and carry the Gateway's name in its label
 // gateway.networking.k8s.io/gateway-name; the Gateway is in the pod's
-// namespace. With RequireServiceAccount, the ServiceAccount must also be the
-// one the Gateway's data plane runs as. The Server caches the verdicts; a
-// token that is no JWT issued for audience and still valid is refused
-// before any review (ScreenToken).
+// namespace. With RequirePod, the pod must also pass the check it is
+// given: be the Gateway's data plane. The identity carries the pod's
+// addresses, which the Server holds the connection to. The Server caches
+// the verdicts; a token that is no JWT issued for audience and still valid
+// is refused before any review (ScreenToken).
 //
 // c needs permission to create TokenReviews and get Pods; it should read
 // Pods from the API server (a manager's APIReader-backed client), not from
@@ -46,24 +48,26 @@ func NewTokenReviewAuthenticator(c client.Client, audience string, opts ...Token
 // TokenReviewOption configures NewTokenReviewAuthenticator.
 type TokenReviewOption func(*tokenReviewAuthenticator)
 
-// ServiceAccountFunc returns the ServiceAccount (in the Gateway's namespace)
-// the pods of a Gateway's data plane run as, or an error when the Gateway
-// has none (e.g. it does not exist).
-type ServiceAccountFunc func(ctx context.Context, gw Key) (string, error)
+// PodCheck says whether pod, whose label names the Gateway gw (in the
+// pod's namespace), is that Gateway's data plane: nil if it is, a
+// *RetryLater when it cannot tell now (the Gateway could not be read), or
+// why it is not.
+type PodCheck func(ctx context.Context, gw Key, pod *corev1.Pod) error
 
-// RequireServiceAccount refuses pods that do not run as the ServiceAccount
-// sa returns for the Gateway their label names: a pod that merely carries
-// the label, created by anyone who may create pods in the namespace, does
-// not get that Gateway's files (which can hold certificate keys).
-func RequireServiceAccount(sa ServiceAccountFunc) TokenReviewOption {
-	return func(a *tokenReviewAuthenticator) { a.serviceAccount = sa }
+// RequirePod refuses pods that check does not find to be their Gateway's
+// data plane: a pod that merely carries the Gateway's label and runs as
+// its ServiceAccount, created by anyone who may create pods in the
+// namespace, must not get that Gateway's files (which can hold certificate
+// keys other namespaces lent it).
+func RequirePod(check PodCheck) TokenReviewOption {
+	return func(a *tokenReviewAuthenticator) { a.checkPod = check }
 }
 
 type tokenReviewAuthenticator struct {
-	c              client.Client
-	audience       string
-	serviceAccount ServiceAccountFunc
-	now            func() time.Time
+	c        client.Client
+	audience string
+	checkPod PodCheck
+	now      func() time.Time
 }
 
 func (a *tokenReviewAuthenticator) Authenticate(ctx context.Context, token string) (Identity, error) {
@@ -93,30 +97,50 @@ func (a *tokenReviewAuthenticator) Authenticate(ctx context.Context, token strin
 	if err := a.c.Get(ctx, key, pod); err != nil {
 		return Identity{}, retryUnlessNotFound(fmt.Errorf("getting the token's pod %s: %w", key, err))
 	}
-	gw := pod.Labels[PodLabelGatewayName]
-	switch {
-	case string(pod.UID) != podUID:
+	if string(pod.UID) != podUID {
 		return Identity{}, fmt.Errorf("pod %s is not the one the token is bound to (UID %s, bound %s)", key, pod.UID, podUID)
+	}
+	gw := pod.Labels[PodLabelGatewayName]
+	id := Identity{Pod: key}
+	if gw != "" {
+		id.Gateway = Key{Namespace: ns, Name: gw}
+	}
+	refused := func(format string, args ...any) (Identity, error) {
+		return Identity{}, &PodRefused{Pod: key, Gateway: id.Gateway, Err: fmt.Errorf(format, args...)}
+	}
+	switch {
 	case pod.Spec.ServiceAccountName != sa:
-		return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, the token is of %q", key, pod.Spec.ServiceAccountName, sa)
+		return refused("pod %s runs as ServiceAccount %q, the token is of %q", key, pod.Spec.ServiceAccountName, sa)
 	// A pod's agent starts with its container, often before the kubelet
 	// reports the pod Running (it waits for every container): Pending is
 	// accepted, a finished pod is not.
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		return Identity{}, fmt.Errorf("pod %s has finished (%s)", key, pod.Status.Phase)
+		return refused("pod %s has finished (%s)", key, pod.Status.Phase)
 	case pod.DeletionTimestamp != nil:
-		return Identity{}, fmt.Errorf("pod %s is terminating", key)
+		return refused("pod %s is terminating", key)
 	case gw == "":
-		return Identity{}, fmt.Errorf("pod %s has no label %s naming its Gateway", key, PodLabelGatewayName)
+		return refused("pod %s has no label %s naming its Gateway", key, PodLabelGatewayName)
 	}
-	id := Identity{Pod: key, Gateway: Key{Namespace: ns, Name: gw}}
-	if a.serviceAccount != nil {
-		want, err := a.serviceAccount(ctx, id.Gateway)
-		if err != nil {
-			return Identity{}, retryUnlessNotFound(fmt.Errorf("pod %s: the ServiceAccount of Gateway %s: %w", key, id.Gateway, err))
-		}
-		if sa != want {
-			return Identity{}, fmt.Errorf("pod %s runs as ServiceAccount %q, not %q, which the data plane of Gateway %s runs as", key, sa, want, id.Gateway)
+	var ips []string
+	for _, ip := range pod.Status.PodIPs {
+		ips = append(ips, ip.IP)
+	}
+	addrs, err := ParsePodAddresses(ips...)
+	switch {
+	case err != nil:
+		return refused("pod %s: %w", key, err)
+	// The kubelet reports the pod's addresses once its sandbox runs, and
+	// its containers start then too: an agent may be a moment ahead.
+	case addrs.IsZero():
+		return Identity{}, &RetryLater{fmt.Errorf("pod %s has no address reported yet", key)}
+	}
+	id.Addresses = addrs
+	if a.checkPod != nil {
+		if err := a.checkPod(ctx, id.Gateway, pod); err != nil {
+			if later := (*RetryLater)(nil); errors.As(err, &later) {
+				return Identity{}, &RetryLater{fmt.Errorf("pod %s: %w", key, err)}
+			}
+			return refused("pod %s is not the data plane of Gateway %s: %w", key, id.Gateway, err)
 		}
 	}
 	return id, nil

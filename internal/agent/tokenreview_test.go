@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -53,12 +55,15 @@ func reviewingClient(t *testing.T, sa string, pods ...*corev1.Pod) client.Client
 	})
 }
 
-func dataPlanePod(name, sa string, deleting bool, phase corev1.PodPhase) *corev1.Pod {
+func dataPlanePod(name, sa string, deleting bool, phase corev1.PodPhase, ips ...string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
 			Labels: map[string]string{PodLabelGatewayName: "gw"}},
 		Spec:   corev1.PodSpec{ServiceAccountName: sa},
 		Status: corev1.PodStatus{Phase: cmp.Or(phase, corev1.PodRunning)},
+	}
+	for _, ip := range ips {
+		p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: ip})
 	}
 	if deleting {
 		now := metav1.Now()
@@ -68,52 +73,110 @@ func dataPlanePod(name, sa string, deleting bool, phase corev1.PodPhase) *corev1
 }
 
 func TestTokenReviewBindsPodsToTheirDataPlane(t *testing.T) {
-	saOf := func(_ context.Context, gw Key) (string, error) {
-		if gw != (Key{Namespace: "ns", Name: "gw"}) {
-			return "", errors.New("no such Gateway")
+	// dataPlane is the manager's check, played: the pod must run as the
+	// Gateway's ServiceAccount and carry the annotation "sealed".
+	dataPlane := func(_ context.Context, gw Key, pod *corev1.Pod) error {
+		switch {
+		case gw != (Key{Namespace: "ns", Name: "gw"}):
+			return errors.New("no such Gateway")
+		case pod.Spec.ServiceAccountName != "gw-nginx":
+			return fmt.Errorf("it runs as ServiceAccount %q, not %q", pod.Spec.ServiceAccountName, "gw-nginx")
+		case pod.Annotations["sealed"] != "yes":
+			return errors.New("its spec is not one Gatewall rendered")
 		}
-		return "gw-nginx", nil
+		return nil
 	}
+	dualStack := []string{"10.0.0.7", "fd00::7"}
 	for name, tc := range map[string]struct {
 		sa       string
 		deleting bool
 		phase    corev1.PodPhase
-		opts     []TokenReviewOption
+		ips      []string
+		sealed   bool
+		check    PodCheck
 		refusal  string
 		retry    bool // the refusal is a RetryLater
+		pod      bool // the refusal is a PodRefused
 	}{
-		"the Gateway's data plane": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
+		"the Gateway's data plane": {sa: "gw-nginx", ips: dualStack, sealed: true, check: dataPlane},
+		"no check":                 {sa: "gw-nginx", ips: dualStack[:1]},
 		// The agent starts with its container; the kubelet reports the pod
-		// Running only once every container has started.
-		"a pod the kubelet has not reported Running yet": {sa: "gw-nginx", phase: corev1.PodPending, opts: []TokenReviewOption{RequireServiceAccount(saOf)}},
-		"a pod that has failed":                          {sa: "gw-nginx", phase: corev1.PodFailed, refusal: "has finished (Failed)"},
-		"a pod that has succeeded":                       {sa: "gw-nginx", phase: corev1.PodSucceeded, refusal: "has finished (Succeeded)"},
-		"another ServiceAccount":                         {sa: "intruder", opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: `runs as ServiceAccount "intruder", not "gw-nginx"`},
-		"a terminating pod":                              {sa: "gw-nginx", deleting: true, opts: []TokenReviewOption{RequireServiceAccount(saOf)}, refusal: "is terminating"},
-		"a terminating pod, no ServiceAccount set":       {sa: "gw-nginx", deleting: true, refusal: "is terminating"},
+		// Running only once every container has started, and its addresses
+		// a moment after its sandbox runs.
+		"a pod the kubelet has not reported Running yet": {sa: "gw-nginx", phase: corev1.PodPending, ips: dualStack, sealed: true, check: dataPlane},
+		"a pod without its addresses yet":                {sa: "gw-nginx", phase: corev1.PodPending, sealed: true, check: dataPlane, refusal: "has no address reported yet", retry: true},
+		"a pod that has failed":                          {sa: "gw-nginx", phase: corev1.PodFailed, ips: dualStack, refusal: "has finished (Failed)", pod: true},
+		"a pod that has succeeded":                       {sa: "gw-nginx", phase: corev1.PodSucceeded, ips: dualStack, refusal: "has finished (Succeeded)", pod: true},
+		"another ServiceAccount":                         {sa: "intruder", ips: dualStack, sealed: true, check: dataPlane, refusal: `runs as ServiceAccount "intruder", not "gw-nginx"`, pod: true},
+		"the same ServiceAccount and label, not sealed":  {sa: "gw-nginx", ips: dualStack, check: dataPlane, refusal: "is not the data plane of Gateway ns/gw: its spec is not one Gatewall rendered", pod: true},
+		"a terminating pod":                              {sa: "gw-nginx", deleting: true, ips: dualStack, sealed: true, check: dataPlane, refusal: "is terminating", pod: true},
+		"a terminating pod, no check":                    {sa: "gw-nginx", deleting: true, ips: dualStack, refusal: "is terminating", pod: true},
+		"two addresses of one family":                    {sa: "gw-nginx", ips: []string{"10.0.0.7", "10.0.0.8"}, refusal: "two of one family", pod: true},
 		// A Gateway that is gone will not come back for this token; one that
 		// could not be read might, on the agent's next try.
-		"no Gateway to ask about": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(func(context.Context, Key) (string, error) {
-			return "", apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "gateways"}, "gw")
-		})}, refusal: `gateways.gateway.networking.k8s.io "gw" not found`},
-		"the Gateway could not be read": {sa: "gw-nginx", opts: []TokenReviewOption{RequireServiceAccount(func(context.Context, Key) (string, error) {
-			return "", errors.New("the API server is unavailable")
-		})}, refusal: "the API server is unavailable", retry: true},
+		"no Gateway to ask about": {sa: "gw-nginx", ips: dualStack, check: func(context.Context, Key, *corev1.Pod) error {
+			return apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "gateways"}, "gw")
+		}, refusal: `gateways.gateway.networking.k8s.io "gw" not found`, pod: true},
+		"the Gateway could not be read": {sa: "gw-nginx", ips: dualStack, check: func(context.Context, Key, *corev1.Pod) error {
+			return &RetryLater{Err: errors.New("the API server is unavailable")}
+		}, refusal: "the API server is unavailable", retry: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := reviewingClient(t, tc.sa, dataPlanePod("gw-nginx-0", tc.sa, tc.deleting, tc.phase))
-			id, err := NewTokenReviewAuthenticator(c, "gatewall", tc.opts...).Authenticate(context.Background(), "token-gw-nginx-0")
+			p := dataPlanePod("gw-nginx-0", tc.sa, tc.deleting, tc.phase, tc.ips...)
+			if tc.sealed {
+				p.Annotations = map[string]string{"sealed": "yes"}
+			}
+			var opts []TokenReviewOption
+			if tc.check != nil {
+				opts = append(opts, RequirePod(tc.check))
+			}
+			id, err := NewTokenReviewAuthenticator(reviewingClient(t, tc.sa, p), "gatewall", opts...).Authenticate(context.Background(), "token-gw-nginx-0")
 			switch {
 			case tc.refusal == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tc.refusal == "" && id.Gateway != (Key{Namespace: "ns", Name: "gw"}):
 				t.Fatalf("identity %+v", id)
-			case tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)):
+			case tc.refusal == "":
+				want, _ := ParsePodAddresses(tc.ips...)
+				if id.Addresses != want {
+					t.Fatalf("addresses %s, want the pod's, %s", id.Addresses, want)
+				}
+			case err == nil || !strings.Contains(err.Error(), tc.refusal):
 				t.Fatalf("got %v, want a refusal saying %q", err, tc.refusal)
 			}
 			if later := (*RetryLater)(nil); errors.As(err, &later) != tc.retry {
 				t.Fatalf("refusal %v: RetryLater %v, want %v", err, !tc.retry, tc.retry)
 			}
+			if pod := (*PodRefused)(nil); errors.As(err, &pod) != tc.pod {
+				t.Fatalf("refusal %v: PodRefused %v, want %v", err, !tc.pod, tc.pod)
+			} else if tc.pod && pod.Pod.Name != "gw-nginx-0" {
+				t.Fatalf("the refusal names pod %s", pod.Pod)
+			}
 		})
+	}
+}
+
+// TestPodAddresses: a pod's addresses, one of each family, compared as
+// the peer's address reaches the server (an IPv4 peer of a dual-stack
+// socket is IPv4-mapped).
+func TestPodAddresses(t *testing.T) {
+	a, err := ParsePodAddresses("10.0.0.7", "fd00::7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{
+		"10.0.0.7": true, "::ffff:10.0.0.7": true, "fd00::7": true,
+		"10.0.0.8": false, "fd00::8": false, "": false,
+	} {
+		ip, _ := netip.ParseAddr(addr)
+		if got := a.Has(ip); got != want {
+			t.Errorf("Has(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	if _, err := ParsePodAddresses("10.0.0.x"); err == nil {
+		t.Error("an address that does not parse was taken")
+	}
+	if z, _ := ParsePodAddresses(); !z.IsZero() || z.Has(netip.Addr{}) {
+		t.Error("no addresses hold an address")
 	}
 }

@@ -84,7 +84,9 @@ const (
 	EventFileServed EventType = "FileServed"
 	// EventFileNotFound: Pod asked for Path, which no retained version holds.
 	EventFileNotFound EventType = "FileNotFound"
-	// EventRefused: an RPC was refused; Message says why.
+	// EventRefused: an RPC was refused; Reason classifies it and Message
+	// says why. Key and Pod are set when the refusal is of a known pod
+	// (RefusedPod, RefusedLabels).
 	EventRefused EventType = "Refused"
 	// EventFilesReported: a pod's agent reported its files after connecting;
 	// Version is the desired version when they already matched it (no push
@@ -100,6 +102,8 @@ type Event struct {
 	Version string
 	Path    string
 	Message string
+	// Reason is set on EventRefused.
+	Reason RefusalReason
 }
 
 // compareKeys orders Gateways by namespace, then name.

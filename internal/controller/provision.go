@@ -62,6 +62,9 @@ type Provisioning struct {
 	// (--nginx-docker-secret), copied into each Gateway's namespace for its
 	// data-plane pods.
 	PullSecrets []types.NamespacedName
+	// SealKey seals the data-plane pod templates (provisioner.Params):
+	// the agent server checks the seal with the same key.
+	SealKey []byte
 }
 
 // notOwnedRetry is how often a Gateway whose data-plane names are taken by
@@ -121,7 +124,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	objs := provisioner.Objects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, UDPPorts: udpPorts, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
-		Owner: r.owner(), PullSecrets: pullSecrets,
+		Owner: r.owner(), PullSecrets: pullSecrets, SealKey: p.SealKey,
 	})
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {
 		var notOwned *provisioner.NotOwnedError

@@ -11,7 +11,9 @@
 // only what changed, coalescing versions a slow pod has not taken yet; the
 // client hands each update to NGINX's Lua (Applier) and acknowledges it.
 // The server knows, per pod, which version it holds, for metrics and
-// statuses.
+// statuses. What a pod says is bounded: the error of a refused update is
+// kept, reported and logged cut to 1 KiB, and what a pod's
+// acknowledgements log is sampled per pod (package logsample).
 //
 // A pod that loses the manager keeps serving its last endpoints; the
 // client keeps them in a state file that a restarted NGINX loads, and on

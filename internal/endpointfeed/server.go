@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/logsample"
 )
 
 // Identify says which data-plane pod, of which Gateway, a stream's
@@ -46,7 +49,8 @@ type Ack struct {
 	Version      uint64
 	// Latency is the time from the Set that made the version to the ack.
 	Latency time.Duration
-	// Error says why the pod could not apply it ("" when it did).
+	// Error says why the pod could not apply it ("" when it did), cut to
+	// maxAckError bytes.
 	Error string
 }
 
@@ -60,8 +64,35 @@ type Server struct {
 	// its pod does not remove its successor when it ends.
 	streams atomic.Uint64
 
+	// logs samples what each pod's acknowledgements log: an authenticated
+	// pod can send them as fast as it likes.
+	logs *logsample.Keyed[types.NamespacedName]
+
 	mu       sync.Mutex
 	gateways map[types.NamespacedName]*gateway
+}
+
+// maxAckError bounds the bytes of a pod's error kept, reported and logged:
+// an acknowledgement may carry up to the agent port's message limit
+// (4 MiB). NGINX's own refusals, which the client passes on, are at most
+// 4 KiB; their first 1 KiB says what it is.
+const maxAckError = 1 << 10
+
+// maxPodsLogged bounds the pods whose log lines are sampled apart.
+const maxPodsLogged = 4096
+
+// boundError is err as kept and logged: valid UTF-8 of at most maxAckError
+// bytes, saying how many were left out.
+func boundError(err string) string {
+	err = strings.ToValidUTF8(err, "\uFFFD")
+	if len(err) <= maxAckError {
+		return err
+	}
+	cut := maxAckError
+	for cut > 0 && !utf8.RuneStart(err[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", err[:cut], len(err)-cut)
 }
 
 // gateway is one Gateway's newest set and the state of its pods' streams.
@@ -101,7 +132,8 @@ type PodStatus struct {
 	// says it is the Gateway's newest set.
 	Version uint64
 	Current bool
-	// Error says why it could not apply the newest update it was sent.
+	// Error says why it could not apply the newest update it was sent
+	// (at most maxAckError bytes of what the pod said).
 	Error string
 }
 
@@ -119,6 +151,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, errors.New("endpoint feed: Identify is required")
 	}
 	return &Server{opts: opts, changed: coalesce.NewCalls(opts.OnChange, compareGateways),
+		logs:     logsample.NewKeyed[types.NamespacedName](time.Now, "linesNotLogged", maxPodsLogged),
 		gateways: map[types.NamespacedName]*gateway{}}, nil
 }
 
@@ -314,9 +347,10 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	hash, sentIt := p.pending[a.Version]
 	if !sentIt {
 		s.mu.Unlock()
-		s.opts.Log.Info("Endpoints client acknowledged a version it was not sent", "gateway", gw.String(), "pod", pod.String(), "version", a.Version)
+		s.logs.Info(pod, s.opts.Log, "Endpoints client acknowledged a version it was not sent", "gateway", gw.String(), "pod", pod.String(), "version", a.Version)
 		return
 	}
+	a.Error = boundError(a.Error)
 	for v := range p.pending {
 		if v <= a.Version {
 			delete(p.pending, v)
@@ -341,7 +375,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	}
 	s.mu.Unlock()
 	if a.Error != "" {
-		s.opts.Log.Info("A data-plane pod could not apply endpoints; it keeps the endpoints it had",
+		s.logs.Info(pod, s.opts.Log, "A data-plane pod could not apply endpoints; it keeps the endpoints it had",
 			"gateway", gw.String(), "pod", pod.String(), "version", a.Version, "error", a.Error)
 	}
 	if s.opts.Observe != nil {

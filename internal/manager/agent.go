@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +23,7 @@ import (
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/metrics"
+	"github.com/gatewall/gatewall/internal/podseal"
 	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
@@ -60,6 +63,10 @@ type AgentOptions struct {
 	// in one: the leader labels it AgentServerLabel once it listens, and
 	// every replica removes the label at start.
 	PodName string
+	// AnyPeerAddress accepts an agent's token from any address, not only
+	// from its pod's (agent.Options.AnyPeerAddress): for networks that
+	// translate pods' addresses on their way to the manager.
+	AnyPeerAddress bool
 }
 
 // setupAgent builds the agent server (run by the leader only), the data
@@ -95,7 +102,12 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		return nil, nil, err
 	}
 	names := []string{serverName, "localhost", "127.0.0.1"}
-	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names, opts.ControllerName)
+	candidate := newSealKey()
+	secret, err := ensureAgentTLS(ctx, uncached, secretKey, names, opts.ControllerName, candidate)
+	if err != nil {
+		return nil, nil, err
+	}
+	sealKey, err := ensureSealKey(ctx, uncached, secret, candidate)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,11 +140,12 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 	server, err := agent.NewServer(agent.Options{
 		// Pods are read uncached: a cache would watch every pod in the cluster.
 		Authenticator: agent.NewTokenReviewAuthenticator(uncached, provisioner.TokenAudience,
-			agent.RequireServiceAccount(dataPlaneServiceAccount(uncached, opts.ControllerName))),
-		TLS:      certs.TLSConfig(),
-		OnChange: notifier.NotifyGateway,
-		Observe:  logEvents(log.V(AgentEventsVerbosity), newAgentMetrics().then(a.Observe)),
-		Log:      log,
+			agent.RequirePod(dataPlanePod(uncached, opts.ControllerName, sealKey))),
+		AnyPeerAddress: a.AnyPeerAddress,
+		TLS:            certs.TLSConfig(),
+		OnChange:       notifier.NotifyGateway,
+		Observe:        logEvents(log.V(AgentEventsVerbosity), newAgentMetrics().then(a.Observe)),
+		Log:            log,
 		// Each pod's endpoints client, on the agents' port and credentials.
 		Services: feed.Register,
 	})
@@ -151,7 +164,7 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 			l.Close()
 			return fmt.Errorf("agent server: %w", err)
 		}
-		go certs.poll(ctx, uncached, secretKey, names, opts.ControllerName, log)
+		go certs.poll(ctx, uncached, secretKey, names, opts.ControllerName, sealKey, log)
 		return server.Serve(ctx, l)
 	})
 	if err := mgr.Add(serve); err != nil {
@@ -169,30 +182,47 @@ func setupAgent(mgr ctrl.Manager, cfg *rest.Config, opts Options, notifier *cont
 		APIReader:   mgr.GetAPIReader(),
 		Applied:     provisioner.NewApplied(),
 		PullSecrets: pullSecrets,
+		SealKey:     sealKey,
 	}, nil
 }
 
-// dataPlaneServiceAccount returns the ServiceAccount the provisioner gives
-// a Gateway's data plane, read from the API server (agents authenticate
-// rarely: their reviews are cached). A Gateway whose class another
-// controller serves is refused: its data plane's agent reached the wrong
-// Gatewall installation, which would never configure it.
-func dataPlaneServiceAccount(c client.Client, controller string) agent.ServiceAccountFunc {
-	return func(ctx context.Context, key agent.Key) (string, error) {
-		gw := &gatewayv1.Gateway{}
-		if err := c.Get(ctx, key, gw); err != nil {
-			return "", err
+// dataPlanePod checks that a pod is the data plane of the Gateway its
+// label names, as this installation provisions it: the Gateway exists and
+// its class is this controller's, the pod runs as the data plane's
+// ServiceAccount, and its spec is one the manager rendered for that
+// Gateway (its seal verifies under key: package podseal). The Gateway is
+// read from the API server (agents authenticate rarely: their reviews are
+// cached). A Gateway whose class another controller serves is refused: its
+// data plane's agent reached the wrong Gatewall installation, which would
+// never configure it.
+func dataPlanePod(c client.Client, controller string, key []byte) agent.PodCheck {
+	return func(ctx context.Context, gw agent.Key, pod *corev1.Pod) error {
+		g := &gatewayv1.Gateway{}
+		if err := c.Get(ctx, gw, g); err != nil {
+			return retryUnlessNotFound(err)
 		}
 		class := &gatewayv1.GatewayClass{}
-		if err := c.Get(ctx, client.ObjectKey{Name: string(gw.Spec.GatewayClassName)}, class); err != nil {
-			return "", err
+		if err := c.Get(ctx, client.ObjectKey{Name: string(g.Spec.GatewayClassName)}, class); err != nil {
+			return retryUnlessNotFound(err)
 		}
 		if string(class.Spec.ControllerName) != controller {
-			return "", fmt.Errorf("Gateway %s is of GatewayClass %s, which controller %q serves, not this Gatewall (%q): its data plane reached the wrong installation (its --agent-server-address)",
-				key, class.Name, class.Spec.ControllerName, controller)
+			return fmt.Errorf("Gateway %s is of GatewayClass %s, which controller %q serves, not this Gatewall (%q): its data plane reached the wrong installation (its --agent-server-address)",
+				gw, class.Name, class.Spec.ControllerName, controller)
 		}
-		return provisioner.Name(gw), nil
+		if sa := provisioner.Name(g); pod.Spec.ServiceAccountName != sa {
+			return fmt.Errorf("it runs as ServiceAccount %q, not %q, which the data plane of Gateway %s runs as", pod.Spec.ServiceAccountName, sa, gw)
+		}
+		return podseal.Verify(key, g.UID, pod)
 	}
+}
+
+// retryUnlessNotFound makes err an agent.RetryLater unless it says the
+// object does not exist: a deleted Gateway will not come back for a pod.
+func retryUnlessNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	return &agent.RetryLater{Err: err}
 }
 
 // AgentEventsVerbosity is the log verbosity (--zap-log-level) at which every

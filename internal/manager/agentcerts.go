@@ -24,10 +24,11 @@ const (
 )
 
 // ensureAgentTLS returns the agent TLS Secret of the installation serving
-// controller, creating it with a new CA and a serving certificate for names
-// when it does not exist. Kept in a Secret, the certificates survive manager
-// restarts, so data planes keep trusting Gatewall without restarting.
-func ensureAgentTLS(ctx context.Context, c client.Client, key types.NamespacedName, names []string, controller string) (*corev1.Secret, error) {
+// controller, creating it with a new CA and a serving certificate for names,
+// and sealKey (the pod seal key, sealkey.go) if given, when it does not
+// exist. Kept in a Secret, the certificates survive manager restarts, so
+// data planes keep trusting Gatewall without restarting.
+func ensureAgentTLS(ctx context.Context, c client.Client, key types.NamespacedName, names []string, controller string, sealKey []byte) (*corev1.Secret, error) {
 	s := &corev1.Secret{}
 	err := c.Get(ctx, key, s)
 	if err == nil {
@@ -46,6 +47,9 @@ func ensureAgentTLS(ctx context.Context, c client.Client, key types.NamespacedNa
 			Annotations: map[string]string{provisioner.ControllerAnnotation: controller}},
 		Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{agentTLSCert: certPEM, agentTLSKey: keyPEM, agentTLSCA: caPEM},
+	}
+	if sealKey != nil {
+		s.Data[agentTLSSealKey] = sealKey
 	}
 	if err := c.Create(ctx, s); err != nil {
 		if apierrors.IsAlreadyExists(err) { // another replica created it first

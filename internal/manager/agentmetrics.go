@@ -11,7 +11,8 @@ import (
 )
 
 // agentMetrics turns the agent server's protocol events into metrics:
-// pushes, their results, and the time from a push to its applied answer.
+// pushes, their results, the time from a push to its applied answer, and
+// refusals.
 type agentMetrics struct {
 	mu   sync.Mutex
 	sent map[pushed]time.Time
@@ -73,5 +74,7 @@ func (m *agentMetrics) observe(ev agent.Event) {
 		metrics.Applies.WithLabelValues(ev.Key.Namespace, ev.Key.Name, metrics.ApplyTimedOut).Inc()
 	case agent.EventFilesReported:
 		metrics.Resyncs.With(gw).Inc()
+	case agent.EventRefused:
+		metrics.AgentRefusals.WithLabelValues(string(ev.Reason)).Inc()
 	}
 }

@@ -16,7 +16,8 @@ import (
 // TestAgentMetrics: the agent server's events become the push metrics: a
 // push counts when sent; its answer counts as applied (with the time since
 // the first send) or failed; a push unanswered in time counts as timed out;
-// an agent reporting its files counts as a resync.
+// an agent reporting its files counts as a resync; a refusal counts by its
+// reason.
 func TestAgentMetrics(t *testing.T) {
 	gw := types.NamespacedName{Namespace: "agent-metrics", Name: "gw"}
 	pod := types.NamespacedName{Namespace: "agent-metrics", Name: "pod"}
@@ -64,6 +65,15 @@ func TestAgentMetrics(t *testing.T) {
 	}
 	if len(m.sent) != 0 {
 		t.Errorf("pushes still tracked after their answers: %v", m.sent)
+	}
+
+	// Refusals count by reason, with no Gateway: an unauthenticated peer
+	// names whatever it likes.
+	before := testutil.ToFloat64(metrics.AgentRefusals.WithLabelValues(string(agent.RefusedPod)))
+	m.observe(agent.Event{Type: agent.EventRefused, Key: gw, Pod: pod, Reason: agent.RefusedPod, Message: "not sealed"})
+	m.observe(agent.Event{Type: agent.EventRefused, Reason: agent.RefusedToken, Message: "garbage"})
+	if got := testutil.ToFloat64(metrics.AgentRefusals.WithLabelValues(string(agent.RefusedPod))); got != before+1 {
+		t.Errorf("refusals{reason=pod}: %v, want %v", got, before+1)
 	}
 
 	metrics.ForgetGateway(gw)

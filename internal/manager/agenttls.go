@@ -118,9 +118,10 @@ func (a *agentTLS) TLSConfig() *tls.Config {
 
 // poll reads the Secret from the API server while it is not mounted, so
 // that a rotated certificate is served and a rotated CA handed out without
-// a restart; a deleted Secret is made again for names. It returns when ctx
-// ends.
-func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.NamespacedName, names []string, controller string, log logr.Logger) {
+// a restart; a deleted Secret is made again for names, with sealKey, the
+// pod seal key the manager seals and checks data-plane pods with (a new
+// key needs a restart: sealkey.go). It returns when ctx ends.
+func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.NamespacedName, names []string, controller string, sealKey []byte, log logr.Logger) {
 	tick := time.NewTicker(agentTLSPoll)
 	defer tick.Stop()
 	for {
@@ -132,7 +133,7 @@ func (a *agentTLS) poll(ctx context.Context, c client.Client, key types.Namespac
 		if a.mounted() {
 			continue
 		}
-		s, err := ensureAgentTLS(ctx, c, key, names, controller)
+		s, err := ensureAgentTLS(ctx, c, key, names, controller, sealKey)
 		if err == nil {
 			err = a.load(s)
 		}

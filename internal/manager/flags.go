@@ -100,6 +100,14 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 			"Empty reads the Secret from the API server every 30 s.")
 	fs.StringVar(&opts.Agent.PodName, "pod-name", os.Getenv("POD_NAME"),
 		"The manager's own pod (default from $POD_NAME): the leader labels it "+AgentServerLabel+", which the agent Service selects.")
+	fs.BoolFunc("agent-pod-address-check",
+		"Accept a data-plane pod's token only on connections from the pod's own address, so that a token requested for the pod is of no use elsewhere (default true). "+
+			"Set it to false only if the network translates pods' addresses (SNAT) on their way to the manager, which makes every agent look foreign.",
+		func(v string) error {
+			check, err := strconv.ParseBool(v)
+			opts.Agent.AnyPeerAddress = !check
+			return err
+		})
 	fs.DurationVar(&opts.Agent.ReloadMonitoringPeriod, "agent-reload-monitoring-period", DefaultReloadMonitoringPeriod,
 		"How long the data planes' agents watch NGINX's error log after a reload before reporting success; every push takes at least this long.")
 	fs.StringVar(&opts.Agent.Images.NGINX, "nginx-image", provisioner.DefaultImages.NGINX, "Default data-plane image (NGINX with nginx-agent).")

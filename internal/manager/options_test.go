@@ -147,3 +147,23 @@ func TestPLMFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentPodAddressCheckFlag: agents' tokens are accepted only from their
+// pods' addresses unless --agent-pod-address-check=false.
+func TestAgentPodAddressCheckFlag(t *testing.T) {
+	for args, anyAddress := range map[string]bool{"": false, "--agent-pod-address-check=true": false, "--agent-pod-address-check=false": true} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var opts Options
+		BindFlags(fs, &opts)
+		var list []string
+		if args != "" {
+			list = []string{args}
+		}
+		if err := fs.Parse(list); err != nil {
+			t.Fatal(err)
+		}
+		if opts.Agent.AnyPeerAddress != anyAddress {
+			t.Errorf("%q: any peer address %v, want %v", args, opts.Agent.AnyPeerAddress, anyAddress)
+		}
+	}
+}

@@ -42,6 +42,7 @@ func TestDashboardUsesRegisteredMetrics(t *testing.T) {
 	metrics.Applies.WithLabelValues("ns", "gw", metrics.ApplyApplied).Inc()
 	metrics.ApplySeconds.With(gw).Observe(1)
 	metrics.Resyncs.With(gw).Inc()
+	metrics.AgentRefusals.WithLabelValues("pod").Inc()
 	metrics.StatusWrites.WithLabelValues("Gateway", metrics.WriteWritten).Inc()
 	metrics.BundleFetches.WithLabelValues(metrics.FetchFetched).Inc()
 	metrics.Refused.WithLabelValues("ns", "gw", "HTTPRoute", "NoMatchingParent").Set(1)

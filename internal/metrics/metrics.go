@@ -16,6 +16,7 @@ const (
 	LabelGateway   = "gateway"
 	LabelResult    = "result"
 	LabelKind      = "kind"
+	LabelReason    = "reason"
 )
 
 // Results of an apply (gatewall_applies_total).
@@ -84,6 +85,13 @@ var (
 		Name: "gatewall_agent_resyncs_total",
 		Help: "nginx-agents of a Gateway that connected and reported their files (after a start, a restart or a lost connection).",
 	}, gatewayLabels)
+	// AgentRefusals counts what the agent port refused, by reason
+	// (agent.RefusalReason): no Gateway label, since whoever refused did
+	// not prove which Gateway it serves.
+	AgentRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_agent_refusals_total",
+		Help: "RPCs the agent port refused, by reason: token (none, or one the API server does not authenticate for the agents), pod (the token's pod is not its Gateway's data plane: another ServiceAccount, a spec Gatewall did not render for it, a finished pod), address (a pod's token from another address than the pod's), labels (an agent configured for another Gateway), limit (a bound of the agent port), unavailable (the API server could not answer, the pod has no address yet: retried).",
+	}, []string{LabelReason})
 	// BundleFetches counts the attempts to fetch WAF bundles from PLM
 	// storage, by result; BundleFetchSeconds and BundleFetchBytes are their
 	// time and the bytes of those that succeeded.
@@ -113,7 +121,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(TranslationSeconds, ConfigurationBytes, ConfigurationFiles,
-		Pushes, Applies, ApplySeconds, Resyncs, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes, Refused)
+		Pushes, Applies, ApplySeconds, Resyncs, AgentRefusals, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes, Refused)
 }
 
 // Gateway returns the label values of a Gateway's metrics.

@@ -4,7 +4,9 @@
 // ServiceAccount, the agent's ConfigMap and the CA the agent trusts. All are
 // owned by the Gateway, so deleting the Gateway deletes them.
 //
-// Objects builds the objects from the effective NginxProxy and is pure;
+// Objects builds the objects from the effective NginxProxy and is pure; the
+// pod template carries a seal of its spec for the Gateway (package podseal),
+// which the agent server checks, and opts out of mesh sidecar injection;
 // Apply writes them with server-side apply, so drift is corrected on every
 // reconcile, but never over an object the Gateway does not control; Remove
 // deletes only objects the Gateway controls. Both read back existing

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/podseal"
 )
 
 // Images are the default images of the data-plane containers.
@@ -94,6 +96,11 @@ type Params struct {
 	// (--nginx-docker-secret), copied into the Gateway's namespace for its
 	// pods (PullSecretName).
 	PullSecrets []*corev1.Secret
+	// SealKey seals the pod template (package podseal): the agent server
+	// serves only pods whose spec is one the manager rendered for the
+	// Gateway. Without a key (podseal.KeySize bytes) the template carries
+	// no seal, and the agent server refuses its pods.
+	SealKey []byte
 }
 
 // progressDeadline is the data-plane Deployment's progressDeadlineSeconds.
@@ -247,6 +254,30 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 	}
 	// The agent reads its configuration at start: roll the pods when it changes.
 	podAnnotations[agentConfigHashAnnotation] = hash(p.AgentConfig)
+	// Gatewall's, winning over the Gateway's: see meshOptOut.
+	maps.Copy(podLabels, meshOptOutLabels)
+	maps.Copy(podAnnotations, meshOptOutAnnotations)
+	spec := corev1.PodSpec{
+		ServiceAccountName:           meta.Name,
+		AutomountServiceAccountToken: ptr.To(false),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(nginxUID)), RunAsGroup: ptr.To(int64(nginxUID)),
+			FSGroup: ptr.To(int64(nginxUID)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			// NGINX, not root, binds the listeners' ports, :80 and :443
+			// included. A safe sysctl (Kubernetes 1.22+): it applies to
+			// the pod's network namespace only.
+			Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
+		},
+		TerminationGracePeriodSeconds: ptr.To(int64(30)),
+		ImagePullSecrets:              pullSecrets,
+		Containers:                    containers,
+		Volumes:                       volumes,
+	}
+	// A key too short (never the manager's: it checks its key at start)
+	// leaves the template unsealed, and its pods refused.
+	if seal, err := podseal.Seal(p.SealKey, p.Gateway.UID, &spec); err == nil {
+		podAnnotations[podseal.Annotation] = seal
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta,
@@ -263,26 +294,22 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 					Labels:      podLabels,
 					Annotations: podAnnotations,
 				},
-				Spec: corev1.PodSpec{
-					ServiceAccountName:           meta.Name,
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(nginxUID)), RunAsGroup: ptr.To(int64(nginxUID)),
-						FSGroup: ptr.To(int64(nginxUID)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						// NGINX, not root, binds the listeners' ports, :80 and :443
-						// included. A safe sysctl (Kubernetes 1.22+): it applies to
-						// the pod's network namespace only.
-						Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
-					},
-					TerminationGracePeriodSeconds: ptr.To(int64(30)),
-					ImagePullSecrets:              pullSecrets,
-					Containers:                    containers,
-					Volumes:                       volumes,
-				},
+				Spec: spec,
 			},
 		},
 	}
 }
+
+// A data-plane pod runs the containers Gatewall renders and no other: its
+// seal (package podseal) covers every container and volume, so a sidecar a
+// service mesh injects makes the pod fail it, and the agent server refuses
+// the pod. Those are the labels and annotations by which the common meshes'
+// injectors leave a pod alone (Istio, Linkerd); Gatewall's own, so a
+// Gateway's infrastructure metadata cannot turn injection back on.
+var (
+	meshOptOutLabels      = map[string]string{"sidecar.istio.io/inject": "false"}
+	meshOptOutAnnotations = map[string]string{"linkerd.io/inject": "disabled"}
+)
 
 // EndpointsContainer names the container of the endpoints client.
 const EndpointsContainer = "endpoints"

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,12 +254,17 @@ func (c *controlPlane) stop() {
 	}
 }
 
-// admit makes token authenticate as pod of gateway.
+// admit makes token authenticate as pod of gateway. The pods' agents share
+// the host's network and dial loopback addresses: their connections come
+// from 127.0.0.1, the pods' address.
 func (c *controlPlane) admit(token string, pod types.NamespacedName, gateway agent.Key) {
 	c.auth.mu.Lock()
 	defer c.auth.mu.Unlock()
-	c.auth.tokens[token] = agent.Identity{Pod: pod, Gateway: gateway}
+	c.auth.tokens[token] = agent.Identity{Pod: pod, Gateway: gateway, Addresses: podAddress}
 }
+
+// podAddress is where every data plane of these tests connects from.
+var podAddress = agent.PodAddresses{IPv4: netip.MustParseAddr("127.0.0.1")}
 
 // waitFor polls cond until it holds or timeout passes; cond says what it saw.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {

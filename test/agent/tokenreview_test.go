@@ -41,7 +41,7 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := agent.Identity{Pod: types.NamespacedName{Namespace: ns, Name: "gw-nginx-0"}, Gateway: agent.Key{Namespace: ns, Name: "gw"}}
+		want := agent.Identity{Pod: types.NamespacedName{Namespace: ns, Name: "gw-nginx-0"}, Gateway: agent.Key{Namespace: ns, Name: "gw"}, Addresses: podAddress}
 		if id != want {
 			t.Fatalf("identity %+v, want %+v", id, want)
 		}
@@ -168,7 +168,8 @@ func mustCreate(t *testing.T, c client.Client, obj client.Object) {
 	}
 }
 
-// newPod creates a pod of the ServiceAccount gw-nginx in phase.
+// newPod creates a pod of the ServiceAccount gw-nginx in phase, at
+// podAddress (where the tests' data planes connect from).
 func newPod(t *testing.T, c client.Client, ns, name string, labels map[string]string, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{
@@ -180,6 +181,8 @@ func newPod(t *testing.T, c client.Client, ns, name string, labels map[string]st
 	}
 	mustCreate(t, c, p)
 	p.Status.Phase = phase
+	p.Status.PodIP = podAddress.IPv4.String()
+	p.Status.PodIPs = []corev1.PodIP{{IP: p.Status.PodIP}}
 	if err := c.Status().Update(context.Background(), p); err != nil {
 		t.Fatalf("setting pod %s %s: %v", name, phase, err)
 	}

@@ -1,0 +1,109 @@
+package envtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/podseal"
+	"github.com/gatewall/gatewall/internal/provisioner"
+)
+
+// TestPodSealSurvivesDefaulting: the seal the provisioner puts on a
+// data-plane pod template holds for what the real API server makes of it,
+// the Deployment's template and a pod created from the template (as the
+// ReplicaSet controller creates them), with the API server's defaults
+// applied: the projection the seal covers is the same bytes before and
+// after. Every shape of template the provisioner renders is tried: WAF on
+// and off, a metrics port, resources, images of an NginxProxy.
+func TestPodSealSurvivesDefaulting(t *testing.T) {
+	ctx := context.Background()
+	ns := "pod-seal"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{42}, podseal.KeySize)
+	resources := &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi"), corev1.ResourceCPU: resource.MustParse("1")}}
+	for name, np := range map[string]*v1alpha2.NginxProxySpec{
+		"defaults": {},
+		"waf":      {WAF: v1alpha2.WAFEnabled},
+		"metrics, resources and an image": {Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9113))}, Kubernetes: &v1alpha2.KubernetesSpec{
+			Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2)), Container: &v1alpha2.ContainerSpec{
+				Resources: resources, Image: &v1alpha2.Image{Repository: ptr.To("registry.example/nginx"), Tag: ptr.To("1.2.3")}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			gw := &gatewayv1.Gateway{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("gw-%d", len(name)), UID: "7e0d9a3c-0000-4000-8000-00000000000a"},
+				Spec:       gatewayv1.GatewaySpec{GatewayClassName: "nginx"},
+			}
+			objs := provisioner.Objects(provisioner.Params{
+				Gateway: gw, NginxProxy: np, Ports: []int32{80, 443}, ReadinessPort: 8081,
+				AgentConfig: []byte("command: {}\n"), AgentCA: []byte("CA"),
+				AgentServer: "gatewall-agent.gatewall-system.svc:8443", AgentServerName: "gatewall-agent.gatewall-system.svc",
+				Images: provisioner.DefaultImages, Owner: admissionOwner, SealKey: key,
+			})
+			dep := find[*appsv1.Deployment](t, objs)
+			sa := find[*corev1.ServiceAccount](t, objs)
+			rendered := dep.Spec.Template
+			if _, ok := rendered.Annotations[podseal.Annotation]; !ok {
+				t.Fatal("the rendered template has no seal")
+			}
+			// The objects name a Gateway that is not in this API server as
+			// their owner: no garbage collector runs here to mind.
+			for _, o := range []client.Object{sa, dep} {
+				if err := env.Client.Create(ctx, o.DeepCopyObject().(client.Object)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stored := &appsv1.Deployment{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(dep), stored); err != nil {
+				t.Fatal(err)
+			}
+			pod := &corev1.Pod{ObjectMeta: *rendered.ObjectMeta.DeepCopy(), Spec: *rendered.Spec.DeepCopy()}
+			pod.Namespace, pod.GenerateName = ns, dep.Name+"-"
+			if err := env.Client.Create(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			created := &corev1.Pod{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pod), created); err != nil {
+				t.Fatal(err)
+			}
+
+			want, err := podseal.Projection(&rendered.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, spec := range map[string]*corev1.PodSpec{"the stored Deployment's template": &stored.Spec.Template.Spec, "the created pod": &created.Spec} {
+				got, err := podseal.Projection(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s projects otherwise than the rendered template:\nrendered: %s\nstored:   %s", what, want, got)
+				}
+			}
+			if err := podseal.Verify(key, gw.UID, created); err != nil {
+				t.Errorf("the created pod fails its seal: %v", err)
+			}
+			fromTemplate := &corev1.Pod{ObjectMeta: stored.Spec.Template.ObjectMeta, Spec: stored.Spec.Template.Spec}
+			if err := podseal.Verify(key, gw.UID, fromTemplate); err != nil {
+				t.Errorf("a pod of the stored template fails its seal: %v", err)
+			}
+			// What the API server defaulted is there: the test compares
+			// defaulted objects, not the rendered ones again.
+			if created.Spec.DNSPolicy == "" || created.Spec.EnableServiceLinks == nil || stored.Spec.Template.Spec.SchedulerName == "" {
+				t.Errorf("the API server defaulted nothing: dnsPolicy %q, schedulerName %q", created.Spec.DNSPolicy, stored.Spec.Template.Spec.SchedulerName)
+			}
+		})
+	}
+}
