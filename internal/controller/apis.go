@@ -3,6 +3,8 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/gatewall/gatewall/internal/routekind"
+	"github.com/gatewall/gatewall/internal/status"
 )
 
 // API is an optional API Gatewall uses when the cluster serves it: its CRD
@@ -57,8 +60,12 @@ func RouteKindOf(api API) *routekind.Kind {
 // once it is (a CRD removed later is not followed). Safe for concurrent
 // use; the nil APIs serves none.
 type APIs struct {
-	mu       sync.Mutex
-	served   map[API]bool
+	mu     sync.Mutex
+	served map[API]bool
+	// fields are the optional fields of the Gateway API's CRDs the cluster
+	// serves (status.Fields), as the manager last found them.
+	fields   map[status.Requirement]bool
+	watchers []func()
 	plmGroup string
 	waiting  map[API][]func() error
 	log      logr.Logger
@@ -138,10 +145,71 @@ func (a *APIs) Serve(api API, group string) error {
 			a.changed()
 		}
 	}
+	a.notifyWatchers()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("setting up for %s: %w", api, err)
 	}
 	return nil
+}
+
+// SetFields records which optional fields of the Gateway API's CRDs the
+// cluster serves now; when that changed, it tells the watchers (Watch).
+// Unlike APIs, fields follow the cluster both ways: a CRD replaced by
+// another channel's adds or removes them.
+func (a *APIs) SetFields(fields map[status.Requirement]bool) {
+	a.mu.Lock()
+	changed := !maps.Equal(a.fields, fields)
+	if changed {
+		a.fields = maps.Clone(fields)
+	}
+	a.mu.Unlock()
+	if changed {
+		a.log.Info("Optional fields of the Gateway API's CRDs", "served", fmt.Sprint(fields))
+		a.notifyWatchers()
+	}
+}
+
+// Supports says whether the cluster serves what r names: an optional
+// kind's CRD, or a field of a CRD (unknown until SetFields found it);
+// the kinds Gatewall needs anyway (HTTPRoute, GRPCRoute, ...) always.
+func (a *APIs) Supports(r status.Requirement) bool {
+	if a == nil {
+		return r.Field == "" && !slices.Contains(OptionalAPIs, API(r.Kind))
+	}
+	if r.Field != "" {
+		if !slices.Contains(OptionalAPIs, API(r.Kind)) || a.Served(API(r.Kind)) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.fields[r]
+		}
+		return false
+	}
+	if slices.Contains(OptionalAPIs, API(r.Kind)) {
+		return a.Served(API(r.Kind))
+	}
+	return true
+}
+
+// Watch calls fn (from another goroutine than the caller's, without
+// blocking it for long) whenever an optional API becomes served or the
+// optional fields change: what depends on them (the GatewayClass's
+// supported features) is derived again.
+func (a *APIs) Watch(fn func()) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.watchers = append(a.watchers, fn)
+}
+
+func (a *APIs) notifyWatchers() {
+	a.mu.Lock()
+	ws := slices.Clone(a.watchers)
+	a.mu.Unlock()
+	for _, fn := range ws {
+		fn()
+	}
 }
 
 // optionalWatcher adds watches of optional APIs' kinds to a built

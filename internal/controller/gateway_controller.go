@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +62,8 @@ type GatewayReconciler struct {
 
 	// dataPlaneEvents turns changes of data planes into events.
 	dataPlaneEvents userevents.DataPlane
+	// dataPlanePods says why data planes do not serve, from their pods.
+	dataPlanePods dataPlanePods
 }
 
 // Reconcile handles one Gateway: it publishes the Gateway's configuration
@@ -207,11 +210,35 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 		// ApplyFailed event name the object it came from too.
 		dp.Message = t.NameFiles(dp.Message)
 	}
+	pods := ""
+	if dp.State != status.Applied {
+		// Why no pod applied it, from the pods themselves: a user reading
+		// the Gateway alone can act.
+		problems, notReady, err := r.podProblems(ctx, j.gw)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Reading the data plane's pods")
+		}
+		if notReady {
+			r.dataPlanePods.recheck(key, r.repeatStatuses)
+		}
+		if pods = problems; pods != "" {
+			if dp.State == status.Unknown {
+				// A manager that just started waits for pods to connect
+				// before saying anything; these pods will not.
+				dp = status.DataPlane{State: status.Pending, Message: "no data plane pod of the Gateway serves"}
+			}
+			dp.Message += "; the data plane's pods: " + pods
+		}
+	}
 	now := metav1.Now()
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}
-	userevents.Emit(r.Recorder, j.gw, r.dataPlaneEvents.Observe(key, dp, j.prov.problem, j.prov.stalled, t.HeldMessage()))
+	stalled := j.prov.stalled
+	if pods != "" {
+		stalled = strings.TrimPrefix(stalled+"; the data plane's pods: "+pods, "; ")
+	}
+	userevents.Emit(r.Recorder, j.gw, r.dataPlaneEvents.Observe(key, dp, j.prov.problem, stalled, t.HeldMessage()))
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: key, Sets: map[types.NamespacedName]bool{}}
 	for _, ls := range g.ListenerSets {
 		owner.Sets[ls.Key] = true

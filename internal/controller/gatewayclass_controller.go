@@ -10,10 +10,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
@@ -53,7 +55,7 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if c == nil {
 			return nil // another controller's class
 		}
-		want := status.GatewayClass(c, status.SupportedFeatures(), gc.Status, metav1.Now())
+		want := status.GatewayClass(c, status.SupportedFeatures(r.Config.APIs.Supports), gc.Status, metav1.Now())
 		if equality.Semantic.DeepEqual(gc.Status, want) {
 			return nil
 		}
@@ -67,11 +69,34 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 // SetupWithManager registers the reconciler.
 func (r *GatewayClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// The supported features follow what the cluster serves (APIs.Watch).
+	served := make(chan event.GenericEvent, 1)
+	r.Config.APIs.Watch(func() {
+		select {
+		case served <- event.GenericEvent{Object: &gatewayv1.GatewayClass{}}:
+		default: // a pass over every class is pending already
+		}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatewayv1.GatewayClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha2.NginxProxy{}, handler.EnqueueRequestsFromMapFunc(r.classesOfNginxProxy)).
+		WatchesRawSource(source.Channel(served, handler.EnqueueRequestsFromMapFunc(r.allClasses))).
 		Named("gatewayclass").
 		Complete(r)
+}
+
+// allClasses asks for every GatewayClass.
+func (r *GatewayClassReconciler) allClasses(ctx context.Context, _ client.Object) []reconcile.Request {
+	classes := &gatewayv1.GatewayClassList{}
+	if err := r.List(ctx, classes); err != nil {
+		log.FromContext(ctx).Error(err, "listing GatewayClasses")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(classes.Items))
+	for _, c := range classes.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
+	}
+	return reqs
 }
 
 func (r *GatewayClassReconciler) classesOfNginxProxy(ctx context.Context, o client.Object) []reconcile.Request {

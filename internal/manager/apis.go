@@ -52,6 +52,18 @@ func setupAPIs(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*
 	if err := mgr.Add(d); err != nil {
 		return nil, err
 	}
+	fields, err := newFieldDiscovery(mgr.GetConfig(), apis, opts.FieldDiscoveryInterval, ctrl.Log.WithName("fields"))
+	if err != nil {
+		return nil, err
+	}
+	if err := fields.discover(); err != nil {
+		// The features needing optional fields are not claimed until a
+		// later look finds them.
+		log.Error(err, "Looking for the Gateway API's optional fields")
+	}
+	if err := mgr.Add(fields); err != nil {
+		return nil, err
+	}
 	return apis, nil
 }
 

@@ -83,6 +83,10 @@ type Options struct {
 	// APIDiscoveryInterval is how often the manager looks for the CRDs of
 	// optional APIs it does not use yet (0: DefaultAPIDiscoveryInterval).
 	APIDiscoveryInterval time.Duration
+	// FieldDiscoveryInterval is how often the manager looks at the
+	// Gateway API CRDs' schemas for the optional fields features need
+	// (0: DefaultFieldDiscoveryInterval).
+	FieldDiscoveryInterval time.Duration
 }
 
 // PLMOptions configure the fetching of WAF bundles from PLM storage.

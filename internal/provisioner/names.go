@@ -66,6 +66,10 @@ func selector(gw *gatewayv1.Gateway) map[string]string {
 	return map[string]string{GatewayNameLabel: gw.Name, ManagedByLabel: managedBy}
 }
 
+// PodSelector selects the pods of the Gateway's data plane for its current
+// class (as its Service does).
+func PodSelector(gw *gatewayv1.Gateway) map[string]string { return serviceSelector(gw) }
+
 // serviceSelector selects the pods of the Gateway's data plane for its
 // current class: while a Gateway changes class, the data plane of its
 // former class (another installation's, perhaps) still runs pods with the

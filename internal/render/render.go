@@ -99,7 +99,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	for name := range classes {
 		c := graph.BuildGatewayClass(in, name)
 		gc := c.Source.DeepCopy()
-		gc.Status = status.GatewayClass(c, status.SupportedFeatures(), gatewayv1.GatewayClassStatus{}, now)
+		gc.Status = status.GatewayClass(c, status.SupportedFeatures(nil), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
 	}
 	offline := func(gw types.NamespacedName) status.DataPlane {

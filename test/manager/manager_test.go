@@ -95,6 +95,8 @@ func startManager() (func(), error) {
 		LeaderElectionID: "gatewall-test",
 		DataPlane:        held,
 		PLM:              manager.PLMOptions{StorageURL: storage.URL(), Bucket: "plm", CacheDir: main.TempDir(), CredentialsSecret: plmCredentials},
+		// TestSupportedFeaturesFollowTheCRDs replaces a CRD and waits.
+		FieldDiscoveryInterval: 300 * time.Millisecond,
 	})
 	if err != nil {
 		cancel()

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,7 +130,13 @@ func updateGateway(t *testing.T, key types.NamespacedName, change func(*gatewayv
 
 func waitGatewayCondition(t *testing.T, key types.NamespacedName, typ, want, msg string) {
 	t.Helper()
-	eventually(t, 15*time.Second, func() error {
+	waitGatewayConditionFor(t, 15*time.Second, key, typ, want, msg)
+}
+
+// waitGatewayConditionFor is waitGatewayCondition waiting up to timeout.
+func waitGatewayConditionFor(t *testing.T, timeout time.Duration, key types.NamespacedName, typ, want, msg string) {
+	t.Helper()
+	eventually(t, timeout, func() error {
 		gw, err := getGateway(key)
 		if err != nil {
 			return err
@@ -319,5 +326,58 @@ func TestProvisioning(t *testing.T) {
 			return nil
 		})
 		wantDataPlane(t, ns, "gw2-prov-doomed", false)
+	})
+}
+
+// TestProgrammedSaysWhyPodsDoNotServe: a Gateway whose data-plane pod the
+// scheduler cannot place says so in its Programmed condition, with the
+// scheduler's own message, and so does a pod whose image cannot be
+// pulled: kubectl get gateway alone tells the user what to do. (envtest
+// runs no scheduler or kubelet: the pods' states are written as theirs.)
+func TestProgrammedSaysWhyPodsDoNotServe(t *testing.T) {
+	ctx := context.Background()
+	startProvisioningManager(t)
+	if err := env.Client.Create(ctx, provClass("prov", provController)); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	key := types.NamespacedName{Namespace: ns, Name: "gw"}
+	create(t, provGateway(ns, "gw", "prov"))
+	dep := wantDataPlane(t, ns, "gw-prov", true)["Deployment"].(*appsv1.Deployment)
+	waitGatewayCondition(t, key, "Programmed", "False/Pending", "")
+
+	newPod := func(name string, st corev1.PodStatus) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: dep.Spec.Template.Labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "example.com/nginx:1"}}}}
+		create(t, p)
+		p.Status = st
+		if err := env.Client.Status().Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newPod("unschedulable", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/1 nodes are available: 1 Insufficient cpu."}}})
+	// A pod's state triggers nothing the manager watches: the Gateway's
+	// status is written again every 15 s while its data plane does not serve.
+	waitGatewayConditionFor(t, 40*time.Second, key, "Programmed", "False/Pending", "pod unschedulable: cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.")
+
+	newPod("no-image", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "nginx", Image: "example.com/nginx:1",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}})
+	waitGatewayConditionFor(t, 40*time.Second, key, "Programmed", "False/Pending", "pod no-image: container nginx cannot pull image example.com/nginx:1")
+
+	// The event says it too.
+	eventually(t, 20*time.Second, func() error {
+		events := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == "DataPlaneNotReady" && strings.Contains(e.Note, "Insufficient cpu") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no DataPlaneNotReady event naming the scheduler's reason among %d events", len(events.Items))
 	})
 }
