@@ -73,7 +73,7 @@ type Ack struct {
 
 // Validate checks what NGINX's Lua checks again (endpoints.lua): IDs of 16
 // hex digits, endpoints that are an IPv4 address or a bracketed IPv6 one
-// with a port.
+// (not IPv4-mapped) with a port.
 func (u Update) Validate() error {
 	if u.Full && len(u.Deleted) > 0 {
 		return errors.New("a full update deletes nothing")
@@ -118,6 +118,10 @@ func validEndpoint(ep string) error {
 		return fmt.Errorf("endpoint %q: no port", ep)
 	case ap.Addr().Zone() != "":
 		return fmt.Errorf("endpoint %q: not a plain IPv4 or IPv6 address", ep)
+	case ap.Addr().Is4In6():
+		// The manager writes them unmapped, as the IPv4 address they are,
+		// so that no check reads one as another address.
+		return fmt.Errorf("endpoint %q: an IPv4-mapped IPv6 address; write it as IPv4", ep)
 	case ap.String() != ep:
 		return fmt.Errorf("endpoint %q: not in canonical form (%s)", ep, ap)
 	}

@@ -89,6 +89,7 @@ func TestValidate(t *testing.T) {
 		"an IPv6 without brackets": {Set: Set{"0123456789abcdef": up("a", "fd00::1:80")}},
 		"a zone":                   {Set: Set{"0123456789abcdef": up("a", "[fe80::1%eth0]:80")}},
 		"not canonical":            {Set: Set{"0123456789abcdef": up("a", "010.0.0.1:80")}},
+		"IPv4-mapped":              {Set: Set{"0123456789abcdef": up("a", "[::ffff:0.0.0.0]:80")}},
 		"Lua text":                 {Set: Set{"0123456789abcdef": up("a", `"); os.exit() --`)}},
 		"a full update deleting":   {Full: true, Deleted: []string{"0123456789abcdef"}},
 	}

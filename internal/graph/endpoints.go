@@ -158,15 +158,20 @@ func checkAddressType(t discoveryv1.AddressType) string {
 // addresses: a data plane told to proxy to them would reach itself (the WAF
 // enforcer, the agent) or its node. An IPv6 zone ("fe80::1%eth0") may hold any
 // characters and means nothing on another host.
+//
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address a.b.c.d
+// to the kernel: it is unmapped before it is checked, and used unmapped.
+// Checked as written, ::ffff:0.0.0.0 is not "unspecified" to netip, and a
+// connection to it reaches the data plane pod's own listeners.
 func endpointIP(s string) (string, string) {
 	a, err := netip.ParseAddr(s)
-	switch {
-	case err != nil || a.Zone() != "":
+	if err != nil || a.Zone() != "" {
 		return "", fmt.Sprintf("address %s is not an IP address", conditions.Quote(s))
-	case a.IsUnspecified(), a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsMulticast():
+	}
+	if u := a.Unmap(); u.IsUnspecified() || u.IsLoopback() || u.IsLinkLocalUnicast() || u.IsMulticast() {
 		return "", fmt.Sprintf("address %s is unspecified, loopback, link-local or multicast", a)
 	}
-	return a.String(), ""
+	return a.Unmap().String(), ""
 }
 
 // summarize names the first refused addresses of a slice and counts the rest.

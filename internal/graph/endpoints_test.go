@@ -38,8 +38,14 @@ func TestEndpoints(t *testing.T) {
 		want    []Endpoint
 		refused string // "" when nothing is refused
 	}{
-		{"IPv6 addresses are canonical", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080), addrs("2001:DB8::0:1", "::ffff:10.0.0.3")),
-			[]Endpoint{app1, {"2001:db8::1", 8080}, {"::ffff:10.0.0.3", 8080}}, ""},
+		{"IPv6 addresses are canonical, IPv4-mapped ones unmapped", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080), addrs("2001:DB8::0:1", "::ffff:10.0.0.3")),
+			[]Endpoint{app1, {"10.0.0.3", 8080}, {"2001:db8::1", 8080}}, ""},
+		// Each is the IPv4 address it maps to the kernel: ::ffff:0.0.0.0
+		// reaches the data plane pod's own listeners.
+		{"IPv4-mapped addresses are checked unmapped", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080),
+			addrs("::ffff:0.0.0.0"), addrs("::ffff:127.0.0.1"), addrs("::FFFF:169.254.169.254"), addrs("::ffff:224.0.0.1"), addrs("0:0:0:0:0:ffff:7f00:1")),
+			[]Endpoint{app1}, "address ::ffff:0.0.0.0 is unspecified, loopback, link-local or multicast, address ::ffff:127.0.0.1 is unspecified, " +
+				"loopback, link-local or multicast, address ::ffff:169.254.169.254 is unspecified, loopback, link-local or multicast and 2 more refused addresses"},
 		{"names, zones and padding are refused, quoted, three at most", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080),
 			addrs("fe80::1%eth0", "fe80::1%x];server_tokens on;#", "app.example.com", "10.0.0.2 ", "2001:db8::1")),
 			[]Endpoint{app1, {"2001:db8::1", 8080}},

@@ -288,6 +288,25 @@ func TestRefusedUpdateChangesNothing(t *testing.T) {
 	}
 }
 
+// TestIPv4MappedEndpointsRefused: NGINX's Lua refuses an IPv4-mapped IPv6
+// endpoint in any of its forms, as the client does (the manager writes
+// them as IPv4): a connection to [::ffff:0.0.0.0] reaches the pod's own
+// listeners.
+func TestIPv4MappedEndpointsRefused(t *testing.T) {
+	d := startDataPlane(t, renderFiles(t, ""))
+	b1 := d.backend("b1", "127.0.0.2")
+	d.setEndpoints(only("rr", b1))
+	for _, ep := range []string{"[::ffff:0.0.0.0]:8081", "[::FFFF:127.0.0.1]:8081", "[0:0:0:0:0:ffff:7f00:1]:8081", "[::ffff:7f00:2]:8080", "[::127.0.0.2]:8080"} {
+		bad := endpoints.Update{Version: 9, Set: endpoints.Set{upstreamID("rr"): {Endpoints: []string{ep}}}}
+		if err := d.feed.Apply(context.Background(), bad, nil); !errors.Is(err, endpointfeed.ErrRejected) {
+			t.Errorf("NGINX took the endpoint %s: %v", ep, err)
+		}
+		if got := d.route("/rr"); got != "200 b1" {
+			t.Errorf("after the endpoint %s: %s, want b1 still", ep, got)
+		}
+	}
+}
+
 // TestRestartedNGINXServesItsLastEndpoints: an NGINX that starts again in a
 // pod (a crash, a container restart) loads the endpoints the client kept
 // in the state file: it is ready and serves them before the client

@@ -28,14 +28,49 @@ local function valid_id(id)
     return type(id) == "string" and #id == 16 and not id:find("[^0-9a-f]")
 end
 
--- valid_endpoint accepts "a.b.c.d:port" and "[ipv6]:port" only.
+-- ipv4_mapped says whether an IPv6 address (hex groups, no brackets) is
+-- IPv4-mapped (::ffff:a.b.c.d written in hex): the kernel connects to the
+-- IPv4 address it maps, which the manager writes as IPv4; it checks no
+-- other form.
+local function ipv4_mapped(addr)
+    local groups = {}
+    local head, tail = addr:match("^(.-)::(.*)$")
+    if head then
+        local left, right = {}, {}
+        for g in head:gmatch("[^:]+") do left[#left + 1] = g end
+        for g in tail:gmatch("[^:]+") do right[#right + 1] = g end
+        for _, g in ipairs(left) do groups[#groups + 1] = g end
+        for _ = 1, 8 - #left - #right do groups[#groups + 1] = "0" end
+        for _, g in ipairs(right) do groups[#groups + 1] = g end
+    else
+        for g in addr:gmatch("[^:]+") do groups[#groups + 1] = g end
+    end
+    if #groups ~= 8 then
+        return false
+    end
+    for i = 1, 5 do
+        if tonumber(groups[i], 16) ~= 0 then
+            return false
+        end
+    end
+    return tonumber(groups[6], 16) == 0xffff
+end
+
+-- valid_endpoint accepts "a.b.c.d:port" and "[ipv6]:port" only, the IPv6
+-- address in hex groups (a dotted quad in it is an IPv4 address written as
+-- IPv6) and not IPv4-mapped.
 local function valid_endpoint(ep)
     if type(ep) ~= "string" or #ep > 64 then
         return false
     end
     local host, port = ep:match("^(%d+%.%d+%.%d+%.%d+):(%d+)$")
     if not host then
-        host, port = ep:match("^(%[[0-9a-fA-F:.]+%]):(%d+)$")
+        local v6
+        v6, port = ep:match("^%[([0-9a-fA-F:]+)%]:(%d+)$")
+        if v6 == nil or ipv4_mapped(v6) then
+            return false
+        end
+        host = v6
     end
     port = tonumber(port)
     return host ~= nil and port ~= nil and port >= 1 and port <= 65535
