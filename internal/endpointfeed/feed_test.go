@@ -170,7 +170,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 func set(eps ...string) endpoints.Set {
-	return endpoints.Set{"0123456789abcdef": {Name: "ns_app_80", Endpoints: eps}, "fedcba9876543210": {Name: "ns_other_80", Endpoints: []string{}}}
+	return endpoints.Set{"0123456789abcdef0123456789abcdef": {Name: "ns_app_80", Endpoints: eps}, "fedcba9876543210fedcba9876543210": {Name: "ns_other_80", Endpoints: []string{}}}
 }
 
 func podStatus(f *feed, pod string) (PodStatus, bool) {
@@ -317,7 +317,7 @@ func TestRefusedPeer(t *testing.T) {
 // refuse never reaches the Applier.
 func TestInvalidUpdateIsRefusedByTheClient(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, endpoints.Set{"0123456789abcdef": {Endpoints: []string{"backend:80"}}})
+	f.Set(gw, endpoints.Set{"0123456789abcdef0123456789abcdef": {Endpoints: []string{"backend:80"}}})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the error", func() bool { p, ok := podStatus(f, "pod-a"); return ok && strings.Contains(p.Error, "backend:80") })

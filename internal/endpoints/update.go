@@ -71,8 +71,8 @@ type Ack struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Validate checks what NGINX's Lua checks again (endpoints.lua): IDs of 16
-// hex digits, endpoints that are an IPv4 address or a bracketed IPv6 one
+// Validate checks what NGINX's Lua checks again (endpoints.lua): IDs of 32
+// hex digits (nginx/config's upstream IDs), endpoints that are an IPv4 address or a bracketed IPv6 one
 // (not IPv4-mapped) with a port.
 func (u Update) Validate() error {
 	if u.Full && len(u.Deleted) > 0 {
@@ -96,8 +96,11 @@ func (u Update) Validate() error {
 	return nil
 }
 
+// IDLength is the length of an upstream's ID: 32 hex digits, 128 bits.
+const IDLength = 32
+
 func validID(id string) bool {
-	if len(id) != 16 {
+	if len(id) != IDLength {
 		return false
 	}
 	for _, c := range id {

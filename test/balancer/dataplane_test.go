@@ -96,7 +96,9 @@ spec:
 }()
 
 // upstreamID is the ID of a Service's upstream.
-func upstreamID(svc string) string { return config.UpstreamID(upstreamName(svc)) }
+func upstreamID(svc string) string {
+	return config.UpstreamID(types.NamespacedName{Namespace: "ns", Name: svc}, 80)
+}
 
 // upstreamName is the name of a Service's upstream.
 func upstreamName(svc string) string {

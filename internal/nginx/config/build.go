@@ -69,7 +69,7 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 		b.cfg.Upstreams = append(b.cfg.Upstreams, u)
 	}
 	sort.Slice(b.cfg.Upstreams, func(i, j int) bool { return b.cfg.Upstreams[i].Name < b.cfg.Upstreams[j].Name })
-	assignIDs(b.cfg.Upstreams, UpstreamID)
+	b.cfg.IDConflict = assignIDs(b.cfg.Upstreams, upstreamID)
 	for code := range b.sinks {
 		b.cfg.Sinks = append(b.cfg.Sinks, code)
 	}

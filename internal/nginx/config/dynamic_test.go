@@ -21,7 +21,9 @@ import (
 )
 
 // appUpstream is the name of the upstream of app's port 80.
-var appUpstream = config.UpstreamName(types.NamespacedName{Namespace: "ns", Name: "app"}, 80)
+var appService = types.NamespacedName{Namespace: "ns", Name: "app"}
+
+var appUpstream = config.UpstreamName(appService, 80)
 
 // withEndpoints replaces the Service app's endpoints with eps (none: an
 // EndpointSlice without endpoints).
@@ -87,7 +89,7 @@ func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
 			}
 		}
 		set := cfg.Endpoints()
-		app := set[config.UpstreamID(appUpstream)]
+		app := set[config.UpstreamID(appService, 80)]
 		if app.Name != appUpstream || !slices.Equal(app.Endpoints, st.want) || app.Endpoints == nil {
 			t.Errorf("%s: endpoints %+v, want %v (a list, also when empty)", st.name, app, st.want)
 		}
@@ -113,19 +115,22 @@ func TestDynamicUpstreams(t *testing.T) {
 	cfg := build(t, httpInput(httpRoute("r", []gatewayv1.Hostname{"http.example.com"}, gatewayv1.HTTPRouteRule{}), grpcRoute))
 	nginxAccepts(t, cfg)
 	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	for name, fallback := range map[string]string{appUpstream: "sink-503.sock", appUpstream + "_h2c": "sink-503-h2.sock"} {
+	for name, up := range map[string]struct{ fallback, id string }{
+		appUpstream:          {"sink-503.sock", config.UpstreamID(appService, 80)},
+		appUpstream + "_h2c": {"sink-503-h2.sock", config.H2CUpstreamID(appService, 80)},
+	} {
 		block := regexp.MustCompile(`(?s)upstream ` + name + ` \{\n(.*?)\n\}`).FindStringSubmatch(ups)
 		if block == nil {
 			t.Fatalf("no upstream %s in\n%s", name, ups)
 		}
-		want := "    server unix:/var/run/nginx/" + fallback + " max_fails=0;\n" +
-			`    balancer_by_lua_block { require("gatewall.balancer").balance("` + config.UpstreamID(name) + `", "round_robin") }` + "\n" +
+		want := "    server unix:/var/run/nginx/" + up.fallback + " max_fails=0;\n" +
+			`    balancer_by_lua_block { require("gatewall.balancer").balance("` + up.id + `", "round_robin") }` + "\n" +
 			"    keepalive 16;"
 		if block[1] != want {
 			t.Errorf("upstream %s:\n%s\nwant\n%s", name, block[1], want)
 		}
 	}
-	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.UpstreamID(appUpstream+"_h2c")].Endpoints, []string{"10.0.0.1:8080"}) {
+	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.H2CUpstreamID(appService, 80)].Endpoints, []string{"10.0.0.1:8080"}) {
 		t.Errorf("endpoints %+v, want both upstreams with app's endpoint", set)
 	}
 }
@@ -144,7 +149,7 @@ func TestUseClusterIPIsDynamicToo(t *testing.T) {
 		return config.Build(graph.Build(i, testGateway), settings)
 	}
 	up, down := render(in(endpoint("10.0.0.1", true))), render(in())
-	id := config.UpstreamID(appUpstream)
+	id := config.UpstreamID(appService, 80)
 	if got := up.Endpoints()[id].Endpoints; !slices.Equal(got, []string{"10.96.0.10:80"}) {
 		t.Errorf("with endpoints: %v, want the cluster IP", got)
 	}
@@ -175,7 +180,7 @@ func TestLuaGetsNoUserText(t *testing.T) {
 		}
 	}
 	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	id := config.UpstreamID(appUpstream)
+	id := config.UpstreamID(appService, 80)
 	if !strings.Contains(ups, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
 		!strings.Contains(ups, `balance("`+id+`", "hash_consistent")`) {
 		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s", id, ups)

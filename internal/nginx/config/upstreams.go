@@ -46,8 +46,8 @@ func (b *builder) upstream(be *graph.Backend) string {
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
-	u := &Upstream{Name: name, Settings: b.upstreamSettings[be.Service], Endpoints: endpointAddresses(be),
-		Fallback: sinkSocket(503)}
+	u := &Upstream{Name: name, identity: identity(kindUpstream, parts), Settings: b.upstreamSettings[be.Service],
+		Endpoints: endpointAddresses(be), Fallback: sinkSocket(503)}
 	if h2c {
 		u.Fallback = sinkSocketH2(503)
 	}

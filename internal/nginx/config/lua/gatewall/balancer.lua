@@ -5,7 +5,7 @@
 -- route retries and it has tried them all).
 --
 -- The configuration calls balance(id, method) in each upstream's
--- balancer_by_lua_block with an id of 16 hex digits and a method from the
+-- balancer_by_lua_block with an id of 32 hex digits and a method from the
 -- fixed list below; the hash methods read their key from the variable
 -- $gw_hash_<id>, which NGINX computes from the upstream's key. Nothing else
 -- of the configuration reaches this code.

@@ -23,9 +23,10 @@ local M = {}
 
 local dict = ngx.shared.gatewall_endpoints
 
--- Upstream ids are 16 hex digits (nginx/config.UpstreamID).
+-- Upstream ids are 32 hex digits, 128 bits (nginx/config.UpstreamID): an
+-- id means one upstream in every configuration.
 local function valid_id(id)
-    return type(id) == "string" and #id == 16 and not id:find("[^0-9a-f]")
+    return type(id) == "string" and #id == 32 and not id:find("[^0-9a-f]")
 end
 
 -- ipv4_mapped says whether an IPv6 address (hex groups, no brackets) is
