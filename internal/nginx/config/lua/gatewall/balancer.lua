@@ -22,6 +22,11 @@ local random = math.random
 
 local M = {}
 
+-- The state of endpoints: failure marks and requests in flight, per
+-- upstream. It is only ever added to safely (safe_set, safe_add): a full
+-- dict records no more, and never evicts another upstream's state. The
+-- endpoints' bounds (package endpoints) keep every mark within it; requests
+-- in flight past its room are not counted (least_conn then counts them 0).
 local state = ngx.shared.gatewall_balancer
 
 -- Settings of the Gateway (configure, from init_by_lua).
@@ -78,7 +83,7 @@ local function failed(peer)
 end
 
 local function mark_failed(peer)
-    state:set(peer.failed_key, true, fail_timeout)
+    state:safe_set(peer.failed_key, true, fail_timeout)
 end
 
 -- usable says whether a peer may be tried: not tried by this request, and
@@ -295,8 +300,11 @@ function M.balance(id, method)
     try.n = try.n + 1
     try.last = peer
     if try.counted then
-        state:incr(peer.conns_key, 1, 0)
-        try[#try + 1] = peer
+        -- incr with an initial value would evict when the dict is full.
+        state:safe_add(peer.conns_key, 0)
+        if state:incr(peer.conns_key, 1) then
+            try[#try + 1] = peer
+        end
     end
 end
 
@@ -307,7 +315,7 @@ function M.log()
         return
     end
     for _, peer in ipairs(try) do
-        local left = state:incr(peer.conns_key, -1, 0)
+        local left = state:incr(peer.conns_key, -1)
         if left ~= nil and left <= 0 then
             state:delete(peer.conns_key)
         end
