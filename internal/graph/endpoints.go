@@ -30,7 +30,7 @@ const maxRefusalsShown = 3
 // and why any endpoint of it was left out: an EndpointSlice Gatewall cannot
 // use, or addresses and ports the API server would have refused. The
 // refusals are reported on the routes that use the Service; the endpoints
-// that are valid keep serving.
+// that are valid keep serving. An endpoint is its first address.
 //
 // The endpoints that serve are the ready ones; when none is ready, the
 // serving ones that are terminating, as Kubernetes intends (a pod that
@@ -78,21 +78,25 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string, proto core
 			if !ready && !serving {
 				continue
 			}
-			for _, a := range ep.Addresses {
-				addr, err := endpointIP(a)
-				if err != "" {
-					bad = append(bad, err)
-					continue
-				}
-				e := Endpoint{Address: addr, Port: port}
-				switch {
-				case seen[e]:
-				case ready:
-					seen[e] = true
-					out = append(out, e)
-				default:
-					terminating = append(terminating, e)
-				}
+			// An endpoint's addresses are one pod's, and Kubernetes lets
+			// consumers use the first only, as kube-proxy does: the others
+			// (up to 100 of them) would only multiply one endpoint.
+			if len(ep.Addresses) == 0 {
+				continue
+			}
+			addr, err := endpointIP(ep.Addresses[0])
+			if err != "" {
+				bad = append(bad, err)
+				continue
+			}
+			e := Endpoint{Address: addr, Port: port}
+			switch {
+			case seen[e]:
+			case ready:
+				seen[e] = true
+				out = append(out, e)
+			default:
+				terminating = append(terminating, e)
 			}
 		}
 		if len(bad) > 0 {

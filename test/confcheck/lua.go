@@ -2,8 +2,10 @@ package confcheck
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -13,7 +15,7 @@ import (
 var (
 	balanceRE = regexp.MustCompile(`^require\("gatewall\.balancer"\)\.balance\("([0-9a-f]{32})", "(round_robin|least_conn|ip_hash|hash|hash_consistent|random|random_two)"\)$`)
 	luaInitRE = regexp.MustCompile(`^require\("gatewall\.endpoints"\)\.init\("` + regexp.QuoteMeta(config.EndpointsStateFile) +
-		`"\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\)$`)
+		`", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\)$`)
 	luaLog     = `require("gatewall.balancer").log()`
 	luaReady   = `require("gatewall.endpoints").ready()`
 	luaServe   = `require("gatewall.endpoints").serve()`

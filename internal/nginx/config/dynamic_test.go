@@ -99,6 +99,24 @@ func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
 	}
 }
 
+// TestUnsentUpstreamKeepsItsFiles: an upstream the Gateway's endpoint
+// budget has no room for (graph.Backend.Unsent) is not in the endpoints
+// the data plane receives, and the files are the same: it answers 503
+// through its fallback, and a reload is never needed for it.
+func TestUnsentUpstreamKeepsItsFiles(t *testing.T) {
+	in := withEndpoints(httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})), endpoint("10.0.0.1", true))
+	sent := build(t, in)
+	g := graph.Build(in, testGateway)
+	g.Routes[0].Rules[0].Backends[0].Unsent = true
+	unsent := config.Build(g, config.Includes{})
+	if _, ok := unsent.Endpoints()[config.UpstreamID(appService, 80)]; ok || len(sent.Endpoints()) != 1 {
+		t.Errorf("endpoints %v, then unsent %v: want the upstream, then not", sent.Endpoints(), unsent.Endpoints())
+	}
+	if datafile.Version(sent.Files()) != datafile.Version(unsent.Files()) {
+		t.Error("the files follow the endpoint budget")
+	}
+}
+
 // TestDynamicUpstreams: each upstream declares only its fallback (the 503
 // sink, over HTTP/2 for gRPC), asks the balancer for endpoints with its ID
 // and method, and keeps its keep-alive pool; gRPC and HTTP/1.1 to the same

@@ -124,10 +124,10 @@ func balanceCall(id, method string) string {
 	return `require("gatewall.balancer").balance("` + id + `", "` + method + `")`
 }
 
-// luaInit is the init_by_lua_block: the endpoints a previous NGINX of the
-// pod left, and the Gateway's balancer settings.
+// luaInit is the init_by_lua_block: the bounds of updates, the endpoints a
+// previous NGINX of the pod left, and the Gateway's balancer settings.
 func (m Main) luaInit() string {
-	return `require("gatewall.endpoints").init("` + EndpointsStateFile + `") ` +
+	return `require("gatewall.endpoints").init("` + EndpointsStateFile + `", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `) ` +
 		`require("gatewall.balancer").configure(` + strconv.Itoa(int(m.Upstreams.MaxTries)) + `, ` +
 		strconv.FormatInt(m.Upstreams.FailTimeout.Milliseconds(), 10) + `)`
 }
@@ -158,11 +158,12 @@ func assignIDs(ups []*Upstream, idOf func(identity string) string) string {
 }
 
 // Endpoints are the endpoints of the configuration's dynamic upstreams,
-// which the data plane receives apart from the files.
+// which the data plane receives apart from the files (but for those the
+// Gateway's endpoint budget had no room for, which answer 503).
 func (c *Config) Endpoints() endpoints.Set {
 	set := endpoints.Set{}
 	for _, u := range c.Upstreams {
-		if u.ID != "" {
+		if u.ID != "" && !u.Unsent {
 			eps := u.Endpoints
 			if eps == nil {
 				eps = []string{} // a list, also when empty: the data plane reads null as no list

@@ -195,6 +195,9 @@ type Upstream struct {
 	// Fallback is the one server a dynamic upstream declares, which NGINX
 	// uses when the upstream has no endpoint: a sink answering 503.
 	Fallback string
+	// Unsent says the data plane is sent nothing of a dynamic upstream
+	// (the Gateway's endpoint budget has no room for it: graph.Backend.Unsent).
+	Unsent bool
 	// Settings are what policies set on the Service's upstreams (nil: none).
 	Settings *UpstreamSettings
 }

@@ -47,7 +47,7 @@ func (b *builder) upstream(be *graph.Backend) string {
 		return name
 	}
 	u := &Upstream{Name: name, identity: identity(kindUpstream, parts), Settings: b.upstreamSettings[be.Service],
-		Endpoints: endpointAddresses(be), Fallback: sinkSocket(503)}
+		Endpoints: endpointAddresses(be), Fallback: sinkSocket(503), Unsent: be.Unsent}
 	if h2c {
 		u.Fallback = sinkSocketH2(503)
 	}
