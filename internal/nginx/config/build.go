@@ -57,10 +57,6 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 	b.cfg.Main.ReadinessPort = g.ReadinessPort()
 	b.register(inc)
 	b.servers(g)
-	for _, m := range b.maps {
-		b.cfg.Maps = append(b.cfg.Maps, m)
-	}
-	sort.Slice(b.cfg.Maps, func(i, j int) bool { return b.cfg.Maps[i].Variable < b.cfg.Maps[j].Variable })
 	for _, s := range b.splits {
 		b.cfg.Splits = append(b.cfg.Splits, s)
 	}
@@ -70,6 +66,11 @@ func Build(g *graph.Gateway, inc Includes) *Config {
 	}
 	sort.Slice(b.cfg.Upstreams, func(i, j int) bool { return b.cfg.Upstreams[i].Name < b.cfg.Upstreams[j].Name })
 	b.cfg.IDConflict = assignIDs(b.cfg.Upstreams, upstreamID)
+	for _, m := range b.maps {
+		b.cfg.Maps = append(b.cfg.Maps, m)
+	}
+	b.cfg.Maps = append(b.cfg.Maps, hashKeyMaps(b.cfg.Upstreams)...)
+	sort.Slice(b.cfg.Maps, func(i, j int) bool { return b.cfg.Maps[i].Variable < b.cfg.Maps[j].Variable })
 	for code := range b.sinks {
 		b.cfg.Sinks = append(b.cfg.Sinks, code)
 	}

@@ -2,11 +2,13 @@ package config_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -197,12 +199,32 @@ func TestLuaGetsNoUserText(t *testing.T) {
 			}
 		}
 	}
-	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
+	ups, http := string(fileData(t, cfg, config.UpstreamsConfPath)), string(fileData(t, cfg, config.HTTPConfPath))
 	id := config.UpstreamID(appService, 80)
-	if !strings.Contains(ups, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
+	if !strings.Contains(http, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
 		!strings.Contains(ups, `balance("`+id+`", "hash_consistent")`) {
-		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s", id, ups)
+		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s\n%s", id, http, ups)
 	}
+}
+
+// TestManyHashKeysFitTheVariablesHash: the variables holding hash
+// methods' keys ($gw_hash_<ID>, 40 characters) are the configuration's
+// maps, and its variables hash is sized with them: a tenant's policies on
+// a thousand Services make NGINX neither fail nor warn ("could not build
+// optimal variables_hash" came from 300 of them).
+func TestManyHashKeysFitTheVariablesHash(t *testing.T) {
+	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{}}
+	var objs []any
+	for i := 0; i < 1000; i++ {
+		svc := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("h%d", i)}
+		objs = append(objs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}},
+			httpRoute(svc.Name, []gatewayv1.Hostname{gatewayv1.Hostname(svc.Name + ".example.com")}, gatewayv1.HTTPRouteRule{
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+					Name: gatewayv1.ObjectName(svc.Name), Port: ptr.To[gatewayv1.PortNumber](80)}}}}}))
+		settings.Upstreams[svc] = &config.UpstreamSettings{Method: []string{"hash", "$request_uri"}}
+	}
+	nginxAccepts(t, config.Build(graph.Build(httpInput(objs...), testGateway), settings))
 }
 
 // TestGatewaySettingsReachNginx: the NginxProxy's connect timeout, tries,

@@ -119,6 +119,23 @@ func luaMethod(words []string) string {
 // hashKeyVariable is the variable holding a hash method's key for the upstream.
 func hashKeyVariable(id string) string { return "$gw_hash_" + id }
 
+// hashKeyMaps are the maps of the hash methods' keys, one per dynamic
+// upstream balanced by a hash: the key reaches the balancer as a
+// variable's value, never as code. They are maps of the configuration
+// (Config.Maps), so that its variables hash is sized with their names.
+func hashKeyMaps(ups []*Upstream) []*Map {
+	var out []*Map
+	for _, u := range ups {
+		if u.ID == "" || u.Settings == nil {
+			continue
+		}
+		if m := luaMethod(u.Settings.Method); m == "hash" || m == "hash_consistent" {
+			out = append(out, &Map{Source: `""`, Variable: hashKeyVariable(u.ID), Default: u.Settings.Method[1]})
+		}
+	}
+	return out
+}
+
 // balanceCall is the balancer_by_lua_block of a dynamic upstream.
 func balanceCall(id, method string) string {
 	return `require("gatewall.balancer").balance("` + id + `", "` + method + `")`

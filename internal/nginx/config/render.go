@@ -279,10 +279,6 @@ func (c *Config) upstreamsConf() []byte {
 			set = &UpstreamSettings{}
 		}
 		method := luaMethod(set.Method)
-		if method == "hash" || method == "hash_consistent" {
-			// The key reaches the balancer as a variable's value, never as code.
-			writeMap(w, &Map{Source: `""`, Variable: hashKeyVariable(u.ID), Default: set.Method[1]})
-		}
 		w.open("upstream", u.Name)
 		if set.ZoneSize != "" {
 			w.line("zone", u.Name, set.ZoneSize)
