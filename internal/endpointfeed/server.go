@@ -376,10 +376,17 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		if version.full {
 			clear(p.refused)
 		}
+		touched := map[string]bool{}
 		for _, id := range version.touched {
 			delete(p.refused, id)
+			touched[id] = true
 		}
-		maps.Copy(p.refused, a.Refused)
+		// Only what the version set can be refused: a pod names no more.
+		for id, why := range a.Refused {
+			if touched[id] {
+				p.refused[id] = cutReason(why)
+			}
+		}
 	} else {
 		// Sent again whole with the next version (not at once: the same
 		// set would be refused again).
@@ -424,6 +431,16 @@ func (s *Server) pruneLocked(g *gateway) {
 			delete(g.setAt, v)
 		}
 	}
+}
+
+// maxReason bounds why a pod refused an upstream, as it is kept and shown.
+const maxReason = 256
+
+func cutReason(why string) string {
+	if len(why) > maxReason {
+		return why[:maxReason] + "..."
+	}
+	return why
 }
 
 // maxRefusedShown bounds the upstreams a pod status names in a message.

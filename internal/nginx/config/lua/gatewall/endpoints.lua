@@ -134,6 +134,7 @@ local function store(id, list)
     end
     if old ~= nil and #old ~= #list then
         local room = "n:" .. id
+        dict:delete(room) -- left by a worker that died here
         local ok, err = dict:safe_add(room, list)
         if not ok then
             return nil, err
