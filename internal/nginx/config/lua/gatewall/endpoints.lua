@@ -84,7 +84,8 @@ local function valid_endpoint(ep)
     if not host then
         local v6
         v6, port = ep:match("^%[([0-9a-fA-F:]+)%]:(%d+)$")
-        if v6 == nil or ipv4_mapped(v6) then
+        -- A mapped address has a group ffff: the others need no expanding.
+        if v6 == nil or v6:lower():find("ffff", 1, true) and ipv4_mapped(v6) then
             return false
         end
         host = v6
@@ -144,12 +145,18 @@ local function store(id, list)
     return dict:safe_set(key, list)
 end
 
+-- A worker applying an update lets its other requests run between slices
+-- of this many endpoints (a few tens of milliseconds; the largest update,
+-- 100,000 endpoints, takes half a second).
+local slice = 10000
+
 -- apply applies one update: {version, full, set = {id = {endpoints}},
 -- deleted = {id}}. A full update replaces every upstream's endpoints. An
 -- update whose form is wrong changes nothing (nil and why); otherwise each
 -- upstream is applied alone, and it returns the new serial and the
--- upstreams refused, by id, with why.
-local function apply(doc)
+-- upstreams refused, by id, with why. pause, if set, is called between
+-- slices of the work.
+local function apply(doc, pause)
     if type(doc) ~= "table" or type(doc.version) ~= "number" then
         return nil, "an update needs a version"
     end
@@ -168,7 +175,16 @@ local function apply(doc)
         end
     end
     local lists, refused = {}, {}
+    local done = 0
+    local function step(n)
+        done = done + n
+        if pause and done >= slice then
+            pause()
+            done = 0
+        end
+    end
     for id, up in pairs(set) do
+        step(type(up) == "table" and type(up.endpoints) == "table" and #up.endpoints or 1)
         local list, why = endpoint_list(up)
         if list then
             lists[id] = list
@@ -202,6 +218,7 @@ local function apply(doc)
         return a < b
     end)
     for _, id in ipairs(ids) do
+        step(math.floor(#lists[id] / 16) + 1)
         local ok, err = store(id, lists[id])
         if not ok then
             refused[id] = "no room in the endpoints dict: " .. tostring(err)
@@ -287,7 +304,7 @@ function M.serve()
     if not doc then
         return respond(400, {error = "invalid JSON: " .. tostring(err)})
     end
-    local serial, refused = apply(doc)
+    local serial, refused = apply(doc, function() ngx.sleep(0) end)
     if not serial then
         return respond(400, {error = refused})
     end
