@@ -124,8 +124,8 @@ func failureMessage(p agent.PodStatus) string {
 // endpointsState is the state of a Gateway whose pods applied its
 // configuration, with what is not so of their endpoints: a pod whose
 // endpoints client is not connected serves the endpoints it had (Applied,
-// said in the message); a pod that refused its endpoints is not programmed
-// with them (Pending).
+// said in the message); a pod that refused its endpoints, or some
+// upstreams' (naming them), is not programmed with them (Pending).
 func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.PodStatus) status.DataPlane {
 	if d.feed == nil {
 		return status.DataPlane{State: status.Applied}
@@ -143,7 +143,7 @@ func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.Po
 		switch {
 		case !ok:
 			unfed = append(unfed, p.Pod.Name)
-		case ep.Error != "":
+		case ep.Error != "", len(ep.Refused) > 0:
 			refused = append(refused, ep.String())
 		}
 	}

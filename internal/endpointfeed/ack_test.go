@@ -35,12 +35,12 @@ func TestAckErrorsAreBoundedAndSampled(t *testing.T) {
 	flooder, other := types.NamespacedName{Namespace: "ns", Name: "flooder"}, types.NamespacedName{Namespace: "ns", Name: "other"}
 	s.mu.Lock()
 	g := s.gatewayLocked(gw)
-	g.pods[flooder] = &podStream{id: 1, pending: map[uint64]string{}}
-	g.pods[other] = &podStream{id: 2, pending: map[uint64]string{}}
+	g.pods[flooder] = &podStream{id: 1, pending: map[uint64]sent{}, refused: map[string]string{}}
+	g.pods[other] = &podStream{id: 2, pending: map[uint64]sent{}, refused: map[string]string{}}
 	s.mu.Unlock()
 	send := func(pod types.NamespacedName, id, version uint64, msg string) {
 		s.mu.Lock()
-		g.pods[pod].pending[version] = "hash"
+		g.pods[pod].pending[version] = sent{hash: "hash", full: true}
 		s.mu.Unlock()
 		s.ack(gw, pod, id, endpoints.Ack{Version: version, Error: msg})
 	}

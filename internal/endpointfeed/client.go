@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +22,12 @@ import (
 
 // Applier hands updates to the data plane.
 type Applier interface {
-	// Apply applies u, which takes the data plane to set. An error
-	// wrapping ErrRejected means the data plane refused u and keeps what it
+	// Apply applies u, which takes the data plane to set. It returns the
+	// upstreams the data plane refused alone, by ID, with why: they keep
+	// the endpoints they had, the others are applied. An error wrapping
+	// ErrRejected means the data plane refused u whole and keeps what it
 	// had; any other error is one Apply could not get past before ctx ended.
-	Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) error
+	Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) (refused map[string]string, err error)
 }
 
 // ErrRejected marks an update the data plane refused.
@@ -117,11 +121,16 @@ func watchOnce(ctx context.Context, opts ClientOptions) error {
 		if err := stream.RecvMsg(&u); err != nil {
 			return err
 		}
-		err := u.Validate()
+		names := u.Set
+		refused, err := u.Check()
 		if err != nil {
 			err = fmt.Errorf("%w: %v", ErrRejected, err)
 		} else {
-			err = opts.Applier.Apply(ctx, u, set.Apply(u))
+			// An upstream refused keeps what it had; the others are applied.
+			u = u.Without(refused)
+			var more map[string]string
+			more, err = opts.Applier.Apply(ctx, u, set.Apply(u))
+			maps.Copy(refused, more)
 		}
 		switch {
 		case err == nil:
@@ -137,8 +146,12 @@ func watchOnce(ctx context.Context, opts ClientOptions) error {
 			return err // ctx ended while NGINX could not be reached
 		}
 		set = set.Apply(u)
-		opts.Log.V(1).Info("Endpoints applied", "version", u.Version, "full", u.Full, "changed", len(u.Set), "deleted", len(u.Deleted))
-		if err := stream.SendMsg(&endpoints.Ack{Version: u.Version}); err != nil {
+		for _, id := range slices.Sorted(maps.Keys(refused)) {
+			opts.Log.Info("Endpoints of an upstream refused; it keeps those it had", "version", u.Version, "upstream", id,
+				"name", names[id].Name, "error", refused[id])
+		}
+		opts.Log.V(1).Info("Endpoints applied", "version", u.Version, "full", u.Full, "changed", len(u.Set), "deleted", len(u.Deleted), "refused", len(refused))
+		if err := stream.SendMsg(&endpoints.Ack{Version: u.Version, Refused: refused}); err != nil {
 			return err
 		}
 	}

@@ -9,10 +9,12 @@
 // (cmd/gatewall-endpoints, Run here) opens one Watch stream; the server
 // sends it its Gateway's whole set of endpoints, then, as the set changes,
 // only what changed, coalescing versions a slow pod has not taken yet; the
-// client hands each update to NGINX's Lua (Applier) and acknowledges it.
-// The server knows, per pod, which version it holds, for metrics and
-// statuses. What a pod says is bounded: the error of a refused update is
-// kept, reported and logged cut to 1 KiB, and what a pod's
+// client hands each update to NGINX's Lua (Applier) and acknowledges it,
+// naming the upstreams NGINX could not apply (they keep what they had).
+// The server knows, per pod, which version it holds and which upstreams
+// it refused, for metrics and statuses; it sends a refused upstream again
+// only when it changes. What a pod says is bounded: the error of a refused
+// update is kept, reported and logged cut to 1 KiB, and what a pod's
 // acknowledgements log is sampled per pod (package logsample).
 //
 // A pod that loses the manager keeps serving its last endpoints; the

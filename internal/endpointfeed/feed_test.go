@@ -101,19 +101,21 @@ func (f *feed) serve(t testing.TB, l net.Listener) {
 }
 
 // recorder is an Applier that records what it applies; block, when set,
-// holds Apply until it is closed; reject refuses every update.
+// holds Apply until it is closed; reject refuses every update; refuse
+// refuses the upstreams it names, as NGINX does those it has no room for.
 type recorder struct {
 	mu      sync.Mutex
 	updates []endpoints.Update
 	set     endpoints.Set
 	block   chan struct{}
 	reject  bool
+	refuse  map[string]string
 	applied chan struct{}
 }
 
 func newRecorder() *recorder { return &recorder{applied: make(chan struct{}, 1000)} }
 
-func (r *recorder) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) error {
+func (r *recorder) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) (map[string]string, error) {
 	r.mu.Lock()
 	block, reject := r.block, r.reject
 	r.mu.Unlock()
@@ -121,18 +123,24 @@ func (r *recorder) Apply(ctx context.Context, u endpoints.Update, set endpoints.
 		select {
 		case <-block:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	if reject {
-		return fmt.Errorf("%w: a test refusal", ErrRejected)
+		return nil, fmt.Errorf("%w: a test refusal", ErrRejected)
 	}
 	r.mu.Lock()
 	r.updates = append(r.updates, u)
 	r.set = set
+	refused := map[string]string{}
+	for id, why := range r.refuse {
+		if _, ok := u.Set[id]; ok {
+			refused[id] = why
+		}
+	}
 	r.mu.Unlock()
 	r.applied <- struct{}{}
-	return nil
+	return refused, nil
 }
 
 func (r *recorder) state() (endpoints.Set, []endpoints.Update) {
@@ -170,7 +178,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 func set(eps ...string) endpoints.Set {
-	return endpoints.Set{"0123456789abcdef": {Name: "ns_app_80", Endpoints: eps}, "fedcba9876543210": {Name: "ns_other_80", Endpoints: []string{}}}
+	return endpoints.Set{appID: {Name: "ns_app_80", Endpoints: eps}, otherID: {Name: "ns_other_80", Endpoints: []string{}}}
 }
 
 func podStatus(f *feed, pod string) (PodStatus, bool) {
@@ -313,15 +321,62 @@ func TestRefusedPeer(t *testing.T) {
 	}
 }
 
-// TestInvalidUpdateIsRefusedByTheClient: what the data plane's Lua would
-// refuse never reaches the Applier.
-func TestInvalidUpdateIsRefusedByTheClient(t *testing.T) {
+const appID, otherID = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+
+// TestInvalidUpstreamIsRefusedAlone: an upstream the data plane's Lua
+// would refuse never reaches the Applier, and the others of the update do.
+func TestInvalidUpstreamIsRefusedAlone(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, endpoints.Set{"0123456789abcdef": {Endpoints: []string{"backend:80"}}})
+	f.Set(gw, endpoints.Set{appID: {Name: "ns_app_80", Endpoints: []string{"backend:80"}}, otherID: {Name: "ns_other_80", Endpoints: []string{"10.0.0.1:80"}}})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
-	eventually(t, "the error", func() bool { p, ok := podStatus(f, "pod-a"); return ok && strings.Contains(p.Error, "backend:80") })
-	if _, u := rec.state(); len(u) != 0 {
-		t.Errorf("the Applier got %+v", u)
+	eventually(t, "the refusal", func() bool { p, ok := podStatus(f, "pod-a"); return ok && len(p.Refused) == 1 })
+	p, _ := podStatus(f, "pod-a")
+	if r := p.Refused[0]; r.ID != appID || r.Name != "ns_app_80" || !strings.Contains(r.Reason, "backend:80") || p.Error != "" || p.Current {
+		t.Errorf("status %+v", p)
+	}
+	if _, u := rec.state(); len(u) != 1 || len(u[0].Set) != 1 || u[0].Set[otherID].Endpoints[0] != "10.0.0.1:80" {
+		t.Errorf("the Applier got %+v; want the other upstream only", u)
+	}
+}
+
+// TestRefusedUpstreamIsNotSentAgain: an upstream a pod could not apply (no
+// room for it) is reported until an update sets it again, and is sent
+// again only when it changes: the pod would refuse the same again. The
+// others are applied meanwhile.
+func TestRefusedUpstreamIsNotSentAgain(t *testing.T) {
+	f := startFeed(t)
+	rec := newRecorder()
+	rec.refuse = map[string]string{appID: "no room in the endpoints dict: no memory"}
+	f.Set(gw, set("10.0.0.1:80"))
+	runClient(t, f, "pod-a", rec)
+	eventually(t, "the refusal", func() bool { p, ok := podStatus(f, "pod-a"); return ok && len(p.Refused) == 1 })
+	if p, _ := podStatus(f, "pod-a"); p.Current || p.Error != "" || !strings.Contains(p.String(), "ns_app_80 (no room in the endpoints dict: no memory)") {
+		t.Errorf("status %+v (%s)", p, p)
+	}
+	select {
+	case <-f.changes:
+	case <-time.After(5 * time.Second):
+		t.Error("OnChange was not called for the refusal")
+	}
+	other := set("10.0.0.1:80")
+	other[otherID] = endpoints.Upstream{Name: "ns_other_80", Endpoints: []string{"10.0.0.9:80"}}
+	v2 := f.Set(gw, other)
+	eventually(t, "the ack of v2", func() bool { p, _ := podStatus(f, "pod-a"); return p.Version == v2 })
+	if _, u := rec.state(); len(u) != 2 || len(u[1].Set) != 1 || u[1].Set[otherID].Endpoints == nil {
+		t.Fatalf("updates %+v: want the refused upstream not sent again, the other sent", u)
+	}
+	if p, _ := podStatus(f, "pod-a"); len(p.Refused) != 1 || p.Current {
+		t.Errorf("after an update that did not set it, status %+v; want the upstream still refused", p)
+	}
+	rec.mu.Lock()
+	rec.refuse = nil
+	rec.mu.Unlock()
+	changed := set("10.0.0.2:80")
+	changed[otherID] = other[otherID]
+	v3 := f.Set(gw, changed)
+	eventually(t, "the refusal cleared", func() bool { p, _ := podStatus(f, "pod-a"); return p.Version == v3 && p.Current && len(p.Refused) == 0 })
+	if _, u := rec.state(); len(u) != 3 || len(u[2].Set) != 1 || u[2].Set[appID].Endpoints[0] != "10.0.0.2:80" {
+		t.Errorf("updates %+v: want the upstream sent again once it changed", u)
 	}
 }

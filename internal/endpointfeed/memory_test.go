@@ -68,7 +68,7 @@ func clientPeakMemory(b *testing.B, bin string, upstreams, perUpstream int) int6
 		for e := 0; e < perUpstream; e++ {
 			eps = append(eps, fmt.Sprintf("10.%d.%d.%d:8080", u/250, u%250, e%250+e/250))
 		}
-		set[fmt.Sprintf("%016x", u)] = endpoints.Upstream{Name: fmt.Sprintf("ns_svc%d_80", u), Endpoints: eps}
+		set[fmt.Sprintf("%032x", u)] = endpoints.Upstream{Name: fmt.Sprintf("ns_svc%d_80", u), Endpoints: eps}
 	}
 	version := f.Set(gw, set)
 	eventually(b, "the pod's acknowledgement", func() bool {

@@ -36,12 +36,15 @@ type NGINX struct {
 // nor while it restarts.
 const retryWait = 200 * time.Millisecond
 
-// Apply writes set to the state file, then hands u (or, after a failure,
-// the whole set) to NGINX, trying again until NGINX answers or ctx ends.
-func (n *NGINX) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) error {
+// Apply writes set to the state file, then hands u (or, after a failure to
+// reach NGINX, the whole set) to NGINX, trying again until NGINX answers or
+// ctx ends. It returns the upstreams NGINX refused alone (they keep the
+// endpoints they had); an answer refusing the update whole is ErrRejected,
+// and is never tried again: NGINX would answer the same.
+func (n *NGINX) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set) (map[string]string, error) {
 	whole := endpoints.Snapshot(set, u.Version)
-	if err := n.writeState(whole); err != nil {
-		return err
+	if err := n.writeState(whole.ForNGINX()); err != nil {
+		return nil, err
 	}
 	if n.client == nil {
 		n.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -54,52 +57,85 @@ func (n *NGINX) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set
 		if n.dirty {
 			send = whole
 		}
-		err := n.post(ctx, send)
+		refused, err := n.post(ctx, send.ForNGINX())
 		if err == nil {
 			n.dirty = false
-			return nil
+			return refused, nil
 		}
-		if _, rejected := err.(rejection); rejected {
-			return fmt.Errorf("%w: %v", ErrRejected, err)
+		if r, rejected := err.(rejection); rejected {
+			// What NGINX holds is what it had, unless its Lua failed
+			// midway (r.partial): then the next update goes whole.
+			n.dirty = r.partial
+			return nil, fmt.Errorf("%w: %v", ErrRejected, r.msg)
 		}
 		n.dirty = true
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("NGINX did not take the endpoints: %w", err)
+			return nil, fmt.Errorf("NGINX did not take the endpoints: %w", err)
 		case <-time.After(retryWait):
 		}
 	}
 }
 
-// rejection is NGINX's refusal of an update (400), as opposed to not
-// reaching it.
-type rejection string
+// rejection is NGINX's refusal of an update, as opposed to not reaching
+// it; partial when NGINX may have applied some of it.
+type rejection struct {
+	msg     string
+	partial bool
+}
 
-func (r rejection) Error() string { return string(r) }
+func (r rejection) Error() string { return r.msg }
 
-func (n *NGINX) post(ctx context.Context, u endpoints.Update) error {
+// answer is NGINX's answer to an update it applied.
+type answer struct {
+	Refused map[string]string `json:"refused"`
+}
+
+func (n *NGINX) post(ctx context.Context, u endpoints.Update) (map[string]string, error) {
 	body, err := json.Marshal(u)
 	if err != nil {
-		return rejection(err.Error())
+		return nil, rejection{msg: err.Error()}
+	}
+	if len(body) > endpoints.MaxUpdateBytes {
+		return nil, rejection{msg: fmt.Sprintf("the update is %d bytes, over the %d NGINX takes", len(body), endpoints.MaxUpdateBytes)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://nginx"+n.Path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := n.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	switch {
-	case resp.StatusCode == http.StatusOK:
-		return nil
-	case resp.StatusCode == http.StatusBadRequest:
-		return rejection(fmt.Sprintf("NGINX refused the update: %s", bytes.TrimSpace(msg)))
+	// The answer names at most every upstream of an update.
+	msg, err := io.ReadAll(io.LimitReader(resp.Body, int64(endpoints.MaxUpdateBytes)))
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Errorf("NGINX answered %s: %s", resp.Status, bytes.TrimSpace(msg))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var a answer
+		if err := json.Unmarshal(msg, &a); err != nil {
+			return nil, rejection{msg: fmt.Sprintf("NGINX's answer is not understood: %v", err), partial: true}
+		}
+		return a.Refused, nil
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return nil, rejection{msg: fmt.Sprintf("NGINX refused the update (%s): %s", resp.Status, cut(msg))}
+	case http.StatusInternalServerError:
+		return nil, rejection{msg: fmt.Sprintf("NGINX failed applying the update (%s): %s", resp.Status, cut(msg)), partial: true}
+	}
+	return nil, fmt.Errorf("NGINX answered %s: %s", resp.Status, cut(msg))
+}
+
+// cut shortens an answer for a message.
+func cut(msg []byte) []byte {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) > 1024 {
+		msg = append(msg[:1024:1024], "..."...)
+	}
+	return msg
 }
 
 // writeState replaces the state file in one rename, so that NGINX never

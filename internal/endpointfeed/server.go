@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +54,9 @@ type Ack struct {
 	// Error says why the pod could not apply it ("" when it did), cut to
 	// maxAckError bytes.
 	Error string
+	// Refused counts the upstreams of a version applied that the pod
+	// could not apply (they keep the endpoints they had).
+	Refused int
 }
 
 // Server streams each Gateway's endpoints to its pods. Its methods are
@@ -119,22 +124,46 @@ type podStream struct {
 	hash    string // of the set acked
 	err     string
 	since   time.Time
-	pending map[uint64]string // versions sent, not acknowledged: their hashes
+	pending map[uint64]sent // versions sent, not acknowledged
 	// resync: the pod refused an update, so what it holds is not what it
 	// was sent; its next update is a whole set.
 	resync bool
+	// refused are the upstreams the pod could not apply, by ID, with why:
+	// they keep older endpoints until an update sets or deletes them
+	// again. They are not sent again unless they change: the pod would
+	// refuse the same endpoints again.
+	refused map[string]string
+}
+
+// sent is what a version sent to a pod was.
+type sent struct {
+	hash string
+	// full: it replaced every upstream; else touched are the upstreams it
+	// set or deleted.
+	full    bool
+	touched []string
 }
 
 // PodStatus is what one pod holds.
 type PodStatus struct {
 	Pod types.NamespacedName
 	// Version is the newest version it acknowledged applying; Current
-	// says it is the Gateway's newest set.
+	// says it is the Gateway's newest set, every upstream of it.
 	Version uint64
 	Current bool
 	// Error says why it could not apply the newest update it was sent
 	// (at most maxAckError bytes of what the pod said).
 	Error string
+	// Refused are the upstreams it could not apply, sorted by name: they
+	// keep older endpoints (or none).
+	Refused []RefusedUpstream
+}
+
+// RefusedUpstream is an upstream a pod could not apply.
+type RefusedUpstream struct {
+	ID, Name string
+	// Reason says why.
+	Reason string
 }
 
 // Status is what a Gateway's pods hold of its endpoints.
@@ -217,7 +246,14 @@ func (s *Server) Status(gw types.NamespacedName) Status {
 	}
 	st := Status{Version: g.version}
 	for pod, p := range g.pods {
-		st.Pods = append(st.Pods, PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash, Error: p.err})
+		ps := PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash && len(p.refused) == 0, Error: p.err}
+		for id, why := range p.refused {
+			ps.Refused = append(ps.Refused, RefusedUpstream{ID: id, Name: g.set[id].Name, Reason: why})
+		}
+		sort.Slice(ps.Refused, func(i, j int) bool {
+			return cmp.Or(cmp.Compare(ps.Refused[i].Name, ps.Refused[j].Name), cmp.Compare(ps.Refused[i].ID, ps.Refused[j].ID)) < 0
+		})
+		st.Pods = append(st.Pods, ps)
 	}
 	sort.Slice(st.Pods, func(i, j int) bool { return st.Pods[i].Pod.String() < st.Pods[j].Pod.String() })
 	return st
@@ -249,7 +285,7 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	id := s.streams.Add(1)
 	s.mu.Lock()
 	g := s.gatewayLocked(gw)
-	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]string{}}
+	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]sent{}, refused: map[string]string{}}
 	s.changedFor(gw)
 	s.mu.Unlock()
 	log.V(1).Info("Endpoints client connected")
@@ -274,28 +310,27 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 
 	// One update is in flight at a time: versions set meanwhile are
 	// coalesced into the next, which takes the pod to the newest set.
-	var sent endpoints.Set
-	var sentVersion uint64
+	var last endpoints.Set
+	var lastVersion uint64
 	first, inflight := true, false
 	for {
 		s.mu.Lock()
 		g := s.gatewayLocked(gw)
 		changed, set, version := g.changed, g.set, g.version
 		p := g.pods[pod]
-		send := g.has && !inflight && p != nil && p.id == id && (first || version != sentVersion)
-		if send {
-			if p.resync {
-				p.resync, first = false, true
-			}
-			p.pending[version] = g.hash
+		send := g.has && !inflight && p != nil && p.id == id && (first || version != lastVersion)
+		hash := g.hash
+		if send && p.resync {
+			p.resync, first = false, true
 		}
 		s.mu.Unlock()
 		if send {
-			u := endpoints.Diff(sent, set, version)
+			u := endpoints.Diff(last, set, version)
 			if first {
 				u = endpoints.Snapshot(set, version)
 			}
-			sent, sentVersion, first = set, version, false
+			s.sending(gw, pod, id, version, sent{hash: hash, full: u.Full, touched: append(u.Set.IDs(), u.Deleted...)})
+			last, lastVersion, first = set, version, false
 			if !u.Empty() {
 				if err := stream.SendMsg(&u); err != nil {
 					return err
@@ -315,6 +350,15 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 		case <-ctx.Done():
 			return nil
 		}
+	}
+}
+
+// sending records a version sent to a pod's stream, for its ack.
+func (s *Server) sending(gw, pod types.NamespacedName, id, version uint64, what sent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.gateways[gw]; g != nil && g.pods[pod] != nil && g.pods[pod].id == id {
+		g.pods[pod].pending[version] = what
 	}
 }
 
@@ -344,7 +388,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		s.mu.Unlock()
 		return
 	}
-	hash, sentIt := p.pending[a.Version]
+	version, sentIt := p.pending[a.Version]
 	if !sentIt {
 		s.mu.Unlock()
 		s.logs.Info(pod, s.opts.Log, "Endpoints client acknowledged a version it was not sent", "gateway", gw.String(), "pod", pod.String(), "version", a.Version)
@@ -356,10 +400,26 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 			delete(p.pending, v)
 		}
 	}
-	wasErr := p.err
+	wasErr, wasRefused := p.err, len(p.refused)
 	p.err = a.Error
 	if a.Error == "" {
-		p.acked, p.hash = a.Version, hash
+		p.acked, p.hash = a.Version, version.hash
+		// What the version set or deleted is what the pod now holds,
+		// but for the upstreams it refused again.
+		if version.full {
+			clear(p.refused)
+		}
+		touched := map[string]bool{}
+		for _, id := range version.touched {
+			delete(p.refused, id)
+			touched[id] = true
+		}
+		// Only what the version set can be refused: a pod names no more.
+		for id, why := range a.Refused {
+			if touched[id] {
+				p.refused[id] = cutReason(why)
+			}
+		}
 	} else {
 		// Sent again whole with the next version (not at once: the same
 		// set would be refused again).
@@ -370,7 +430,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		latency = time.Since(at)
 	}
 	s.pruneLocked(g)
-	if (wasErr == "") != (a.Error == "") {
+	if (wasErr == "") != (a.Error == "") || wasRefused != 0 || len(a.Refused) != 0 {
 		s.changedFor(gw)
 	}
 	s.mu.Unlock()
@@ -378,8 +438,12 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		s.logs.Info(pod, s.opts.Log, "A data-plane pod could not apply endpoints; it keeps the endpoints it had",
 			"gateway", gw.String(), "pod", pod.String(), "version", a.Version, "error", a.Error)
 	}
+	for _, id := range slices.Sorted(maps.Keys(a.Refused)) {
+		s.opts.Log.Info("A data-plane pod could not apply the endpoints of an upstream; it keeps those it had",
+			"gateway", gw.String(), "pod", pod.String(), "version", a.Version, "upstream", id, "error", a.Refused[id])
+	}
 	if s.opts.Observe != nil {
-		s.opts.Observe(Ack{Gateway: gw, Pod: pod, Version: a.Version, Latency: latency, Error: a.Error})
+		s.opts.Observe(Ack{Gateway: gw, Pod: pod, Version: a.Version, Latency: latency, Error: a.Error, Refused: len(a.Refused)})
 	}
 }
 
@@ -402,10 +466,35 @@ func (s *Server) pruneLocked(g *gateway) {
 	}
 }
 
+// maxReason bounds why a pod refused an upstream, as it is kept and shown.
+const maxReason = 256
+
+func cutReason(why string) string {
+	if len(why) > maxReason {
+		return why[:maxReason] + "..."
+	}
+	return why
+}
+
+// maxRefusedShown bounds the upstreams a pod status names in a message.
+const maxRefusedShown = 3
+
 // String describes a pod status for messages.
 func (p PodStatus) String() string {
 	if p.Error != "" {
 		return fmt.Sprintf("pod %s could not apply the newest endpoints and keeps those of version %d: %s", p.Pod.Name, p.Version, p.Error)
+	}
+	if len(p.Refused) > 0 {
+		var names []string
+		for _, r := range p.Refused[:min(len(p.Refused), maxRefusedShown)] {
+			names = append(names, fmt.Sprintf("%s (%s)", cmp.Or(r.Name, r.ID), r.Reason))
+		}
+		more := ""
+		if n := len(p.Refused) - maxRefusedShown; n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		return fmt.Sprintf("pod %s holds endpoints version %d but for upstreams it could not apply, which keep older endpoints: %s%s",
+			p.Pod.Name, p.Version, strings.Join(names, ", "), more)
 	}
 	return fmt.Sprintf("pod %s holds endpoints version %d", p.Pod.Name, p.Version)
 }

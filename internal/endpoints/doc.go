@@ -8,7 +8,8 @@
 // no endpoints; the translation yields a Set of them; the manager streams
 // each pod the Updates that take it from what it has to the Gateway's
 // newest Set (package endpointfeed); the pod's endpoints client hands them
-// to NGINX's Lua balancer.
+// to NGINX's Lua balancer. What a Gateway's data plane holds is bounded
+// (bounds.go); the data plane applies each upstream of an update alone.
 //
 // It is pure: values and functions on them, no I/O.
 package endpoints

@@ -3,7 +3,9 @@ package endpoints
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 )
 
 // Update takes a data plane from one set of endpoints to another. It is the
@@ -64,40 +66,99 @@ func (s Set) Apply(u Update) Set {
 	return out
 }
 
+// ForNGINX is the update as NGINX takes it: without the upstreams' names,
+// which NGINX does not use, so that its size is bounded by the endpoints
+// (MaxUpdateBytes) and not by how long the names are.
+func (u Update) ForNGINX() Update {
+	out := u
+	out.Set = make(Set, len(u.Set))
+	for id, up := range u.Set {
+		out.Set[id] = Upstream{Endpoints: up.Endpoints}
+	}
+	return out
+}
+
+// Without is the update without the upstreams refused: they are neither
+// set nor deleted.
+func (u Update) Without(refused map[string]string) Update {
+	if len(refused) == 0 {
+		return u
+	}
+	out := u
+	out.Set = Set{}
+	for id, up := range u.Set {
+		if _, ok := refused[id]; !ok {
+			out.Set[id] = up
+		}
+	}
+	return out
+}
+
 // Ack is a pod's answer to an update: applied, or why not.
 type Ack struct {
 	Version uint64 `json:"version"`
 	// Error says why the pod could not apply the update ("" when it did).
 	Error string `json:"error,omitempty"`
+	// Refused are the upstreams of an update the pod applied that it could
+	// not apply, by ID, with why: they keep the endpoints they had.
+	Refused map[string]string `json:"refused,omitempty"`
 }
 
-// Validate checks what NGINX's Lua checks again (endpoints.lua): IDs of 16
-// hex digits, endpoints that are an IPv4 address or a bracketed IPv6 one
-// with a port.
+// Validate checks what NGINX's Lua checks again (endpoints.lua), and
+// refuses what it would refuse of any upstream (Check).
 func (u Update) Validate() error {
-	if u.Full && len(u.Deleted) > 0 {
-		return errors.New("a full update deletes nothing")
+	refused, err := u.Check()
+	if err != nil {
+		return err
 	}
-	for _, id := range u.Set.IDs() {
-		if !validID(id) {
-			return fmt.Errorf("invalid upstream ID %q", id)
-		}
-		for _, ep := range u.Set[id].Endpoints {
-			if err := validEndpoint(ep); err != nil {
-				return fmt.Errorf("upstream %s (%s): %w", id, u.Set[id].Name, err)
-			}
-		}
-	}
-	for _, id := range u.Deleted {
-		if !validID(id) {
-			return fmt.Errorf("invalid deleted upstream ID %q", id)
-		}
+	if ids := sortedKeys(refused); len(ids) > 0 {
+		return fmt.Errorf("upstream %s (%s): %s", ids[0], u.Set[ids[0]].Name, refused[ids[0]])
 	}
 	return nil
 }
 
+// Check checks an update as NGINX's Lua does (endpoints.lua): an error
+// when its form is wrong (IDs of other than 32 hex digits, a full update
+// that deletes), which refuses it whole; and the upstreams refused alone,
+// by ID, with why: more than MaxEndpointsPerUpstream endpoints, or one
+// that is not an IPv4 address or a bracketed IPv6 one (not IPv4-mapped)
+// with a port.
+func (u Update) Check() (map[string]string, error) {
+	if u.Full && len(u.Deleted) > 0 {
+		return nil, errors.New("a full update deletes nothing")
+	}
+	for _, id := range u.Deleted {
+		if !validID(id) {
+			return nil, fmt.Errorf("invalid deleted upstream ID %q", id)
+		}
+	}
+	refused := map[string]string{}
+	for _, id := range u.Set.IDs() {
+		if !validID(id) {
+			return nil, fmt.Errorf("invalid upstream ID %q", id)
+		}
+		eps := u.Set[id].Endpoints
+		if len(eps) > MaxEndpointsPerUpstream {
+			refused[id] = fmt.Sprintf("%d endpoints, over the %d an upstream may have", len(eps), MaxEndpointsPerUpstream)
+			continue
+		}
+		for _, ep := range eps {
+			if err := validEndpoint(ep); err != nil {
+				refused[id] = err.Error()
+				break
+			}
+		}
+	}
+	return refused, nil
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// IDLength is the length of an upstream's ID: 32 hex digits, 128 bits.
+const IDLength = 32
+
 func validID(id string) bool {
-	if len(id) != 16 {
+	if len(id) != IDLength {
 		return false
 	}
 	for _, c := range id {
@@ -118,6 +179,10 @@ func validEndpoint(ep string) error {
 		return fmt.Errorf("endpoint %q: no port", ep)
 	case ap.Addr().Zone() != "":
 		return fmt.Errorf("endpoint %q: not a plain IPv4 or IPv6 address", ep)
+	case ap.Addr().Is4In6():
+		// The manager writes them unmapped, as the IPv4 address they are,
+		// so that no check reads one as another address.
+		return fmt.Errorf("endpoint %q: an IPv4-mapped IPv6 address; write it as IPv4", ep)
 	case ap.String() != ep:
 		return fmt.Errorf("endpoint %q: not in canonical form (%s)", ep, ap)
 	}

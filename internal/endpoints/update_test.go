@@ -21,7 +21,7 @@ func TestDiffApplyRoundTrip(t *testing.T) {
 			for j := 0; j < r.Intn(4); j++ {
 				eps = append(eps, fmt.Sprintf("10.0.0.%d:80", r.Intn(5)))
 			}
-			s[fmt.Sprintf("%016x", r.Intn(10))] = up("u", eps...)
+			s[fmt.Sprintf("%032x", r.Intn(10))] = up("u", eps...)
 		}
 		return s
 	}
@@ -46,8 +46,8 @@ func TestDiffApplyRoundTrip(t *testing.T) {
 }
 
 func TestDiffOfEqualSetsIsEmpty(t *testing.T) {
-	s := Set{"0123456789abcdef": up("a", "10.0.0.1:80")}
-	if d := Diff(s, Set{"0123456789abcdef": up("a", "10.0.0.1:80")}, 2); !d.Empty() {
+	s := Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80")}
+	if d := Diff(s, Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80")}, 2); !d.Empty() {
 		t.Errorf("diff of equal sets %+v is not empty", d)
 	}
 	if (Update{Full: true}).Empty() {
@@ -56,13 +56,13 @@ func TestDiffOfEqualSetsIsEmpty(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
-	a := Set{"0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")}
-	same := Set{"0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")}
+	a := Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")}
+	same := Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")}
 	for name, other := range map[string]Set{
-		"an endpoint less":    {"0123456789abcdef": up("a", "10.0.0.1:80")},
-		"another port":        {"0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:81")},
-		"another upstream":    {"1123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")},
-		"endpoints in a name": {"0123456789abcdef": up("a\x0010.0.0.1:80", "10.0.0.2:80")},
+		"an endpoint less":    {"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80")},
+		"another port":        {"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:81")},
+		"another upstream":    {"1123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80", "10.0.0.2:80")},
+		"endpoints in a name": {"0123456789abcdef0123456789abcdef": up("a\x0010.0.0.1:80", "10.0.0.2:80")},
 	} {
 		if a.Hash() == other.Hash() {
 			t.Errorf("%s: same hash", name)
@@ -75,22 +75,23 @@ func TestHash(t *testing.T) {
 
 // TestValidate: what the data plane's Lua refuses is refused here first.
 func TestValidate(t *testing.T) {
-	good := Update{Version: 1, Set: Set{"0123456789abcdef": up("a", "10.0.0.1:80", "[fd00::1]:8080")}, Deleted: []string{"fedcba9876543210"}}
+	good := Update{Version: 1, Set: Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:80", "[fd00::1]:8080")}, Deleted: []string{"fedcba9876543210fedcba9876543210"}}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("a good update: %v", err)
 	}
 	cases := map[string]Update{
-		"an ID of 15 digits":       {Set: Set{"0123456789abcde": up("a")}},
-		"an ID with upper case":    {Set: Set{"0123456789ABCDEF": up("a")}},
+		"an ID of 31 digits":       {Set: Set{"0123456789abcdef0123456789abcde": up("a")}},
+		"an ID with upper case":    {Set: Set{"0123456789ABCDEF0123456789ABCDEF": up("a")}},
 		"a deleted ID":             {Deleted: []string{"x"}},
-		"a name":                   {Set: Set{"0123456789abcdef": up("a", "backend:80")}},
-		"no port":                  {Set: Set{"0123456789abcdef": up("a", "10.0.0.1")}},
-		"port 0":                   {Set: Set{"0123456789abcdef": up("a", "10.0.0.1:0")}},
-		"an IPv6 without brackets": {Set: Set{"0123456789abcdef": up("a", "fd00::1:80")}},
-		"a zone":                   {Set: Set{"0123456789abcdef": up("a", "[fe80::1%eth0]:80")}},
-		"not canonical":            {Set: Set{"0123456789abcdef": up("a", "010.0.0.1:80")}},
-		"Lua text":                 {Set: Set{"0123456789abcdef": up("a", `"); os.exit() --`)}},
-		"a full update deleting":   {Full: true, Deleted: []string{"0123456789abcdef"}},
+		"a name":                   {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "backend:80")}},
+		"no port":                  {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1")}},
+		"port 0":                   {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "10.0.0.1:0")}},
+		"an IPv6 without brackets": {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "fd00::1:80")}},
+		"a zone":                   {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "[fe80::1%eth0]:80")}},
+		"not canonical":            {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "010.0.0.1:80")}},
+		"IPv4-mapped":              {Set: Set{"0123456789abcdef0123456789abcdef": up("a", "[::ffff:0.0.0.0]:80")}},
+		"Lua text":                 {Set: Set{"0123456789abcdef0123456789abcdef": up("a", `"); os.exit() --`)}},
+		"a full update deleting":   {Full: true, Deleted: []string{"0123456789abcdef0123456789abcdef"}},
 	}
 	for name, u := range cases {
 		if err := u.Validate(); err == nil {

@@ -34,7 +34,9 @@ func checkAddresses(gw *gatewayv1.Gateway, np *v1alpha2.NginxProxySpec) string {
 		if a.Value == "" {
 			continue
 		}
-		if _, err := netip.ParseAddr(a.Value); err != nil {
+		// As the Gateway API's CEL rule (isIP): no zone, and no IPv4-mapped
+		// IPv6 address, which is an IPv4 address written as another.
+		if ip, err := netip.ParseAddr(a.Value); err != nil || ip.Zone() != "" || ip.Is4In6() {
 			return fmt.Sprintf("spec.addresses[%d]: %q is not an IP address", i, a.Value)
 		}
 	}

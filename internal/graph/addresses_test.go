@@ -28,6 +28,10 @@ func TestCheckAddresses(t *testing.T) {
 		{name: "hostname", addrs: []gatewayv1.GatewaySpecAddress{{Type: host, Value: "gw.example.com"}}, np: &v1alpha2.NginxProxySpec{}, want: `type "Hostname" is not supported`},
 		{name: "other type", addrs: []gatewayv1.GatewaySpecAddress{{Type: ptr.To(gatewayv1.AddressType("test/fake")), Value: "x"}}, np: &v1alpha2.NginxProxySpec{}, want: "is not supported"},
 		{name: "not an IP", addrs: []gatewayv1.GatewaySpecAddress{{Type: ip, Value: "10.0.0.1; evil"}}, np: &v1alpha2.NginxProxySpec{}, want: "is not an IP address"},
+		// The API server's isIP refuses both; an IPv4-mapped address is an
+		// IPv4 one written as IPv6, which no check may read as another.
+		{name: "IPv4-mapped", addrs: []gatewayv1.GatewaySpecAddress{{Value: "::ffff:10.0.0.1"}}, np: &v1alpha2.NginxProxySpec{}, want: "is not an IP address"},
+		{name: "a zone", addrs: []gatewayv1.GatewaySpecAddress{{Value: "fe80::1%eth0"}}, np: &v1alpha2.NginxProxySpec{}, want: "is not an IP address"},
 		{name: "IP with a ClusterIP Service", addrs: []gatewayv1.GatewaySpecAddress{{Value: "10.0.0.1"}}, np: clusterIP, want: "type LoadBalancer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

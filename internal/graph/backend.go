@@ -37,8 +37,13 @@ type Backend struct {
 	// Endpoints are the ready endpoints, sorted; none means 503.
 	Endpoints []Endpoint
 	// Refused says which endpoints of a valid backend were left out and
-	// why (see Input.endpoints); the route's ResolvedRefs names them.
+	// why (see Input.endpoints, and the Gateway's endpoint budget:
+	// endpointbudget.go); the route's ResolvedRefs names them.
 	Refused []string
+	// Unsent says the Gateway's endpoint budget has no room for the
+	// backend's upstream: the data plane is sent nothing of it, and it
+	// answers 503.
+	Unsent bool
 	// RequestHeaders modify the requests this backend receives (the
 	// backendRef's RequestHeaderModifier), after the rule's filters.
 	RequestHeaders *HeaderModifier

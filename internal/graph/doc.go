@@ -14,5 +14,8 @@
 //     (sectionName, port, allowed namespaces and kinds, hostname intersection);
 //  4. each route's rules: matches, filters, backendRefs (Services resolved
 //     through EndpointSlices, ReferenceGrants for other namespaces);
-//  5. attached-route counts and the Gateway's own conditions.
+//  5. the Gateway's budgets, spent oldest route first: listening sockets
+//     (sockets.go), then the endpoints its data plane holds
+//     (endpointbudget.go);
+//  6. attached-route counts and the Gateway's own conditions.
 package graph

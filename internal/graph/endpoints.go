@@ -30,7 +30,7 @@ const maxRefusalsShown = 3
 // and why any endpoint of it was left out: an EndpointSlice Gatewall cannot
 // use, or addresses and ports the API server would have refused. The
 // refusals are reported on the routes that use the Service; the endpoints
-// that are valid keep serving.
+// that are valid keep serving. An endpoint is its first address.
 //
 // The endpoints that serve are the ready ones; when none is ready, the
 // serving ones that are terminating, as Kubernetes intends (a pod that
@@ -78,21 +78,25 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string, proto core
 			if !ready && !serving {
 				continue
 			}
-			for _, a := range ep.Addresses {
-				addr, err := endpointIP(a)
-				if err != "" {
-					bad = append(bad, err)
-					continue
-				}
-				e := Endpoint{Address: addr, Port: port}
-				switch {
-				case seen[e]:
-				case ready:
-					seen[e] = true
-					out = append(out, e)
-				default:
-					terminating = append(terminating, e)
-				}
+			// An endpoint's addresses are one pod's, and Kubernetes lets
+			// consumers use the first only, as kube-proxy does: the others
+			// (up to 100 of them) would only multiply one endpoint.
+			if len(ep.Addresses) == 0 {
+				continue
+			}
+			addr, err := endpointIP(ep.Addresses[0])
+			if err != "" {
+				bad = append(bad, err)
+				continue
+			}
+			e := Endpoint{Address: addr, Port: port}
+			switch {
+			case seen[e]:
+			case ready:
+				seen[e] = true
+				out = append(out, e)
+			default:
+				terminating = append(terminating, e)
 			}
 		}
 		if len(bad) > 0 {
@@ -158,15 +162,20 @@ func checkAddressType(t discoveryv1.AddressType) string {
 // addresses: a data plane told to proxy to them would reach itself (the WAF
 // enforcer, the agent) or its node. An IPv6 zone ("fe80::1%eth0") may hold any
 // characters and means nothing on another host.
+//
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address a.b.c.d
+// to the kernel: it is unmapped before it is checked, and used unmapped.
+// Checked as written, ::ffff:0.0.0.0 is not "unspecified" to netip, and a
+// connection to it reaches the data plane pod's own listeners.
 func endpointIP(s string) (string, string) {
 	a, err := netip.ParseAddr(s)
-	switch {
-	case err != nil || a.Zone() != "":
+	if err != nil || a.Zone() != "" {
 		return "", fmt.Sprintf("address %s is not an IP address", conditions.Quote(s))
-	case a.IsUnspecified(), a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsMulticast():
+	}
+	if u := a.Unmap(); u.IsUnspecified() || u.IsLoopback() || u.IsLinkLocalUnicast() || u.IsMulticast() {
 		return "", fmt.Sprintf("address %s is unspecified, loopback, link-local or multicast", a)
 	}
-	return a.String(), ""
+	return a.Unmap().String(), ""
 }
 
 // summarize names the first refused addresses of a slice and counts the rest.

@@ -27,6 +27,15 @@ func httpPort(n int32) discoveryv1.EndpointPort {
 
 func addrs(a ...string) discoveryv1.Endpoint { return discoveryv1.Endpoint{Addresses: a} }
 
+// each is an endpoint of each address.
+func each(a ...string) []discoveryv1.Endpoint {
+	var out []discoveryv1.Endpoint
+	for _, x := range a {
+		out = append(out, addrs(x))
+	}
+	return out
+}
+
 // TestEndpoints: only plain unicast IP addresses and valid TCP ports reach
 // upstreams; everything left out is named, per EndpointSlice, for the
 // route's status. testInput's slice app-1 holds 10.0.0.1:8080.
@@ -38,16 +47,28 @@ func TestEndpoints(t *testing.T) {
 		want    []Endpoint
 		refused string // "" when nothing is refused
 	}{
-		{"IPv6 addresses are canonical", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080), addrs("2001:DB8::0:1", "::ffff:10.0.0.3")),
-			[]Endpoint{app1, {"2001:db8::1", 8080}, {"::ffff:10.0.0.3", 8080}}, ""},
+		{"IPv6 addresses are canonical, IPv4-mapped ones unmapped", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080), each("2001:DB8::0:1", "::ffff:10.0.0.3")...),
+			[]Endpoint{app1, {"10.0.0.3", 8080}, {"2001:db8::1", 8080}}, ""},
+		// Each is the IPv4 address it maps to the kernel: ::ffff:0.0.0.0
+		// reaches the data plane pod's own listeners.
+		{"IPv4-mapped addresses are checked unmapped", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080),
+			addrs("::ffff:0.0.0.0"), addrs("::ffff:127.0.0.1"), addrs("::FFFF:169.254.169.254"), addrs("::ffff:224.0.0.1"), addrs("0:0:0:0:0:ffff:7f00:1")),
+			[]Endpoint{app1}, "address ::ffff:0.0.0.0 is unspecified, loopback, link-local or multicast, address ::ffff:127.0.0.1 is unspecified, " +
+				"loopback, link-local or multicast, address ::ffff:169.254.169.254 is unspecified, loopback, link-local or multicast and 2 more refused addresses"},
 		{"names, zones and padding are refused, quoted, three at most", appSlice("app-6", discoveryv1.AddressTypeIPv6, httpPort(8080),
-			addrs("fe80::1%eth0", "fe80::1%x];server_tokens on;#", "app.example.com", "10.0.0.2 ", "2001:db8::1")),
+			each("fe80::1%eth0", "fe80::1%x];server_tokens on;#", "app.example.com", "10.0.0.2 ", "2001:db8::1")...),
 			[]Endpoint{app1, {"2001:db8::1", 8080}},
 			`EndpointSlice ns/app-6: address "fe80::1%eth0" is not an IP address, address "fe80::1%x];server_tokens on;#" is not an IP address, ` +
 				`address "app.example.com" is not an IP address and 1 more refused addresses; not used`},
 		{"addresses the API server refuses", appSlice("app-2", discoveryv1.AddressTypeIPv4, httpPort(8080),
-			addrs("127.0.0.1", "0.0.0.0", "169.254.1.1", "224.0.0.1"), addrs("::1")),
+			append(each("127.0.0.1", "0.0.0.0", "169.254.1.1", "224.0.0.1"), addrs("::1"))...),
 			[]Endpoint{app1}, "address 127.0.0.1 is unspecified, loopback, link-local or multicast"},
+		// The other addresses of an endpoint are the same pod's: one
+		// endpoint with 100 would weigh as 100 pods, and fill the data
+		// plane's dict a hundred times faster.
+		{"an endpoint is its first address", appSlice("app-2", discoveryv1.AddressTypeIPv4, httpPort(8080),
+			addrs("10.0.0.5", "10.0.0.6", "10.0.0.7"), addrs("127.0.0.1", "10.0.0.8")),
+			[]Endpoint{app1, {"10.0.0.5", 8080}}, "address 127.0.0.1 is unspecified"},
 		{"a port out of range", appSlice("app-2", discoveryv1.AddressTypeIPv4, httpPort(70000), addrs("10.0.0.4")),
 			[]Endpoint{app1}, "EndpointSlice ns/app-2: port http is 70000, not between 1 and 65535; none of its endpoints is used"},
 		{"a port without a number", appSlice("app-2", discoveryv1.AddressTypeIPv4, discoveryv1.EndpointPort{Name: ptr.To("http")}, addrs("10.0.0.4")),

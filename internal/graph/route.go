@@ -33,8 +33,10 @@ type Route struct {
 	// unreadable says why the route could not be read ("" when it was):
 	// its parents learn it, and nothing of it is resolved.
 	unreadable string
-	// resolvedRefs is the route's ResolvedRefs condition (shared by all parents).
+	// resolvedRefs is the route's ResolvedRefs condition (shared by all
+	// parents), made by resolved (the endpoint budget adds to it).
 	resolvedRefs metav1.Condition
+	resolved     *resolvedRefs
 }
 
 // ParentRef is one parentRef of a route that names this Gateway, or one of
@@ -118,6 +120,10 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	}
 	settleTLSClaims(routes)
 	settleListenerClaims(routes)
+	if g.sockets != nil {
+		// Last: only what is configured takes endpoints.
+		admitEndpoints(routes)
+	}
 	return routes
 }
 
@@ -211,6 +217,7 @@ func newRoute(in *Input, kind string, k types.NamespacedName, src client.Object,
 // setResolvedRefs sets the route's ResolvedRefs condition from its backends;
 // a route that could not be read resolved nothing.
 func (r *Route) setResolvedRefs(c *resolvedRefs) {
+	r.resolved = c
 	if r.unreadable != "" {
 		r.resolvedRefs = conditions.False(string(gatewayv1.RouteConditionResolvedRefs), string(gatewayv1.RouteReasonUnsupportedValue), r.unreadable)
 		return

@@ -14,7 +14,11 @@ func observeEndpointAck(a endpointfeed.Ack) {
 		metrics.EndpointUpdates.WithLabelValues(a.Gateway.Namespace, a.Gateway.Name, metrics.EndpointsRefused).Inc()
 		return
 	}
-	metrics.EndpointUpdates.WithLabelValues(a.Gateway.Namespace, a.Gateway.Name, metrics.EndpointsApplied).Inc()
+	result := metrics.EndpointsApplied
+	if a.Refused > 0 {
+		result = metrics.EndpointsPartial
+	}
+	metrics.EndpointUpdates.WithLabelValues(a.Gateway.Namespace, a.Gateway.Name, result).Inc()
 	if a.Latency > 0 {
 		metrics.EndpointPropagationSeconds.With(gw).Observe(a.Latency.Seconds())
 	}

@@ -12,13 +12,16 @@ import (
 const (
 	EndpointsApplied = "applied"
 	EndpointsRefused = "refused"
+	// EndpointsPartial: applied but for some upstreams, which keep the
+	// endpoints they had.
+	EndpointsPartial = "partial"
 )
 
 var (
 	// EndpointUpdates counts the pods' answers to endpoint updates.
 	EndpointUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatewall_endpoint_updates_total",
-		Help: "Endpoint updates a Gateway's data-plane pods acknowledged, by result: applied (no reload), refused (the pod keeps the endpoints it had).",
+		Help: "Endpoint updates a Gateway's data-plane pods acknowledged, by result: applied (no reload), refused (the pod keeps the endpoints it had), partial (applied but for some upstreams, which keep the endpoints they had).",
 	}, append(gatewayLabels, LabelResult))
 	// EndpointPropagationSeconds is the time from a change of a Gateway's
 	// endpoints to each pod's acknowledgement that NGINX uses them.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -144,7 +145,7 @@ func TestUpstreamSettingsVerdictAgainstNginx(t *testing.T) {
 			continue
 		}
 		name = fmt.Sprintf("u%d", i)
-		ups = append(ups, &config.Upstream{Name: name, ID: config.UpstreamID(name), Fallback: "unix:/var/run/nginx/sink-503.sock", Settings: s.config()})
+		ups = append(ups, &config.Upstream{Name: name, ID: config.UpstreamID(types.NamespacedName{Namespace: "ns", Name: name}, 80), Fallback: "unix:/var/run/nginx/sink-503.sock", Settings: s.config()})
 	}
 	if len(ups) == 0 {
 		t.Fatal("no accepted policy was rendered")

@@ -62,6 +62,13 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	// The graph admitted only the listeners and TLSRoutes whose listening
 	// sockets fit the Gateway's workerConnections (graph/sockets.go).
 	cfg := config.Build(g, inc)
+	if cfg.IDConflict != "" {
+		// Two upstreams' 128-bit IDs are the same (never seen): a data
+		// plane told either's endpoints could send one's traffic to the
+		// other's. Nothing is pushed.
+		t.Held = append(t.Held, "its upstreams cannot be given IDs of their own ("+cfg.IDConflict+"); please report this as a bug")
+		return t
+	}
 	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
 	t.Endpoints = cfg.Endpoints()
 	return t

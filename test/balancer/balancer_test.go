@@ -273,18 +273,46 @@ func values(m map[string]string) map[string]bool {
 }
 
 // TestRefusedUpdateChangesNothing: an update NGINX's Lua refuses (which
-// the client also refuses before sending it) leaves the endpoints in force.
+// the client also refuses before sending it) leaves the endpoints in force:
+// one whose form is wrong, whole; an upstream with an invalid endpoint,
+// that upstream.
 func TestRefusedUpdateChangesNothing(t *testing.T) {
 	d := startDataPlane(t, renderFiles(t, ""))
 	b1 := d.backend("b1", "127.0.0.2")
 	d.setEndpoints(only("rr", b1))
-	bad := endpoints.Update{Version: 9, Set: endpoints.Set{upstreamID("rr"): {Endpoints: []string{`10.0.0.1:80"); os.exit(1) --`}}}}
-	err := d.feed.Apply(context.Background(), bad, nil)
-	if !errors.Is(err, endpointfeed.ErrRejected) {
-		t.Fatalf("NGINX took an invalid update: %v", err)
+	bad := endpoints.Update{Version: 9, Set: endpoints.Set{"not an ID": {Endpoints: []string{"10.0.0.1:80"}}, upstreamID("rr"): {}}}
+	if _, err := d.feed.Apply(context.Background(), bad, nil); !errors.Is(err, endpointfeed.ErrRejected) {
+		t.Fatalf("NGINX took an update with an invalid ID: %v", err)
 	}
 	if got := d.route("/rr"); got != "200 b1" {
 		t.Errorf("after a refused update: %s, want b1 still", got)
+	}
+	bad = endpoints.Update{Version: 10, Set: endpoints.Set{upstreamID("rr"): {Endpoints: []string{`10.0.0.1:80"); os.exit(1) --`}}}}
+	refused, err := d.feed.Apply(context.Background(), bad, nil)
+	if err != nil || !strings.Contains(refused[upstreamID("rr")], "invalid endpoint") {
+		t.Fatalf("NGINX took an upstream with an invalid endpoint: %v %v", refused, err)
+	}
+	if got := d.route("/rr"); got != "200 b1" {
+		t.Errorf("after a refused upstream: %s, want b1 still", got)
+	}
+}
+
+// TestIPv4MappedEndpointsRefused: NGINX's Lua refuses an IPv4-mapped IPv6
+// endpoint in any of its forms, as the client does (the manager writes
+// them as IPv4): a connection to [::ffff:0.0.0.0] reaches the pod's own
+// listeners.
+func TestIPv4MappedEndpointsRefused(t *testing.T) {
+	d := startDataPlane(t, renderFiles(t, ""))
+	b1 := d.backend("b1", "127.0.0.2")
+	d.setEndpoints(only("rr", b1))
+	for _, ep := range []string{"[::ffff:0.0.0.0]:8081", "[::FFFF:127.0.0.1]:8081", "[0:0:0:0:0:ffff:7f00:1]:8081", "[::ffff:7f00:2]:8080", "[::127.0.0.2]:8080"} {
+		bad := endpoints.Update{Version: 9, Set: endpoints.Set{upstreamID("rr"): {Endpoints: []string{ep}}}}
+		if refused, err := d.feed.Apply(context.Background(), bad, nil); len(refused) != 1 || err != nil {
+			t.Errorf("NGINX took the endpoint %s: %v %v", ep, refused, err)
+		}
+		if got := d.route("/rr"); got != "200 b1" {
+			t.Errorf("after the endpoint %s: %s, want b1 still", ep, got)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -96,7 +97,9 @@ spec:
 }()
 
 // upstreamID is the ID of a Service's upstream.
-func upstreamID(svc string) string { return config.UpstreamID(upstreamName(svc)) }
+func upstreamID(svc string) string {
+	return config.UpstreamID(types.NamespacedName{Namespace: "ns", Name: svc}, 80)
+}
 
 // upstreamName is the name of a Service's upstream.
 func upstreamName(svc string) string {
@@ -129,14 +132,17 @@ func requireTools(t testing.TB) {
 	}
 }
 
-// renderFiles renders the Gateway with the manager's pipeline.
-func renderFiles(t testing.TB, extra string) []config.File {
+// gwKey is the Gateway of manifests.
+var gwKey = types.NamespacedName{Namespace: "ns", Name: "gw"}
+
+// decodeInput is the manager's input of manifests and extra.
+func decodeInput(t testing.TB, extra string) *graph.Input {
 	t.Helper()
-	return renderManifests(t, manifests+extra)
+	return decodeText(t, manifests+extra)
 }
 
-// renderManifests renders the one Gateway of text with the manager's pipeline.
-func renderManifests(t testing.TB, text string) []config.File {
+// decodeText is the manager's input of text.
+func decodeText(t testing.TB, text string) *graph.Input {
 	t.Helper()
 	objs, err := manifest.Decode([]byte(text))
 	if err != nil {
@@ -147,7 +153,19 @@ func renderManifests(t testing.TB, text string) []config.File {
 	if err != nil || warnings.Len() > 0 {
 		t.Fatalf("decoding the manifests: %v %s", err, warnings.String())
 	}
-	res := render.Render(in, metav1.Now())
+	return in
+}
+
+// renderFiles renders the Gateway with the manager's pipeline.
+func renderFiles(t testing.TB, extra string) []config.File {
+	t.Helper()
+	return renderManifests(t, manifests+extra)
+}
+
+// renderManifests renders the one Gateway of text with the manager's pipeline.
+func renderManifests(t testing.TB, text string) []config.File {
+	t.Helper()
+	res := render.Render(decodeText(t, text), metav1.Now())
 	for _, files := range res.Files {
 		return files
 	}
@@ -167,8 +185,16 @@ func startDataPlane(t testing.TB, files []config.File) *dataPlane {
 // directory already.
 func startDataPlaneWithState(t testing.TB, files []config.File, state []byte) *dataPlane {
 	t.Helper()
+	return startDataPlaneWith(t, nginxtest.ServeOptions{Files: files, EndpointsState: state})
+}
+
+// startDataPlaneWith starts NGINX with the options (its port is the
+// readiness port).
+func startDataPlaneWith(t testing.TB, o nginxtest.ServeOptions) *dataPlane {
+	t.Helper()
 	requireTools(t)
-	srv, err := nginxtest.ServeWith(nginxtest.ServeOptions{Files: files, Port: 8081, EndpointsState: state})
+	o.Port = 8081
+	srv, err := nginxtest.ServeWith(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +241,8 @@ func (d *dataPlane) setEndpoints(set endpoints.Set) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := d.feed.Apply(ctx, u, set); err != nil {
-		d.t.Fatalf("applying endpoints: %v", err)
+	if refused, err := d.feed.Apply(ctx, u, set); err != nil || len(refused) > 0 {
+		d.t.Fatalf("applying endpoints: %v (refused: %v)", err, refused)
 	}
 	d.set = set
 }

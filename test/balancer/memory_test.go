@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
@@ -64,14 +66,14 @@ spec:
 	back := d.backend("b1", "127.0.0.2")
 	set := endpoints.Set{}
 	for s := range methods {
-		set[upstreamID(s)] = endpoints.Upstream{Name: "ns_" + s + "_80", Endpoints: []string{back.addr}}
+		set[upstreamID(s)] = endpoints.Upstream{Name: upstreamName(s), Endpoints: []string{back.addr}}
 	}
 	for r := 0; r < n; r++ {
-		name := fmt.Sprintf("ns_m%d_80", r)
+		svc := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("m%d", r)}
 		// Endpoints that refuse: every route's balancer and failure state
 		// is touched, and no upstream connection is kept alive (5,000
 		// upstreams' kept connections would exceed worker_connections).
-		set[config.UpstreamID(name)] = endpoints.Upstream{Name: name, Endpoints: []string{"127.0.0.3:8080", "127.0.0.4:8080"}}
+		set[config.UpstreamID(svc, 80)] = endpoints.Upstream{Name: config.UpstreamName(svc, 80), Endpoints: []string{"127.0.0.3:8080", "127.0.0.4:8080"}}
 	}
 	d.setEndpoints(set)
 	idle, idleWorkers := d.memory()

@@ -45,7 +45,7 @@ map "$gw_c_0123456789ab" $gw_l_abc {
 `,
 		config.UpstreamsConfPath: `upstream svc_default_app_80 {
     server unix:/var/run/nginx/sink-503.sock max_fails=0;
-    balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef", "round_robin") }
+    balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef0123456789abcdef", "round_robin") }
     keepalive 16;
 }
 `,
@@ -116,9 +116,9 @@ func TestDefectsAreFound(t *testing.T) {
 		{"a regex that is not one a condition has", config.HTTPConfPath, `"~^v$" 1;`, `"~^(?<host>v)$" 1;`, "header condition"},
 		{"an invalid size", config.IncludesDir + "proxy-settings.conf", "8k", "8g", "proxy_buffer_size"},
 		{"an endpoint in an http upstream", config.UpstreamsConfPath, "unix:/var/run/nginx/sink-503.sock", "10.0.0.1:8080", "an http upstream lists no endpoints"},
-		{"an http upstream without the balancer", config.UpstreamsConfPath, `balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef", "round_robin") }`, "", "endpoints come from the Lua balancer"},
+		{"an http upstream without the balancer", config.UpstreamsConfPath, `balancer_by_lua_block { require("gatewall.balancer").balance("0123456789abcdef0123456789abcdef", "round_robin") }`, "", "endpoints come from the Lua balancer"},
 		{"Lua that is not Gatewall's", config.UpstreamsConfPath, `"round_robin") }`, `"round_robin") os.execute("x") }`, "is not Gatewall's"},
-		{"an upstream ID that is not hex", config.UpstreamsConfPath, `"0123456789abcdef"`, `"0123456789abcdeg"`, "is not Gatewall's"},
+		{"an upstream ID that is not hex", config.UpstreamsConfPath, `"0123456789abcdef0123456789abcdef"`, `"0123456789abcdef0123456789abcdeg"`, "is not Gatewall's"},
 		{"an included file missing", config.MainConfPath, "conf.d/servers.conf", "conf.d/other.conf", "not rendered"},
 		{"listening sockets that leave clients too few connections", config.MainConfPath, "worker_connections 1024;", "worker_connections 65;", "leave fewer than 64 connections for clients"},
 		{"files fewer than twice the connections", config.MainConfPath, "worker_rlimit_nofile 2112;", "worker_rlimit_nofile 2047;", "under twice worker_connections"},

@@ -2,8 +2,10 @@ package confcheck
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -11,9 +13,9 @@ import (
 // The Lua of the configuration (nginx/config/lua.go) is Gatewall's own:
 // each *_by_lua_block holds one of these forms, with no user text in it.
 var (
-	balanceRE = regexp.MustCompile(`^require\("gatewall\.balancer"\)\.balance\("([0-9a-f]{16})", "(round_robin|least_conn|ip_hash|hash|hash_consistent|random|random_two)"\)$`)
+	balanceRE = regexp.MustCompile(`^require\("gatewall\.balancer"\)\.balance\("([0-9a-f]{32})", "(round_robin|least_conn|ip_hash|hash|hash_consistent|random|random_two)"\)$`)
 	luaInitRE = regexp.MustCompile(`^require\("gatewall\.endpoints"\)\.init\("` + regexp.QuoteMeta(config.EndpointsStateFile) +
-		`"\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\)$`)
+		`", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\)$`)
 	luaLog     = `require("gatewall.balancer").log()`
 	luaReady   = `require("gatewall.endpoints").ready()`
 	luaServe   = `require("gatewall.endpoints").serve()`

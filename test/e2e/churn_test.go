@@ -112,7 +112,7 @@ func TestBackendChurn(t *testing.T) {
 	dp := pods[0]
 
 	streams := openStreams(t, net.JoinHostPort(addr, "80"), "churn.example.com", "grpc.churn.example.com", "anchor-", 10)
-	prop := rt.WatchPropagation(t, ns, "churn", "http", config.UpstreamID(config.UpstreamName(types.NamespacedName{Namespace: ns, Name: "churn"}, 8080)), pods)
+	prop := rt.WatchPropagation(t, ns, "churn", "http", config.UpstreamID(types.NamespacedName{Namespace: ns, Name: "churn"}, 8080), pods)
 	load := testenv.StartClients(t, testenv.ClientsOptions{Addr: addr, Host: "churn.example.com", Path: "/pod",
 		KeepAlive: 2, NewConnection: 2, Pause: 5 * time.Millisecond, Timeout: 30 * time.Second})
 

@@ -123,7 +123,7 @@ func routeParentsFor(key types.NamespacedName, gwName string) ([]gatewayv1.Route
 // heldEndpoints are the endpoints of the Gateway's upstream of a Service
 // port, as its data plane would receive them.
 func heldEndpoints(gw, svc types.NamespacedName, port int32) []string {
-	return held.Endpoints(gw)[config.UpstreamID(config.UpstreamName(svc, port))].Endpoints
+	return held.Endpoints(gw)[config.UpstreamID(svc, port)].Endpoints
 }
 
 func heldFile(gw types.NamespacedName, path string) string {

@@ -87,7 +87,7 @@ func TestUpstreamSettingsPolicyStatuses(t *testing.T) {
 			}
 			up := upstreamBlock(gwKey, ns, "app")
 			name := config.UpstreamName(types.NamespacedName{Namespace: ns, Name: "app"}, 80)
-			balance := `balance("` + config.UpstreamID(name) + `", "least_conn")`
+			balance := `balance("` + config.UpstreamID(types.NamespacedName{Namespace: ns, Name: "app"}, 80) + `", "least_conn")`
 			for _, line := range []string{"zone " + name + " 64k;", balance, "keepalive 32;", "keepalive_timeout 30s;"} {
 				if !strings.Contains(up, line) {
 					return fmt.Errorf("upstream lacks %q: %q", line, up)

@@ -169,7 +169,11 @@ func (s *Server) ListenPacket(network, addr string) (net.PacketConn, error) {
 func (s *Server) SetEndpoints(set endpoints.Set) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return s.EndpointsClient().Apply(ctx, endpoints.Snapshot(set, 1), set)
+	refused, err := s.EndpointsClient().Apply(ctx, endpoints.Snapshot(set, 1), set)
+	if err == nil && len(refused) > 0 {
+		err = fmt.Errorf("NGINX refused upstreams: %v", refused)
+	}
+	return err
 }
 
 // EndpointsClient hands NGINX endpoint updates through its control socket,

@@ -32,7 +32,7 @@ var (
 func (b *big) podChurn(t *testing.T) {
 	b.scaleEcho(t, int32(*podsFlag))
 	dp := testenv.DataPlanePod{Pod: b.pod, NGINX: b.master}
-	prop := rt.WatchPropagation(t, b.ns, "echo", "http", config.UpstreamID(config.UpstreamName(types.NamespacedName{Namespace: b.ns, Name: "echo"}, 8080)), []testenv.DataPlanePod{dp})
+	prop := rt.WatchPropagation(t, b.ns, "echo", "http", config.UpstreamID(types.NamespacedName{Namespace: b.ns, Name: "echo"}, 8080), []testenv.DataPlanePod{dp})
 	load := testenv.StartClients(t, testenv.ClientsOptions{Addr: b.addr, Host: routeHost(0), Path: "/",
 		KeepAlive: 2, NewConnection: 2, Pause: 10 * time.Millisecond, Timeout: 30 * time.Second})
 	_, managerPID := managerPod(t)

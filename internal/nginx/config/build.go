@@ -63,10 +63,6 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b.cfg.Main.L4.MaxConnections = g.L4MaxConnections()
 	b.register(inc)
 	b.servers(g)
-	for _, m := range b.maps {
-		b.cfg.Maps = append(b.cfg.Maps, m)
-	}
-	sort.Slice(b.cfg.Maps, func(i, j int) bool { return b.cfg.Maps[i].Variable < b.cfg.Maps[j].Variable })
 	for _, s := range b.splits {
 		b.cfg.Splits = append(b.cfg.Splits, s)
 	}
@@ -75,7 +71,12 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 		b.cfg.Upstreams = append(b.cfg.Upstreams, u)
 	}
 	sort.Slice(b.cfg.Upstreams, func(i, j int) bool { return b.cfg.Upstreams[i].Name < b.cfg.Upstreams[j].Name })
-	assignIDs(b.cfg.Upstreams, UpstreamID)
+	b.cfg.IDConflict = assignIDs(b.cfg.Upstreams, upstreamID)
+	for _, m := range b.maps {
+		b.cfg.Maps = append(b.cfg.Maps, m)
+	}
+	b.cfg.Maps = append(b.cfg.Maps, hashKeyMaps(b.cfg.Upstreams)...)
+	sort.Slice(b.cfg.Maps, func(i, j int) bool { return b.cfg.Maps[i].Variable < b.cfg.Maps[j].Variable })
 	for code := range b.sinks {
 		b.cfg.Sinks = append(b.cfg.Sinks, code)
 	}

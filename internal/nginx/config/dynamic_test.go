@@ -2,11 +2,13 @@ package config_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,7 +23,9 @@ import (
 )
 
 // appUpstream is the name of the upstream of app's port 80.
-var appUpstream = config.UpstreamName(types.NamespacedName{Namespace: "ns", Name: "app"}, 80)
+var appService = types.NamespacedName{Namespace: "ns", Name: "app"}
+
+var appUpstream = config.UpstreamName(appService, 80)
 
 // withEndpoints replaces the Service app's endpoints with eps (none: an
 // EndpointSlice without endpoints).
@@ -87,13 +91,31 @@ func TestConfigurationDoesNotFollowEndpoints(t *testing.T) {
 			}
 		}
 		set := cfg.Endpoints()
-		app := set[config.UpstreamID(appUpstream)]
+		app := set[config.UpstreamID(appService, 80)]
 		if app.Name != appUpstream || !slices.Equal(app.Endpoints, st.want) || app.Endpoints == nil {
 			t.Errorf("%s: endpoints %+v, want %v (a list, also when empty)", st.name, app, st.want)
 		}
 		if err := endpoints.Snapshot(set, 1).Validate(); err != nil {
 			t.Errorf("%s: the data plane would refuse the endpoints: %v", st.name, err)
 		}
+	}
+}
+
+// TestUnsentUpstreamKeepsItsFiles: an upstream the Gateway's endpoint
+// budget has no room for (graph.Backend.Unsent) is not in the endpoints
+// the data plane receives, and the files are the same: it answers 503
+// through its fallback, and a reload is never needed for it.
+func TestUnsentUpstreamKeepsItsFiles(t *testing.T) {
+	in := withEndpoints(httpInput(httpRoute("r", nil, gatewayv1.HTTPRouteRule{})), endpoint("10.0.0.1", true))
+	sent := build(t, in)
+	g := graph.Build(in, testGateway)
+	g.Routes[0].Rules[0].Backends[0].Unsent = true
+	unsent := config.Build(g, config.Includes{})
+	if _, ok := unsent.Endpoints()[config.UpstreamID(appService, 80)]; ok || len(sent.Endpoints()) != 1 {
+		t.Errorf("endpoints %v, then unsent %v: want the upstream, then not", sent.Endpoints(), unsent.Endpoints())
+	}
+	if datafile.Version(sent.Files()) != datafile.Version(unsent.Files()) {
+		t.Error("the files follow the endpoint budget")
 	}
 }
 
@@ -113,19 +135,22 @@ func TestDynamicUpstreams(t *testing.T) {
 	cfg := build(t, httpInput(httpRoute("r", []gatewayv1.Hostname{"http.example.com"}, gatewayv1.HTTPRouteRule{}), grpcRoute))
 	nginxAccepts(t, cfg)
 	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	for name, fallback := range map[string]string{appUpstream: "sink-503.sock", appUpstream + "_h2c": "sink-503-h2.sock"} {
+	for name, up := range map[string]struct{ fallback, id string }{
+		appUpstream:          {"sink-503.sock", config.UpstreamID(appService, 80)},
+		appUpstream + "_h2c": {"sink-503-h2.sock", config.H2CUpstreamID(appService, 80)},
+	} {
 		block := regexp.MustCompile(`(?s)upstream ` + name + ` \{\n(.*?)\n\}`).FindStringSubmatch(ups)
 		if block == nil {
 			t.Fatalf("no upstream %s in\n%s", name, ups)
 		}
-		want := "    server unix:/var/run/nginx/" + fallback + " max_fails=0;\n" +
-			`    balancer_by_lua_block { require("gatewall.balancer").balance("` + config.UpstreamID(name) + `", "round_robin") }` + "\n" +
+		want := "    server unix:/var/run/nginx/" + up.fallback + " max_fails=0;\n" +
+			`    balancer_by_lua_block { require("gatewall.balancer").balance("` + up.id + `", "round_robin") }` + "\n" +
 			"    keepalive 16;"
 		if block[1] != want {
 			t.Errorf("upstream %s:\n%s\nwant\n%s", name, block[1], want)
 		}
 	}
-	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.UpstreamID(appUpstream+"_h2c")].Endpoints, []string{"10.0.0.1:8080"}) {
+	if set := cfg.Endpoints(); len(set) != 2 || !slices.Equal(set[config.H2CUpstreamID(appService, 80)].Endpoints, []string{"10.0.0.1:8080"}) {
 		t.Errorf("endpoints %+v, want both upstreams with app's endpoint", set)
 	}
 }
@@ -144,7 +169,7 @@ func TestUseClusterIPIsDynamicToo(t *testing.T) {
 		return config.Build(graph.Build(i, testGateway), settings)
 	}
 	up, down := render(in(endpoint("10.0.0.1", true))), render(in())
-	id := config.UpstreamID(appUpstream)
+	id := config.UpstreamID(appService, 80)
 	if got := up.Endpoints()[id].Endpoints; !slices.Equal(got, []string{"10.96.0.10:80"}) {
 		t.Errorf("with endpoints: %v, want the cluster IP", got)
 	}
@@ -174,12 +199,32 @@ func TestLuaGetsNoUserText(t *testing.T) {
 			}
 		}
 	}
-	ups := string(fileData(t, cfg, config.UpstreamsConfPath))
-	id := config.UpstreamID(appUpstream)
-	if !strings.Contains(ups, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
+	ups, http := string(fileData(t, cfg, config.UpstreamsConfPath)), string(fileData(t, cfg, config.HTTPConfPath))
+	id := config.UpstreamID(appService, 80)
+	if !strings.Contains(http, `map "" $gw_hash_`+id+" {\n    default "+key+";\n}") ||
 		!strings.Contains(ups, `balance("`+id+`", "hash_consistent")`) {
-		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s", id, ups)
+		t.Errorf("the hash key does not reach the balancer as $gw_hash_%s:\n%s\n%s", id, http, ups)
 	}
+}
+
+// TestManyHashKeysFitTheVariablesHash: the variables holding hash
+// methods' keys ($gw_hash_<ID>, 40 characters) are the configuration's
+// maps, and its variables hash is sized with them: a tenant's policies on
+// a thousand Services make NGINX neither fail nor warn ("could not build
+// optimal variables_hash" came from 300 of them).
+func TestManyHashKeysFitTheVariablesHash(t *testing.T) {
+	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{}}
+	var objs []any
+	for i := 0; i < 1000; i++ {
+		svc := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("h%d", i)}
+		objs = append(objs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}},
+			httpRoute(svc.Name, []gatewayv1.Hostname{gatewayv1.Hostname(svc.Name + ".example.com")}, gatewayv1.HTTPRouteRule{
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+					Name: gatewayv1.ObjectName(svc.Name), Port: ptr.To[gatewayv1.PortNumber](80)}}}}}))
+		settings.Upstreams[svc] = &config.UpstreamSettings{Method: []string{"hash", "$request_uri"}}
+	}
+	nginxAccepts(t, config.Build(graph.Build(httpInput(objs...), testGateway), settings))
 }
 
 // TestGatewaySettingsReachNginx: the NginxProxy's connect timeout, tries,

@@ -1,12 +1,13 @@
 package config
 
 import (
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"path"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpoints"
 )
@@ -70,12 +71,31 @@ func luaFiles() []File {
 	return files
 }
 
-// UpstreamID identifies an upstream to the Lua balancer and in the
-// endpoints the data plane receives: 16 hex digits of the sha256 of its
-// name. Build checks that the IDs of a configuration differ.
-func UpstreamID(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:8])
+// An upstream's ID names it to the Lua balancer and in the endpoints the
+// data plane receives, whose shared dict outlives configurations: a reload
+// keeps it, and the manager sends a new configuration's endpoints before
+// its files, while the old configuration still serves. So an ID must mean
+// one upstream in every configuration: it is derived from the upstream's
+// identity (the Service port and protocol, as names.go encodes them), not
+// from its name, whose digest fallback depends on the configuration's other
+// names; and it has 128 bits (32 hex digits of SHA-256), so that no one can
+// find two identities sharing one.
+//
+// endpoints.IDLength is the length the client and the Lua check.
+
+// upstreamID is the ID of the upstream of an identity.
+func upstreamID(identity string) string { return digest(identity)[:endpoints.IDLength] }
+
+// UpstreamID is the ID of the upstream of a Service port's HTTP backends
+// (HTTP/1.1, WebSocket), in every configuration.
+func UpstreamID(svc types.NamespacedName, port int32) string {
+	return upstreamID(identity(kindUpstream, []string{svc.Namespace, svc.Name, strconv.Itoa(int(port))}))
+}
+
+// H2CUpstreamID is the ID of the upstream of a Service port spoken to with
+// HTTP/2 without TLS (gRPC), in every configuration.
+func H2CUpstreamID(svc types.NamespacedName, port int32) string {
+	return upstreamID(identity(kindUpstream, []string{svc.Namespace, svc.Name, strconv.Itoa(int(port)), "h2c"}))
 }
 
 // luaMethods are the balancer's methods (balancer.lua's pickers) for the
@@ -99,44 +119,68 @@ func luaMethod(words []string) string {
 // hashKeyVariable is the variable holding a hash method's key for the upstream.
 func hashKeyVariable(id string) string { return "$gw_hash_" + id }
 
+// hashKeyMaps are the maps of the hash methods' keys, one per dynamic
+// upstream balanced by a hash: the key reaches the balancer as a
+// variable's value, never as code. They are maps of the configuration
+// (Config.Maps), so that its variables hash is sized with their names.
+func hashKeyMaps(ups []*Upstream) []*Map {
+	var out []*Map
+	for _, u := range ups {
+		if u.ID == "" || u.Settings == nil {
+			continue
+		}
+		if m := luaMethod(u.Settings.Method); m == "hash" || m == "hash_consistent" {
+			out = append(out, &Map{Source: `""`, Variable: hashKeyVariable(u.ID), Default: u.Settings.Method[1]})
+		}
+	}
+	return out
+}
+
 // balanceCall is the balancer_by_lua_block of a dynamic upstream.
 func balanceCall(id, method string) string {
 	return `require("gatewall.balancer").balance("` + id + `", "` + method + `")`
 }
 
-// luaInit is the init_by_lua_block: the endpoints a previous NGINX of the
-// pod left, and the Gateway's balancer settings.
+// luaInit is the init_by_lua_block: the bounds of updates, the endpoints a
+// previous NGINX of the pod left, and the Gateway's balancer settings.
 func (m Main) luaInit() string {
-	return `require("gatewall.endpoints").init("` + EndpointsStateFile + `") ` +
+	return `require("gatewall.endpoints").init("` + EndpointsStateFile + `", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `) ` +
 		`require("gatewall.balancer").configure(` + strconv.Itoa(int(m.Upstreams.MaxTries)) + `, ` +
 		strconv.FormatInt(m.Upstreams.FailTimeout.Milliseconds(), 10) + `)`
 }
 
-// assignIDs gives each dynamic upstream its ID, in the order of names. An
-// ID another upstream of the configuration took (two names whose hashes
-// start alike) is derived again from the name and a count, so that the IDs
-// of a configuration differ; idOf is UpstreamID.
-func assignIDs(ups []*Upstream, idOf func(string) string) {
-	taken := map[string]bool{}
+// assignIDs gives each dynamic upstream its ID (idOf of its identity) and
+// checks that the IDs of the configuration differ. Two identities sharing
+// an ID (a SHA-256 collision on 128 bits: never seen) leave the
+// configuration without IDs, and the message says why: no other ID could
+// be given without making it depend on the configuration's other
+// upstreams, which is what an ID must not.
+func assignIDs(ups []*Upstream, idOf func(identity string) string) string {
+	byID := map[string]*Upstream{}
 	for _, u := range ups {
 		if u.Fallback == "" {
 			continue // static
 		}
-		id := idOf(u.Name)
-		for n := 1; taken[id]; n++ {
-			id = idOf(u.Name + "\x00" + strconv.Itoa(n))
+		id := idOf(u.identity)
+		if other := byID[id]; other != nil {
+			for _, u := range ups {
+				u.ID = ""
+			}
+			return fmt.Sprintf("the upstreams %s and %s have the same ID %s", other.Name, u.Name, id)
 		}
-		taken[id] = true
+		byID[id] = u
 		u.ID = id
 	}
+	return ""
 }
 
 // Endpoints are the endpoints of the configuration's dynamic upstreams,
-// which the data plane receives apart from the files.
+// which the data plane receives apart from the files (but for those the
+// Gateway's endpoint budget had no room for, which answer 503).
 func (c *Config) Endpoints() endpoints.Set {
 	set := endpoints.Set{}
 	for _, u := range c.Upstreams {
-		if u.ID != "" {
+		if u.ID != "" && !u.Unsent {
 			eps := u.Endpoints
 			if eps == nil {
 				eps = []string{} // a list, also when empty: the data plane reads null as no list

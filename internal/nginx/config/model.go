@@ -77,6 +77,10 @@ type Config struct {
 	// by port, TCP first; L4Splits their splits, sorted by variable (l4.go).
 	L4Servers []*L4Server
 	L4Splits  []*Split
+	// IDConflict says why the dynamic upstreams' IDs cannot be given
+	// (two upstreams' identities share one: assignIDs); "" when they were.
+	// Such a configuration must not reach a data plane.
+	IDConflict string
 }
 
 // Main holds the main-context settings.
@@ -186,8 +190,12 @@ func D(name string, args ...string) Directive { return Directive{Name: name, Arg
 type Upstream struct {
 	Name string
 	// ID identifies a dynamic upstream to the Lua balancer and in the
-	// endpoints sent to the data plane (UpstreamID); "" for a static one.
+	// endpoints sent to the data plane (upstreamID, from identity); "" for
+	// a static one.
 	ID string
+	// identity is what the upstream is (names.go's identity of its name's
+	// parts): the same in every configuration, whatever name it gets.
+	identity string
 	// Servers are a static upstream's servers (the stream context's).
 	Servers []string
 	// Endpoints are a dynamic upstream's endpoints (host:port), which do not
@@ -197,6 +205,9 @@ type Upstream struct {
 	// Fallback is the one server a dynamic upstream declares, which NGINX
 	// uses when the upstream has no endpoint: a sink answering 503.
 	Fallback string
+	// Unsent says the data plane is sent nothing of a dynamic upstream
+	// (the Gateway's endpoint budget has no room for it: graph.Backend.Unsent).
+	Unsent bool
 	// Settings are what policies set on the Service's upstreams (nil: none).
 	Settings *UpstreamSettings
 }

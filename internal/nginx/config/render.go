@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
@@ -255,10 +256,11 @@ func writeEndpointsServer(w *writer) {
 	w.open("server")
 	w.line(endpointsListen().words()...)
 	w.line("access_log", "off")
-	// A full update of thousands of upstreams is a few MB; it is read
-	// into memory.
-	w.line("client_max_body_size", "256m")
-	w.line("client_body_buffer_size", "16m")
+	// An update is bounded by the endpoints a Gateway may have (a few MB):
+	// a larger one is refused before any Lua runs, and one that fits is
+	// read into memory.
+	w.line("client_max_body_size", strconv.Itoa(endpoints.MaxUpdateBytes))
+	w.line("client_body_buffer_size", strconv.Itoa(endpoints.MaxUpdateBytes))
 	w.open("location", "=", EndpointsPath)
 	w.luaBlock("content_by_lua_block", `require("gatewall.endpoints").serve()`)
 	w.close()
@@ -292,10 +294,6 @@ func (c *Config) upstreamsConf(keys *hashKeys) []byte {
 			set = &UpstreamSettings{}
 		}
 		method := luaMethod(set.Method)
-		if method == "hash" || method == "hash_consistent" {
-			// The key reaches the balancer as a variable's value, never as code.
-			writeMap(w, &Map{Source: `""`, Variable: hashKeyVariable(u.ID), Default: set.Method[1]})
-		}
 		w.open("upstream", u.Name)
 		if set.ZoneSize != "" {
 			w.line("zone", u.Name, set.ZoneSize)

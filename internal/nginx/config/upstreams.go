@@ -46,8 +46,8 @@ func (b *builder) upstream(be *graph.Backend) string {
 	if _, ok := b.upstreams[name]; ok {
 		return name
 	}
-	u := &Upstream{Name: name, Settings: b.upstreamSettings[be.Service], Endpoints: endpointAddresses(be),
-		Fallback: sinkSocket(503)}
+	u := &Upstream{Name: name, identity: identity(kindUpstream, parts), Settings: b.upstreamSettings[be.Service],
+		Endpoints: endpointAddresses(be), Fallback: sinkSocket(503), Unsent: be.Unsent}
 	if h2c {
 		u.Fallback = sinkSocketH2(503)
 	}
@@ -88,10 +88,15 @@ func endpointAddresses(be *graph.Backend) []string {
 }
 
 // hostPort is an NGINX server address: an IP address (in brackets for
-// IPv6) and a port.
+// IPv6) and a port. An IPv4-mapped IPv6 address is written as the IPv4
+// address it is (the graph gives none: it unmaps them before checking them).
 func hostPort(addr string, port int32) string {
-	if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
-		addr = "[" + addr + "]"
+	if a, err := netip.ParseAddr(addr); err == nil {
+		if a = a.Unmap(); a.Is6() {
+			addr = "[" + a.String() + "]"
+		} else {
+			addr = a.String()
+		}
 	}
 	return addr + ":" + strconv.Itoa(int(port))
 }

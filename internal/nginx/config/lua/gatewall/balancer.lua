@@ -1,11 +1,11 @@
 -- Gatewall's load balancer: picks, for each try of a request, one endpoint
 -- of an upstream from the endpoints gatewall.endpoints keeps, by the
--- upstream's method, skipping endpoints that failed a connection recently
--- (passive health) and the ones this request tried already (unless its
--- route retries and it has tried them all).
+-- upstream's method, skipping endpoints that failed a connection of this
+-- upstream recently (passive health) and the ones this request tried
+-- already (unless its route retries and it has tried them all).
 --
 -- The configuration calls balance(id, method) in each upstream's
--- balancer_by_lua_block with an id of 16 hex digits and a method from the
+-- balancer_by_lua_block with an id of 32 hex digits and a method from the
 -- fixed list below; the hash methods read their key from the variable
 -- $gw_hash_<id>, which NGINX computes from the upstream's key. Nothing else
 -- of the configuration reaches this code.
@@ -17,10 +17,16 @@ local ngx_balancer = require "ngx.balancer"
 local endpoints = require "gatewall.endpoints"
 
 local crc32 = ngx.crc32_long
+local sha1_bin = ngx.sha1_bin
 local random = math.random
 
 local M = {}
 
+-- The state of endpoints: failure marks and requests in flight, per
+-- upstream. It is only ever added to safely (safe_set, safe_add): a full
+-- dict records no more, and never evicts another upstream's state. The
+-- endpoints' bounds (package endpoints) keep every mark within it; requests
+-- in flight past its room are not counted (least_conn then counts them 0).
 local state = ngx.shared.gatewall_balancer
 
 -- Settings of the Gateway (configure, from init_by_lua).
@@ -37,11 +43,23 @@ end
 -- Parsed endpoint lists, per worker; dropped when the dict's serial moves.
 local cache, cache_serial = {}, -1
 
-local function parse(list)
+-- state_key is the key of an endpoint's state of one kind ("f" failed,
+-- "c" requests in flight) in one upstream: what an endpoint does for one
+-- upstream is that upstream's alone. A tenant may list another tenant's
+-- pod address behind its own upstream (and fail its TLS handshakes there):
+-- the other tenant's upstream must not avoid the pod for it. The key is a
+-- digest (21 bytes rather than up to 82: the dict holds twice as many
+-- states), computed once per endpoint list.
+local function state_key(kind, id, ep)
+    return kind .. sha1_bin(id .. " " .. ep)
+end
+
+local function parse(id, list)
     local peers = {}
     for ep in list:gmatch("%S+") do
         local host, port = ep:match("^(.*):(%d+)$")
-        peers[#peers + 1] = {host = host, port = tonumber(port), key = ep}
+        peers[#peers + 1] = {host = host, port = tonumber(port), key = ep,
+            failed_key = state_key("f", id, ep), conns_key = state_key("c", id, ep)}
     end
     return peers
 end
@@ -54,18 +72,18 @@ local function upstream(id)
     local u = cache[id]
     if u == nil then
         local list = endpoints.list(id)
-        u = {peers = list and parse(list) or {}, rr = random(0, 65535)}
+        u = {peers = list and parse(id, list) or {}, rr = random(0, 65535)}
         cache[id] = u
     end
     return u
 end
 
 local function failed(peer)
-    return state:get("f:" .. peer.key) ~= nil
+    return state:get(peer.failed_key) ~= nil
 end
 
 local function mark_failed(peer)
-    state:set("f:" .. peer.key, true, fail_timeout)
+    state:safe_set(peer.failed_key, true, fail_timeout)
 end
 
 -- usable says whether a peer may be tried: not tried by this request, and
@@ -74,12 +92,8 @@ local function usable(peer, try)
     return not try.tried[peer.key] and (try.ignore_failures or not failed(peer))
 end
 
-local function conns_key(id, peer)
-    return "c:" .. id .. "|" .. peer.key
-end
-
-local function conns(id, peer)
-    return state:get(conns_key(id, peer)) or 0
+local function conns(peer)
+    return state:get(peer.conns_key) or 0
 end
 
 local function round_robin(u, try)
@@ -93,13 +107,13 @@ local function round_robin(u, try)
     end
 end
 
-local function least_conn(u, try, id)
+local function least_conn(u, try)
     local n, best, best_conns = #u.peers, nil, nil
     u.rr = u.rr + 1
     for i = 1, n do
         local peer = u.peers[(u.rr + i) % n + 1]
         if usable(peer, try) then
-            local c = conns(id, peer)
+            local c = conns(peer)
             if best == nil or c < best_conns then
                 best, best_conns = peer, c
             end
@@ -121,7 +135,7 @@ local function random_pick(u, try)
     return candidates[random(#candidates)], candidates
 end
 
-local function random_two(u, try, id)
+local function random_two(u, try)
     local first, candidates = random_pick(u, try)
     if first == nil or #candidates == 1 then
         return first
@@ -130,7 +144,7 @@ local function random_two(u, try, id)
     while second == first do
         second = candidates[random(#candidates)]
     end
-    if conns(id, second) < conns(id, first) then
+    if conns(second) < conns(first) then
         return second
     end
     return first
@@ -238,7 +252,7 @@ function M.balance(id, method)
         if #u.peers == 0 then
             return -- the upstream's declared server answers 503
         end
-        try = {tried = {}, n = 0, id = id, counted = counts[method]}
+        try = {tried = {}, n = 0, counted = counts[method]}
         ctx.gatewall_try = try
         local tries = math.min(#u.peers, max_tries)
         -- A route's retry (its location sets gw_retry_tries) gives every
@@ -286,8 +300,11 @@ function M.balance(id, method)
     try.n = try.n + 1
     try.last = peer
     if try.counted then
-        state:incr(conns_key(id, peer), 1, 0)
-        try[#try + 1] = peer
+        -- incr with an initial value would evict when the dict is full.
+        state:safe_add(peer.conns_key, 0)
+        if state:incr(peer.conns_key, 1) then
+            try[#try + 1] = peer
+        end
     end
 end
 
@@ -298,9 +315,9 @@ function M.log()
         return
     end
     for _, peer in ipairs(try) do
-        local left = state:incr(conns_key(try.id, peer), -1, 0)
+        local left = state:incr(peer.conns_key, -1)
         if left ~= nil and left <= 0 then
-            state:delete(conns_key(try.id, peer))
+            state:delete(peer.conns_key)
         end
     end
 end

@@ -1,0 +1,182 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/internal/endpoints"
+)
+
+// The endpoints of a Gateway's HTTP and gRPC backends reach its data plane
+// apart from the configuration (package endpoints), into a shared dict of
+// fixed size that every tenant of the Gateway shares, and the state the
+// balancer keeps of each (failures, requests in flight) into another. One
+// tenant's Services must not fill them: the data plane would refuse
+// another tenant's rollout. So the endpoints are a budget, as the sockets
+// are (sockets.go), spent before anything is sent, in the Gateway API's
+// precedence: routes oldest first, each route's rules and backends in
+// order (a mirror after the rule's backends). What an upstream (a Service
+// port, and protocol) is given is settled by the oldest route that uses
+// it; newer routes share it.
+//
+// The bounds (endpoints.MaxEndpointsPerUpstream, MaxEndpoints,
+// MaxUpstreams) are what the data plane was measured to hold with room to
+// spare. An upstream over one keeps the endpoints that fit, the first by
+// address (none: it answers 503); the ones left out are named on the
+// ResolvedRefs condition of every route that uses it
+// (RouteReasonUnusableEndpoints), and are not sent. The configuration
+// never depends on it: a Service scaled past a bound reloads nothing.
+// An upstream past the upstreams' bound is not sent at all
+// (Backend.Unsent): its entry, even empty, would take room.
+
+// endpointBudget counts what a Gateway's upstreams take as they are admitted.
+type endpointBudget struct {
+	upstreams map[upstreamKey]*admitted
+	// endpoints are the endpoints admitted.
+	endpoints int
+}
+
+// upstreamKey is what makes an upstream of the configuration
+// (nginx/config/upstreams.go): a Service port, spoken to with HTTP/2
+// without TLS or not.
+type upstreamKey struct {
+	service types.NamespacedName
+	port    int32
+	h2c     bool
+}
+
+// admitted is what an upstream was given: the endpoints it keeps, why the
+// others were left out ("" when none was), and whether it is sent at all.
+type admitted struct {
+	endpoints []Endpoint
+	refused   string
+	unsent    bool
+}
+
+// dynamicBackends are a route's backends whose upstreams take endpoints
+// from the data plane's dict, in order: the valid ones of its configured
+// rules, and of their mirrors (a mirror copying no request has none).
+// Routes that pass connections (TLS, TCP, UDP) have none: their
+// upstreams are in the configuration.
+func (r *Route) dynamicBackends() []*Backend {
+	if PassesConnections(r.Kind) {
+		return nil
+	}
+	var out []*Backend
+	for _, rule := range r.ValidRules() {
+		for _, be := range rule.Backends {
+			if be.Valid {
+				out = append(out, be)
+			}
+		}
+		for _, m := range rule.Filters.Mirrors {
+			if m.Backend.Valid && m.Basis > 0 {
+				out = append(out, m.Backend)
+			}
+		}
+	}
+	return out
+}
+
+// attached says whether a route is configured on the Gateway.
+func (r *Route) attached() bool {
+	for _, p := range r.Parents {
+		if p.Attached() {
+			return true
+		}
+	}
+	return false
+}
+
+func upstreamOf(be *Backend) upstreamKey {
+	return upstreamKey{service: be.Service, port: be.Port, h2c: be.Protocol == ProtocolH2C}
+}
+
+// admitEndpoints spends the Gateway's endpoint budget on its routes, the
+// oldest first, and gives every backend what its upstream was given.
+func admitEndpoints(routes []*Route) {
+	b := &endpointBudget{upstreams: map[upstreamKey]*admitted{}}
+	byAge := append([]*Route(nil), routes...)
+	sort.SliceStable(byAge, func(i, j int) bool { return Older(byAge[i].Source, byAge[j].Source) })
+	for _, r := range byAge {
+		if !r.attached() {
+			continue
+		}
+		for _, be := range r.dynamicBackends() {
+			if _, ok := b.upstreams[upstreamOf(be)]; !ok {
+				b.upstreams[upstreamOf(be)] = b.admit(be)
+			}
+		}
+	}
+	for _, r := range routes {
+		cut := false
+		for _, be := range r.dynamicBackends() {
+			a := b.upstreams[upstreamOf(be)]
+			if a == nil || a.refused == "" {
+				continue
+			}
+			be.Endpoints, be.Unsent = a.endpoints, a.unsent
+			be.Refused = append(be.Refused, a.refused)
+			cut = true
+		}
+		if cut {
+			r.resolveAgain()
+		}
+	}
+}
+
+// admit gives an upstream what is left of the budget, of what its backend has.
+func (b *endpointBudget) admit(be *Backend) *admitted {
+	n := len(be.Endpoints)
+	switch {
+	case len(b.upstreams) >= endpoints.MaxUpstreams:
+		return &admitted{unsent: true, refused: fmt.Sprintf(
+			"none of its %d endpoints is used (it answers 503): the Gateway's data plane holds the endpoints of %d Service ports (and protocols), which older routes' backends take",
+			n, endpoints.MaxUpstreams)}
+	case n > endpoints.MaxEndpointsPerUpstream && b.endpoints+endpoints.MaxEndpointsPerUpstream <= endpoints.MaxEndpoints:
+		b.endpoints += endpoints.MaxEndpointsPerUpstream
+		return &admitted{endpoints: be.Endpoints[:endpoints.MaxEndpointsPerUpstream], refused: fmt.Sprintf(
+			"%d of its %d endpoints are not used: the data plane holds %d endpoints of a Service port, the first by address",
+			n-endpoints.MaxEndpointsPerUpstream, n, endpoints.MaxEndpointsPerUpstream)}
+	case b.endpoints+n > endpoints.MaxEndpoints:
+		keep := min(n, endpoints.MaxEndpointsPerUpstream, endpoints.MaxEndpoints-b.endpoints)
+		b.endpoints += keep
+		return &admitted{endpoints: be.Endpoints[:keep], refused: fmt.Sprintf(
+			"%d of its %d endpoints are not used (the first by address are): the Gateway's data plane holds %d endpoints, which older routes' backends take",
+			n-keep, n, endpoints.MaxEndpoints)}
+	}
+	b.endpoints += n
+	return &admitted{endpoints: be.Endpoints}
+}
+
+// resolveAgain sets the route's ResolvedRefs condition again, with the
+// endpoints its backends were refused since it was first set, on every
+// parent that has one.
+func (r *Route) resolveAgain() {
+	if r.resolved == nil {
+		return
+	}
+	for _, rule := range r.Rules {
+		for _, be := range rule.Backends {
+			if be.Valid {
+				r.resolved.addRefused(be)
+			}
+		}
+		for _, m := range rule.Filters.Mirrors {
+			if m.Backend.Valid {
+				r.resolved.addRefused(m.Backend)
+			}
+		}
+	}
+	r.setResolvedRefs(r.resolved)
+	for _, p := range r.Parents {
+		for i, c := range p.Conditions {
+			if c.Type == string(gatewayv1.RouteConditionResolvedRefs) {
+				p.Conditions[i] = r.resolvedRefs
+			}
+		}
+	}
+}
