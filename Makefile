@@ -175,14 +175,17 @@ lint: $(GOLANGCI_LINT) ## golangci-lint with the linters .golangci.yml names and
 golden: nginx ## Rewrite internal/render's golden outputs (testdata/*.out.yaml) from their inputs; review the diff.
 	go test ./internal/render -run '^TestGolden$$' -count=1 -args -update
 
-CONFORMANCE_REPORT ?= docs/conformance/report.yaml
+CONFORMANCE_REPORTS ?= docs/conformance
 CONFORMANCE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+CONFORMANCE_CHANNELS ?= standard experimental
 
 .PHONY: conformance
-conformance: images ## Run the Gateway API conformance suite with every claimed feature on the local runtime; write the report (needs root).
-	go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/conformance -run TestConformance -args \
-		-extended -report-output $(CURDIR)/$(CONFORMANCE_REPORT) -version $(CONFORMANCE_VERSION) \
-		| tee $(CURDIR)/.conformance.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )'
+conformance: images ## Run the Gateway API conformance suite with every claimed feature on the local runtime, once per channel's CRDs; write the reports (needs root).
+	for ch in $(CONFORMANCE_CHANNELS); do \
+		go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/conformance -run TestConformance -args \
+			-channel $$ch -extended -report-output $(CURDIR)/$(CONFORMANCE_REPORTS)/report-$$ch.yaml -version $(CONFORMANCE_VERSION) \
+			| tee $(CURDIR)/.conformance-$$ch.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok )' || exit 1; \
+	done
 
 # The sizes of the control/data-plane design's performance goals (issue 13).
 SCALE_FLAGS ?= -scale.routes=5000 -scale.certs=64 -scale.policies=50 -scale.samples=20 -scale.churn=5m -scale.unchanged=100 -scale.fanout=20 -scale.pods=100 -scale.pod-churn=5m

@@ -13,6 +13,7 @@ package conformance
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -32,16 +33,27 @@ import (
 
 var rt *testenv.Local
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+// channel is the Gateway API release channel whose CRDs the cluster
+// installs: standard, as most clusters (and `make deploy` users) do, or
+// experimental. The GatewayClass claims only the features the installed
+// CRDs can carry (HTTPRoute's retry is experimental in v1.6).
+var channel = flag.String("channel", "standard", "The Gateway API channel whose CRDs the local cluster installs: standard or experimental.")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
 
 func run(m *testing.M) (code int) {
 	var err error
+	if *channel != "standard" && *channel != "experimental" {
+		fmt.Fprintf(os.Stderr, "conformance: -channel %q: want standard or experimental\n", *channel)
+		return 2
+	}
 	rt, err = testenv.LocalRuntime{
 		Name: "conformance", Prefix: "gwlc", CIDR: "10.247.0.0/16", LoadBalancerCIDR: "127.0.3.0/24",
-		// HTTPRoute's retry is experimental in v1.6: the suite's
-		// HTTPRouteRetry test needs the field to reach Gatewall, and the
-		// suite refuses a mix of channels.
-		ExperimentalChannel: true,
+		// The suite refuses a mix of channels.
+		ExperimentalChannel: *channel == "experimental",
 	}.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
