@@ -370,7 +370,11 @@ func plainDeployment(ns, name string) *appsv1.Deployment {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				// A pod the pods policy allows: only the other policies refuse it.
 				Spec: corev1.PodSpec{ServiceAccountName: name, AutomountServiceAccountToken: ptr.To(false),
-					Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(101)),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{
+						ReadOnlyRootFilesystem: ptr.To(true), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}}}}},
 	}
 }
