@@ -163,9 +163,26 @@ test: images verify-generated lint ## Build the toolchain and the images, lint, 
 # and runs them, with everything else.
 UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/...
 
+# INTEGRATION_PKGS are the packages whose tests run real parts but no
+# images and no cluster: envtest suites (the manager, CEL, admission, the
+# parity of its statuses with render's), real NGINX serving traffic (the
+# Lua balancer, connection budgets), the agent protocol with a real
+# nginx-agent, PLM storage on a real S3 server, the WAF fetcher. Tests that
+# serve through NGINX's network namespace or the agent's mount namespace
+# need root, and say so.
+INTEGRATION_PKGS ?= ./test/envtest/... ./test/manager/... ./test/balancer/... ./test/connbudget/... ./test/plm/... ./test/agent/... ./test/waf/... ./test/latecrds/...
+
+.PHONY: unit-tools
+unit-tools: envtest-tools nginx ## What make unit needs: kube-apiserver and etcd (built as you, cached), Debian's NGINX and the App Protect test double (installed with apt-get when missing: root, once).
+	@hack/apstub.sh
+
 .PHONY: unit
-unit: ## The fast tests: no images, no cluster, no root (about two minutes with a warm build cache; `make tools` first).
+unit: unit-tools ## The fast tests: no images, no cluster, no root (about two minutes with a warm build cache).
 	go test $(UNIT_PKGS)
+
+.PHONY: integration
+integration: unit-tools test-servers ## Real parts without images or a cluster: envtest, real NGINX, nginx-agent, an S3 server (root for the tests that join namespaces).
+	go test $(GO_TEST_FLAGS) $(INTEGRATION_PKGS)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the linters .golangci.yml names and says why (go vet among them), and gofmt/goimports.
