@@ -171,16 +171,19 @@ type NginxProxySpec struct {
 
 // DNSResolver is the DNS resolver of the data plane's DNS-named backends.
 type DNSResolver struct {
-	// Timeout bounds one resolution of a name (every server tried
-	// included). From 1ms; at most 30s is used. Defaults to 5s.
+	// Timeout bounds one resolution of a name, every server tried
+	// included (each gets an equal share). Defaults to 5s; a value under
+	// 100ms is taken as 100ms, over 30s as 30s, and 0 as the default.
 	//
 	// +optional
 	Timeout *v1alpha1.Duration `json:"timeout,omitempty"`
 
 	// CacheTTL replaces the TTL of the answers: a name is resolved again
-	// this long after its last answer, whatever TTL the answer had. The
-	// time between two resolutions of a name is kept between 5s and 1h.
-	// Unset, the answers' own TTLs decide.
+	// this long after its last answer, whatever TTL the answer had. Unset,
+	// the answers' own TTLs decide. Either way, the time between two
+	// resolutions of a name is kept between 5s and 1h; a name that stops
+	// resolving keeps its last answers 2m past it, then its backend has
+	// none (503).
 	//
 	// +optional
 	CacheTTL *v1alpha1.Duration `json:"cacheTTL,omitempty"`
