@@ -194,3 +194,128 @@ func (f *testFeed) runClient(t *testing.T, nginx *endpointfeed.NGINX, dns endpoi
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
+
+// TestExternalNameOverTLS: a BackendTLSPolicy on an ExternalName Service
+// (NGF's externalname-service guide) makes NGINX speak TLS to the
+// addresses its name resolves to, sending the policy's hostname as SNI and
+// verifying the certificate against the policy's CA: an address whose
+// certificate is for another name is refused (502), though DNS sent the
+// request there.
+func TestExternalNameOverTLS(t *testing.T) {
+	requireTools(t)
+	caPEM, good, wrong := testCerts(t, "backend.test", "other.test")
+	text := manifests + `
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ext, namespace: ns}
+spec: {type: ExternalName, externalName: backend.test, ports: [{name: https, port: 8443}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca, namespace: ns}
+data:
+  ca.crt: |
+` + indent(caPEM, "    ") + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: ext, namespace: ns}
+spec:
+  targetRefs: [{group: "", kind: Service, name: ext}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]
+    hostname: backend.test
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ext, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /ext}}]
+    backendRefs: [{name: ext, port: 8443}]
+`
+	res := render.Render(decodeText(t, text), metav1.Now())
+	files, set := res.Files[gwKey], res.Endpoints[gwKey]
+	if files == nil {
+		t.Fatal("the Gateway was not rendered")
+	}
+	d := startDataPlaneWith(t, nginxtest.ServeOptions{Files: files, Addrs: []string{"10.99.0.4/32", "10.99.0.5/32"}})
+	var mu sync.Mutex
+	var sni, host []string
+	serve := func(ip string, cert tls.Certificate) {
+		l, err := d.srv.Listen("tcp", ip+":8443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			sni, host = append(sni, r.TLS.ServerName), append(host, r.Host)
+			mu.Unlock()
+			_, _ = w.Write([]byte(ip))
+		})}
+		go func() {
+			_ = s.Serve(tls.NewListener(l, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}))
+		}()
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	serve("10.99.0.4", good)
+	serve("10.99.0.5", wrong)
+	dns := dnstest.Start(t)
+	dns.Set("backend.test", 1, "10.99.0.4")
+	f := startTestFeed(t)
+	f.Set(gwKey, set, endpoints.Resolver{Servers: []string{dns.Addr}})
+	f.runClient(t, d.feed, endpointfeed.DNSOptions{MinRefresh: 300 * time.Millisecond, StaleFor: time.Second})
+	d.eventually("the ExternalName answering over TLS", func() bool { return d.route("/ext") == "200 10.99.0.4" })
+	mu.Lock()
+	if sni[0] != "backend.test" || host[0] != "backend.test" {
+		t.Errorf("SNI %q, Host %q; want the external name", sni[0], host[0])
+	}
+	mu.Unlock()
+	dns.Set("backend.test", 1, "10.99.0.5")
+	d.eventually("the address with another name's certificate refused", func() bool { return strings.HasPrefix(d.route("/ext"), "502") })
+	if d.count("upstream SSL certificate does not match") == 0 && d.count("certificate verify failed") == 0 {
+		t.Errorf("NGINX did not say it refused the certificate:\n%s", d.srv.Output())
+	}
+}
+
+// testCerts are a CA (PEM) and a server certificate it signed for each name.
+func testCerts(t *testing.T, names ...string) (string, tls.Certificate, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	var certs []tls.Certificate
+	for i, n := range names {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: n}, DNSNames: []string{n},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certs = append(certs, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key})
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})), certs[0], certs[1]
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
