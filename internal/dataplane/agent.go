@@ -45,9 +45,9 @@ func NewAgentDataPlane(s *agent.Server, feed *endpointfeed.Server) *AgentDataPla
 
 // PublishEndpoints hands the endpoints to the feed, which sends each
 // connected pod of the Gateway what changed (nothing when unchanged).
-func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set) {
+func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) {
 	if d.feed != nil {
-		d.feed.Set(gw, set)
+		d.feed.Set(gw, set, r)
 	}
 }
 
@@ -134,7 +134,7 @@ func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.Po
 	for _, p := range d.feed.Status(gw).Pods {
 		byPod[p.Pod] = p
 	}
-	var refused, unfed []string
+	var refused, unfed, unresolved []string
 	for _, p := range pods {
 		if !p.Connected {
 			continue
@@ -146,15 +146,26 @@ func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.Po
 		case ep.Error != "", len(ep.Refused) > 0:
 			refused = append(refused, ep.String())
 		}
+		if ok && len(ep.Unresolved) > 0 {
+			unresolved = append(unresolved, ep.UnresolvedString())
+		}
 	}
 	sort.Strings(refused)
 	sort.Strings(unfed)
+	sort.Strings(unresolved)
+	// A DNS name that does not resolve is its Service's (or its DNS
+	// server's) doing, not the data plane's: the Gateway stays
+	// programmed, and says which upstreams answer without those names.
+	var msgs []string
+	if len(unfed) > 0 {
+		msgs = append(msgs, fmt.Sprintf("the endpoints client of pod %s is not connected to Gatewall: it serves the endpoints it had", strings.Join(unfed, ", ")))
+	}
+	msgs = append(msgs, unresolved...)
 	switch {
 	case len(refused) > 0:
-		return status.DataPlane{State: status.Pending, Message: strings.Join(refused, "; ")}
-	case len(unfed) > 0:
-		return status.DataPlane{State: status.Applied, Message: fmt.Sprintf(
-			"the endpoints client of pod %s is not connected to Gatewall: it serves the endpoints it had", strings.Join(unfed, ", "))}
+		return status.DataPlane{State: status.Pending, Message: strings.Join(append(refused, msgs...), "; ")}
+	case len(msgs) > 0:
+		return status.DataPlane{State: status.Applied, Message: strings.Join(msgs, "; ")}
 	}
 	return status.DataPlane{State: status.Applied}
 }

@@ -20,10 +20,11 @@ type DataPlane interface {
 	// give the same version, whoever computes it.
 	Publish(gw types.NamespacedName, files []config.File) (version string)
 	// PublishEndpoints hands a Gateway's endpoints to its data plane,
-	// which takes them without a reload. A reconcile hands them before the
+	// which takes them without a reload, and how it resolves their DNS
+	// names (r). A reconcile hands them before the
 	// files, so that a new upstream's endpoints are there when NGINX first
 	// uses it.
-	PublishEndpoints(gw types.NamespacedName, set endpoints.Set)
+	PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver)
 	// Forget drops the configuration of a Gateway that is gone.
 	Forget(gw types.NamespacedName)
 	// State reports what the data plane did with a version.
@@ -53,7 +54,7 @@ func (h *HeldFiles) Publish(gw types.NamespacedName, files []config.File) string
 }
 
 // PublishEndpoints keeps the endpoints.
-func (h *HeldFiles) PublishEndpoints(gw types.NamespacedName, set endpoints.Set) {
+func (h *HeldFiles) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endpoints[gw] = set

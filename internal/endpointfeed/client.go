@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"k8s.io/utils/ptr"
 
 	"github.com/gatewall/gatewall/internal/endpoints"
 )
@@ -48,6 +49,8 @@ type ClientOptions struct {
 	Log       logr.Logger
 	// MaxBackoff bounds the wait between connection attempts (30 s when 0).
 	MaxBackoff time.Duration
+	// DNS configures the resolution of upstreams' names (names.go).
+	DNS DNSOptions
 }
 
 // maxUpdateSize bounds one update the client accepts: a full set of tens
@@ -66,9 +69,13 @@ func Run(ctx context.Context, opts ClientOptions) error {
 		maxBackoff = 30 * time.Second
 	}
 	backoff := 100 * time.Millisecond
+	// The names' answers outlive a stream: a reconnect resolves nothing
+	// again before it hands NGINX the whole set.
+	dns := newNames(opts.DNS)
+	go dns.run(ctx)
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := watchOnce(ctx, opts)
+		err := watchOnce(ctx, opts, dns)
 		if ctx.Err() != nil {
 			break
 		}
@@ -93,7 +100,7 @@ func errString(err error) string {
 }
 
 // watchOnce runs one stream: the whole set first, then changes.
-func watchOnce(ctx context.Context, opts ClientOptions) error {
+func watchOnce(ctx context.Context, opts ClientOptions, dns *names) error {
 	creds, err := transportCredentials(opts)
 	if err != nil {
 		return err
@@ -115,46 +122,166 @@ func watchOnce(ctx context.Context, opts ClientOptions) error {
 		return fmt.Errorf("opening the endpoint stream: %w", err)
 	}
 	opts.Log.Info("Endpoint stream open", "server", opts.Address)
-	var set endpoints.Set
+	updates := make(chan endpoints.Update)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			var u endpoints.Update
+			if err := stream.RecvMsg(&u); err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case updates <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	w := &streamState{opts: opts, dns: dns, stream: stream}
+	var wait <-chan time.Time
 	for {
-		var u endpoints.Update
-		if err := stream.RecvMsg(&u); err != nil {
-			return err
-		}
-		names := u.Set
-		refused, err := u.Check()
-		if err != nil {
-			err = fmt.Errorf("%w: %v", ErrRejected, err)
-		} else {
-			// An upstream refused keeps what it had; the others are applied.
-			u = u.Without(refused)
-			var more map[string]string
-			more, err = opts.Applier.Apply(ctx, u, set.Apply(u))
-			maps.Copy(refused, more)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrRejected):
-			// Refused: NGINX keeps what it had; the server, told so, sends
-			// the next version whole.
-			opts.Log.Info("Endpoints refused; NGINX keeps those it had", "version", u.Version, "error", err.Error())
-			if err := stream.SendMsg(&endpoints.Ack{Version: u.Version, Error: err.Error()}); err != nil {
+		select {
+		case u := <-updates:
+			if err := w.update(ctx, u); err != nil {
 				return err
 			}
-			continue
-		default:
-			return err // ctx ended while NGINX could not be reached
-		}
-		set = set.Apply(u)
-		for _, id := range slices.Sorted(maps.Keys(refused)) {
-			opts.Log.Info("Endpoints of an upstream refused; it keeps those it had", "version", u.Version, "upstream", id,
-				"name", names[id].Name, "error", refused[id])
-		}
-		opts.Log.V(1).Info("Endpoints applied", "version", u.Version, "full", u.Full, "changed", len(u.Set), "deleted", len(u.Deleted), "refused", len(refused))
-		if err := stream.SendMsg(&endpoints.Ack{Version: u.Version, Refused: refused}); err != nil {
+		case <-dns.changed:
+			// Answers changed; they reach NGINX at most every
+			// resolvedEvery, however many names change.
+			if wait == nil {
+				wait = time.After(time.Until(w.resolvedAt.Add(resolvedEvery)))
+			}
+		case <-wait:
+			wait = nil
+			if err := w.resolved(ctx); err != nil {
+				return err
+			}
+		case err := <-recvErr:
 			return err
 		}
 	}
+}
+
+// resolvedEvery bounds how often changed answers of names reach NGINX.
+const resolvedEvery = 250 * time.Millisecond
+
+// firstAnswers bounds how long an update waits for the first answers of
+// the names it brings: a new upstream is handed to NGINX with them,
+// unless a DNS server is slow (they follow when they come).
+const firstAnswers = time.Second
+
+// streamState is one stream's state: the manager's set, and what NGINX was
+// handed of it (its names resolved).
+type streamState struct {
+	opts   ClientOptions
+	dns    *names
+	stream grpc.ClientStream
+	// set is the manager's set applied, with names; nginx is what NGINX
+	// holds of it, addresses only; version is the last version applied.
+	set, nginx endpoints.Set
+	version    uint64
+	// reported is the last map of unresolved upstreams the manager was
+	// sent; resolvedAt when answers last reached NGINX.
+	reported   map[string]string
+	resolvedAt time.Time
+}
+
+// update applies an update of the manager and acknowledges it.
+func (w *streamState) update(ctx context.Context, u endpoints.Update) error {
+	names := u.Set
+	refused, err := u.Check()
+	var next endpoints.Set
+	if err != nil {
+		err = fmt.Errorf("%w: %v", ErrRejected, err)
+	} else {
+		// An upstream refused keeps what it had; the others are applied.
+		u = u.Without(refused)
+		next = w.set.Apply(u)
+		w.dns.configure(ptr.Deref(u.Resolver, endpoints.Resolver{}))
+		w.dns.want(next)
+		w.dns.wait(ctx, u.Set, firstAnswers)
+		var more map[string]string
+		more, err = w.apply(ctx, u.Version, u.Full, next)
+		maps.Copy(refused, more)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrRejected):
+		// Refused: NGINX keeps what it had; the server, told so, sends
+		// the next version whole.
+		w.opts.Log.Info("Endpoints refused; NGINX keeps those it had", "version", u.Version, "error", err.Error())
+		return w.stream.SendMsg(&endpoints.Ack{Version: u.Version, Error: err.Error()})
+	default:
+		return err // ctx ended while NGINX could not be reached
+	}
+	w.set, w.version = next, u.Version
+	for _, id := range slices.Sorted(maps.Keys(refused)) {
+		w.opts.Log.Info("Endpoints of an upstream refused; it keeps those it had", "version", u.Version, "upstream", id,
+			"name", names[id].Name, "error", refused[id])
+	}
+	w.opts.Log.V(1).Info("Endpoints applied", "version", u.Version, "full", u.Full, "changed", len(u.Set), "deleted", len(u.Deleted), "refused", len(refused))
+	w.reported = w.dns.unresolved(w.set)
+	return w.stream.SendMsg(&endpoints.Ack{Version: u.Version, Refused: refused, Unresolved: w.reported})
+}
+
+// apply hands NGINX the set with its names resolved: what changed from
+// what it was handed, or all of it (full). It returns the upstreams NGINX
+// refused, which keep what they had.
+func (w *streamState) apply(ctx context.Context, version uint64, full bool, set endpoints.Set) (map[string]string, error) {
+	want := w.dns.expand(set)
+	u := endpoints.Diff(w.nginx, want, version)
+	if full || w.nginx == nil {
+		u = endpoints.Snapshot(want, version)
+	}
+	if u.Empty() {
+		return nil, nil
+	}
+	refused, err := w.opts.Applier.Apply(ctx, u, want)
+	if err != nil {
+		if errors.Is(err, ErrRejected) && !full {
+			// What NGINX holds is not known any more: the next goes whole.
+			w.nginx = nil
+		}
+		return nil, err
+	}
+	// An upstream NGINX refused is taken as sent: it is sent again when
+	// what it would be sent changes (NGINX would refuse the same again).
+	w.nginx, w.resolvedAt = want, time.Now()
+	return refused, nil
+}
+
+// resolved hands NGINX the changed answers of names, and tells the
+// manager when what does not resolve changed (a report: the last version
+// acknowledged, again, with the new map).
+func (w *streamState) resolved(ctx context.Context) error {
+	if w.set == nil {
+		return nil // nothing applied yet: the first update resolves
+	}
+	refused, err := w.apply(ctx, w.version, false, w.set)
+	unresolved := w.dns.unresolved(w.set)
+	switch {
+	case errors.Is(err, ErrRejected):
+		w.opts.Log.Info("NGINX refused the new answers of DNS names; it keeps the endpoints it had", "error", err.Error())
+		for id := range w.set {
+			if len(w.set[id].Names) > 0 && unresolved[id] == "" {
+				unresolved[id] = "NGINX refused the addresses its names resolve to: " + err.Error()
+			}
+		}
+	case err != nil:
+		return err
+	}
+	for id, why := range refused {
+		unresolved[id] = "NGINX refused the addresses its names resolve to: " + why
+	}
+	if maps.Equal(unresolved, w.reported) {
+		return nil
+	}
+	w.reported = unresolved
+	for _, id := range slices.Sorted(maps.Keys(unresolved)) {
+		w.opts.Log.Info("Names of an upstream do not resolve", "upstream", id, "name", w.set[id].Name, "why", unresolved[id])
+	}
+	return w.stream.SendMsg(&endpoints.Ack{Version: w.version, Unresolved: unresolved})
 }
 
 func transportCredentials(opts ClientOptions) (credentials.TransportCredentials, error) {

@@ -17,6 +17,20 @@
 // update is kept, reported and logged cut to 1 KiB, and what a pod's
 // acknowledgements log is sampled per pod (package logsample).
 //
+// Endpoints may be DNS names (an ExternalName Service, FQDN
+// EndpointSlices): the server sends them as they are, with the Gateway's
+// resolver (its NginxProxy's dnsResolver), and the client resolves them in
+// the background (names.go, with its own small DNS client: dnsclient.go),
+// honouring the answers' TTLs within bounds, and hands NGINX the addresses
+// they answer, checked by endpoints.Address as an EndpointSlice's are:
+// NGINX never sees a name. New answers reach NGINX as the answers change,
+// without a new version; a name that stops resolving keeps its last
+// answers a while (endpoints.StaleFor), then its upstream loses them. The
+// client says which upstreams' names do not resolve in every
+// acknowledgement, and, when that changes, in a report (the last version
+// acknowledged, again); a name that does not resolve is the Service's
+// doing, not the data plane's: the pod stays current.
+//
 // A pod that loses the manager keeps serving its last endpoints; the
 // client keeps them in a state file that a restarted NGINX loads, and on
 // reconnecting receives the whole set again.

@@ -152,6 +152,12 @@ func (r *recorder) state() (endpoints.Set, []endpoints.Update) {
 // runClient runs a client for pod until the test ends.
 func runClient(t *testing.T, f *feed, pod string, a Applier) {
 	t.Helper()
+	runClientWith(t, f, pod, a, DNSOptions{})
+}
+
+// runClientWith runs a client with these DNS options.
+func runClientWith(t *testing.T, f *feed, pod string, a Applier, dns DNSOptions) {
+	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(pod+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -161,7 +167,7 @@ func runClient(t *testing.T, f *feed, pod string, a Applier) {
 	go func() {
 		defer close(done)
 		_ = Run(ctx, ClientOptions{Address: f.addr, ServerName: "localhost", CAFile: f.ca, TokenFile: tok, Applier: a,
-			Log: logr.Discard(), MaxBackoff: 200 * time.Millisecond})
+			Log: logr.Discard(), MaxBackoff: 200 * time.Millisecond, DNS: dns})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -195,15 +201,15 @@ func podStatus(f *feed, pod string) (PodStatus, bool) {
 // it holds.
 func TestWholeSetThenChanges(t *testing.T) {
 	f := startFeed(t)
-	v1 := f.Set(gw, set("10.0.0.1:80"))
+	v1 := f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the whole set", func() bool { s, _ := rec.state(); return reflect.DeepEqual(s, set("10.0.0.1:80")) })
 	eventually(t, "the ack of v1", func() bool { p, ok := podStatus(f, "pod-a"); return ok && p.Version == v1 && p.Current })
-	v2 := f.Set(gw, set("10.0.0.1:80", "10.0.0.2:80"))
+	v2 := f.Set(gw, set("10.0.0.1:80", "10.0.0.2:80"), endpoints.Resolver{})
 	eventually(t, "the change", func() bool { s, _ := rec.state(); return reflect.DeepEqual(s, set("10.0.0.1:80", "10.0.0.2:80")) })
 	eventually(t, "the ack of v2", func() bool { p, ok := podStatus(f, "pod-a"); return ok && p.Version == v2 && p.Current })
-	if again := f.Set(gw, set("10.0.0.1:80", "10.0.0.2:80")); again != v2 {
+	if again := f.Set(gw, set("10.0.0.1:80", "10.0.0.2:80"), endpoints.Resolver{}); again != v2 {
 		t.Errorf("an equal set made version %d, want %d kept", again, v2)
 	}
 	_, updates := rec.state()
@@ -224,7 +230,7 @@ func TestPodWaitsForTheFirstSet(t *testing.T) {
 	if _, updates := rec.state(); len(updates) != 0 {
 		t.Fatalf("sent %+v before the Gateway's endpoints were known", updates)
 	}
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	eventually(t, "the whole set", func() bool { _, u := rec.state(); return len(u) == 1 && u[0].Full })
 }
 
@@ -233,7 +239,7 @@ func TestPodWaitsForTheFirstSet(t *testing.T) {
 // the newest set.
 func TestSlowPodGetsTheNewest(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the whole set", func() bool { _, u := rec.state(); return len(u) == 1 })
@@ -241,11 +247,11 @@ func TestSlowPodGetsTheNewest(t *testing.T) {
 	rec.mu.Lock()
 	rec.block = block
 	rec.mu.Unlock()
-	f.Set(gw, set("10.0.0.2:80"))
+	f.Set(gw, set("10.0.0.2:80"), endpoints.Resolver{})
 	time.Sleep(50 * time.Millisecond) // the pod is applying it
 	var last uint64
 	for i := 3; i < 20; i++ {
-		last = f.Set(gw, set(fmt.Sprintf("10.0.0.%d:80", i)))
+		last = f.Set(gw, set(fmt.Sprintf("10.0.0.%d:80", i)), endpoints.Resolver{})
 	}
 	close(block)
 	eventually(t, "the newest set", func() bool { s, _ := rec.state(); return reflect.DeepEqual(s, set("10.0.0.19:80")) })
@@ -259,14 +265,14 @@ func TestSlowPodGetsTheNewest(t *testing.T) {
 // keeps its endpoints meanwhile and receives the whole set again.
 func TestReconnectGetsTheWholeSet(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the whole set", func() bool { _, u := rec.state(); return len(u) == 1 })
 	addr := f.addr
 	f.grpc.Stop()
 	eventually(t, "the pod gone", func() bool { _, ok := podStatus(f, "pod-a"); return !ok })
-	f.Set(gw, set("10.0.0.5:80"))
+	f.Set(gw, set("10.0.0.5:80"), endpoints.Resolver{})
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +288,7 @@ func TestReconnectGetsTheWholeSet(t *testing.T) {
 // reports the error (and tells its OnChange) until the pod applies one.
 func TestRefusedUpdate(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	rec := newRecorder()
 	rec.reject = true
 	runClient(t, f, "pod-a", rec)
@@ -293,7 +299,7 @@ func TestRefusedUpdate(t *testing.T) {
 	rec.mu.Lock()
 	rec.reject = false
 	rec.mu.Unlock()
-	f.Set(gw, set("10.0.0.2:80"))
+	f.Set(gw, set("10.0.0.2:80"), endpoints.Resolver{})
 	eventually(t, "the error cleared", func() bool { p, ok := podStatus(f, "pod-a"); return ok && p.Error == "" && p.Current })
 	if _, u := rec.state(); len(u) != 1 || !u[0].Full {
 		t.Errorf("after a refusal, the pod got %+v; want the next version whole", u)
@@ -312,7 +318,7 @@ func TestRefusedUpdate(t *testing.T) {
 // refused, and nothing is sent.
 func TestRefusedPeer(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	rec := newRecorder()
 	runClient(t, f, "refused", rec)
 	time.Sleep(300 * time.Millisecond)
@@ -327,7 +333,7 @@ const appID, otherID = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedc
 // would refuse never reaches the Applier, and the others of the update do.
 func TestInvalidUpstreamIsRefusedAlone(t *testing.T) {
 	f := startFeed(t)
-	f.Set(gw, endpoints.Set{appID: {Name: "ns_app_80", Endpoints: []string{"backend:80"}}, otherID: {Name: "ns_other_80", Endpoints: []string{"10.0.0.1:80"}}})
+	f.Set(gw, endpoints.Set{appID: {Name: "ns_app_80", Endpoints: []string{"backend:80"}}, otherID: {Name: "ns_other_80", Endpoints: []string{"10.0.0.1:80"}}}, endpoints.Resolver{})
 	rec := newRecorder()
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the refusal", func() bool { p, ok := podStatus(f, "pod-a"); return ok && len(p.Refused) == 1 })
@@ -348,7 +354,7 @@ func TestRefusedUpstreamIsNotSentAgain(t *testing.T) {
 	f := startFeed(t)
 	rec := newRecorder()
 	rec.refuse = map[string]string{appID: "no room in the endpoints dict: no memory"}
-	f.Set(gw, set("10.0.0.1:80"))
+	f.Set(gw, set("10.0.0.1:80"), endpoints.Resolver{})
 	runClient(t, f, "pod-a", rec)
 	eventually(t, "the refusal", func() bool { p, ok := podStatus(f, "pod-a"); return ok && len(p.Refused) == 1 })
 	if p, _ := podStatus(f, "pod-a"); p.Current || p.Error != "" || !strings.Contains(p.String(), "ns_app_80 (no room in the endpoints dict: no memory)") {
@@ -361,7 +367,7 @@ func TestRefusedUpstreamIsNotSentAgain(t *testing.T) {
 	}
 	other := set("10.0.0.1:80")
 	other[otherID] = endpoints.Upstream{Name: "ns_other_80", Endpoints: []string{"10.0.0.9:80"}}
-	v2 := f.Set(gw, other)
+	v2 := f.Set(gw, other, endpoints.Resolver{})
 	eventually(t, "the ack of v2", func() bool { p, _ := podStatus(f, "pod-a"); return p.Version == v2 })
 	if _, u := rec.state(); len(u) != 2 || len(u[1].Set) != 1 || u[1].Set[otherID].Endpoints == nil {
 		t.Fatalf("updates %+v: want the refused upstream not sent again, the other sent", u)
@@ -374,7 +380,7 @@ func TestRefusedUpstreamIsNotSentAgain(t *testing.T) {
 	rec.mu.Unlock()
 	changed := set("10.0.0.2:80")
 	changed[otherID] = other[otherID]
-	v3 := f.Set(gw, changed)
+	v3 := f.Set(gw, changed, endpoints.Resolver{})
 	eventually(t, "the refusal cleared", func() bool { p, _ := podStatus(f, "pod-a"); return p.Version == v3 && p.Current && len(p.Refused) == 0 })
 	if _, u := rec.state(); len(u) != 3 || len(u[2].Set) != 1 || u[2].Set[appID].Endpoints[0] != "10.0.0.2:80" {
 		t.Errorf("updates %+v: want the upstream sent again once it changed", u)

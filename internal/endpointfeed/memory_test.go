@@ -70,7 +70,7 @@ func clientPeakMemory(b *testing.B, bin string, upstreams, perUpstream int) int6
 		}
 		set[fmt.Sprintf("%032x", u)] = endpoints.Upstream{Name: fmt.Sprintf("ns_svc%d_80", u), Endpoints: eps}
 	}
-	version := f.Set(gw, set)
+	version := f.Set(gw, set, endpoints.Resolver{})
 	eventually(b, "the pod's acknowledgement", func() bool {
 		p, ok := podStatus(f, "pod")
 		return ok && p.Version == version

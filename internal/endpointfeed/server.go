@@ -3,9 +3,13 @@ package endpointfeed
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -102,9 +106,12 @@ func boundError(err string) string {
 
 // gateway is one Gateway's newest set and the state of its pods' streams.
 type gateway struct {
-	set     endpoints.Set
-	hash    string
-	version uint64
+	set endpoints.Set
+	// resolver is how its pods resolve the set's names, sent with every
+	// update.
+	resolver endpoints.Resolver
+	hash     string
+	version  uint64
 	// has is false until the first Set: streams of pods that connect
 	// earlier (just after a manager restart) wait, and the pods keep what
 	// they have.
@@ -133,6 +140,9 @@ type podStream struct {
 	// again. They are not sent again unless they change: the pod would
 	// refuse the same endpoints again.
 	refused map[string]string
+	// unresolved are the upstreams some of whose names the pod cannot
+	// resolve, by ID, with why, as its last acknowledgement or report said.
+	unresolved map[string]string
 }
 
 // sent is what a version sent to a pod was.
@@ -157,6 +167,11 @@ type PodStatus struct {
 	// Refused are the upstreams it could not apply, sorted by name: they
 	// keep older endpoints (or none).
 	Refused []RefusedUpstream
+	// Unresolved are the upstreams some of whose DNS names it cannot
+	// resolve, sorted by name: they serve without those names' answers
+	// (none: 503). It is the Service's doing (or its DNS's), not the
+	// data plane's: its endpoints are applied.
+	Unresolved []RefusedUpstream
 }
 
 // RefusedUpstream is an upstream a pod could not apply.
@@ -202,17 +217,18 @@ func (s *Server) gatewayLocked(gw types.NamespacedName) *gateway {
 	return g
 }
 
-// Set makes set the Gateway's endpoints and returns their version. A set
-// equal to the newest is no new version: pods are sent nothing.
-func (s *Server) Set(gw types.NamespacedName, set endpoints.Set) uint64 {
-	hash := set.Hash()
+// Set makes set the Gateway's endpoints, their names resolved as r says,
+// and returns their version. A set and resolver equal to the newest are no
+// new version: pods are sent nothing.
+func (s *Server) Set(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) uint64 {
+	hash := set.Hash() + resolverHash(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.gatewayLocked(gw)
 	if g.has && g.hash == hash {
 		return g.version
 	}
-	g.set, g.hash, g.has = set, hash, true
+	g.set, g.resolver, g.hash, g.has = set, r, hash, true
 	g.version++
 	g.setAt[g.version] = time.Now()
 	close(g.changed)
@@ -246,17 +262,38 @@ func (s *Server) Status(gw types.NamespacedName) Status {
 	}
 	st := Status{Version: g.version}
 	for pod, p := range g.pods {
-		ps := PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash && len(p.refused) == 0, Error: p.err}
-		for id, why := range p.refused {
-			ps.Refused = append(ps.Refused, RefusedUpstream{ID: id, Name: g.set[id].Name, Reason: why})
-		}
-		sort.Slice(ps.Refused, func(i, j int) bool {
-			return cmp.Or(cmp.Compare(ps.Refused[i].Name, ps.Refused[j].Name), cmp.Compare(ps.Refused[i].ID, ps.Refused[j].ID)) < 0
-		})
+		ps := PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash && len(p.refused) == 0, Error: p.err,
+			Refused: upstreamsOf(g.set, p.refused), Unresolved: upstreamsOf(g.set, p.unresolved)}
 		st.Pods = append(st.Pods, ps)
 	}
 	sort.Slice(st.Pods, func(i, j int) bool { return st.Pods[i].Pod.String() < st.Pods[j].Pod.String() })
 	return st
+}
+
+// upstreamsOf names the upstreams of reasons, sorted by name.
+func upstreamsOf(set endpoints.Set, reasons map[string]string) []RefusedUpstream {
+	var out []RefusedUpstream
+	for id, why := range reasons {
+		out = append(out, RefusedUpstream{ID: id, Name: set[id].Name, Reason: why})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return cmp.Or(cmp.Compare(out[i].Name, out[j].Name), cmp.Compare(out[i].ID, out[j].ID)) < 0
+	})
+	return out
+}
+
+// resolverHash tells resolvers apart ("" for the zero one, so that the
+// hash of a set without one is the set's own).
+func resolverHash(r endpoints.Resolver) string {
+	if reflect.DeepEqual(r, endpoints.Resolver{}) {
+		return ""
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		panic("endpointfeed: a resolver does not encode: " + err.Error())
+	}
+	sum := sha256.Sum256(data)
+	return "+" + hex.EncodeToString(sum[:8])
 }
 
 // Statuses reports Status for every Gateway the server knows.
@@ -285,7 +322,7 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	id := s.streams.Add(1)
 	s.mu.Lock()
 	g := s.gatewayLocked(gw)
-	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]sent{}, refused: map[string]string{}}
+	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]sent{}, refused: map[string]string{}, unresolved: map[string]string{}}
 	s.changedFor(gw)
 	s.mu.Unlock()
 	log.V(1).Info("Endpoints client connected")
@@ -311,12 +348,13 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	// One update is in flight at a time: versions set meanwhile are
 	// coalesced into the next, which takes the pod to the newest set.
 	var last endpoints.Set
+	var lastResolver endpoints.Resolver
 	var lastVersion uint64
 	first, inflight := true, false
 	for {
 		s.mu.Lock()
 		g := s.gatewayLocked(gw)
-		changed, set, version := g.changed, g.set, g.version
+		changed, set, resolver, version := g.changed, g.set, g.resolver, g.version
 		p := g.pods[pod]
 		send := g.has && !inflight && p != nil && p.id == id && (first || version != lastVersion)
 		hash := g.hash
@@ -329,9 +367,11 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 			if first {
 				u = endpoints.Snapshot(set, version)
 			}
+			resolverChanged := first || !reflect.DeepEqual(resolver, lastResolver)
+			u.Resolver = &resolver
 			s.sending(gw, pod, id, version, sent{hash: hash, full: u.Full, touched: append(u.Set.IDs(), u.Deleted...)})
-			last, lastVersion, first = set, version, false
-			if !u.Empty() {
+			last, lastResolver, lastVersion, first = set, resolver, version, false
+			if !u.Empty() || resolverChanged {
 				if err := stream.SendMsg(&u); err != nil {
 					return err
 				}
@@ -389,6 +429,15 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		return
 	}
 	version, sentIt := p.pending[a.Version]
+	if !sentIt && a.Version <= p.acked && a.Error == "" {
+		// A report: what the pod resolves changed since it acknowledged
+		// the version (an older one's is stale: the ack of a newer came).
+		if a.Version == p.acked && p.setUnresolved(g.set, a.Unresolved) {
+			s.changedFor(gw)
+		}
+		s.mu.Unlock()
+		return
+	}
 	if !sentIt {
 		s.mu.Unlock()
 		s.logs.Info(pod, s.opts.Log, "Endpoints client acknowledged a version it was not sent", "gateway", gw.String(), "pod", pod.String(), "version", a.Version)
@@ -402,8 +451,10 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	}
 	wasErr, wasRefused := p.err, len(p.refused)
 	p.err = a.Error
+	unresolvedChanged := false
 	if a.Error == "" {
 		p.acked, p.hash = a.Version, version.hash
+		unresolvedChanged = p.setUnresolved(g.set, a.Unresolved)
 		// What the version set or deleted is what the pod now holds,
 		// but for the upstreams it refused again.
 		if version.full {
@@ -430,7 +481,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 		latency = time.Since(at)
 	}
 	s.pruneLocked(g)
-	if (wasErr == "") != (a.Error == "") || wasRefused != 0 || len(a.Refused) != 0 {
+	if (wasErr == "") != (a.Error == "") || wasRefused != 0 || len(a.Refused) != 0 || unresolvedChanged {
 		s.changedFor(gw)
 	}
 	s.mu.Unlock()
@@ -445,6 +496,23 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	if s.opts.Observe != nil {
 		s.opts.Observe(Ack{Gateway: gw, Pod: pod, Version: a.Version, Latency: latency, Error: a.Error, Refused: len(a.Refused)})
 	}
+}
+
+// setUnresolved keeps what a pod says does not resolve: of the upstreams
+// of set only (a pod names no more), each reason cut. It says whether it
+// changed.
+func (p *podStream) setUnresolved(set endpoints.Set, unresolved map[string]string) bool {
+	next := map[string]string{}
+	for id, why := range unresolved {
+		if _, ok := set[id]; ok {
+			next[id] = cutReason(why)
+		}
+	}
+	if maps.Equal(next, p.unresolved) {
+		return false
+	}
+	p.unresolved = next
+	return true
 }
 
 // maxVersionsTimed bounds the versions whose Set time is kept for a Gateway
@@ -497,4 +565,21 @@ func (p PodStatus) String() string {
 			p.Pod.Name, p.Version, strings.Join(names, ", "), more)
 	}
 	return fmt.Sprintf("pod %s holds endpoints version %d", p.Pod.Name, p.Version)
+}
+
+// UnresolvedString describes the upstreams whose names a pod cannot
+// resolve, for messages; "" when there are none.
+func (p PodStatus) UnresolvedString() string {
+	if len(p.Unresolved) == 0 {
+		return ""
+	}
+	var names []string
+	for _, r := range p.Unresolved[:min(len(p.Unresolved), maxRefusedShown)] {
+		names = append(names, fmt.Sprintf("%s (%s)", cmp.Or(r.Name, r.ID), r.Reason))
+	}
+	more := ""
+	if n := len(p.Unresolved) - maxRefusedShown; n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("pod %s cannot resolve DNS names of upstreams, which serve without their answers: %s%s", p.Pod.Name, strings.Join(names, ", "), more)
 }

@@ -11,5 +11,11 @@
 // to NGINX's Lua balancer. What a Gateway's data plane holds is bounded
 // (bounds.go); the data plane applies each upstream of an update alone.
 //
+// An upstream's endpoints may also be DNS names with a port (names.go),
+// which the pod's endpoints client resolves, with the Gateway's Resolver:
+// NGINX is handed only the addresses they answer. Every address the data
+// plane connects to, an EndpointSlice's or a DNS answer, passes one check
+// (Address, address.go).
+//
 // It is pure: values and functions on them, no I/O.
 package endpoints

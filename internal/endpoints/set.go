@@ -15,6 +15,10 @@ type Upstream struct {
 	Name string `json:"name,omitempty"`
 	// Endpoints are "address:port" (IPv6 addresses in brackets), sorted.
 	Endpoints []string `json:"endpoints"`
+	// Names are DNS names with a port ("name:port", JoinName), sorted,
+	// which the data plane resolves: their answers are endpoints of the
+	// upstream too (names.go). NGINX is never sent them.
+	Names []string `json:"names,omitempty"`
 }
 
 // MarshalJSON writes the endpoints as a list, also when there are none
@@ -28,7 +32,7 @@ func (u Upstream) MarshalJSON() ([]byte, error) {
 }
 
 func (u Upstream) equal(o Upstream) bool {
-	return u.Name == o.Name && slices.Equal(u.Endpoints, o.Endpoints)
+	return u.Name == o.Name && slices.Equal(u.Endpoints, o.Endpoints) && slices.Equal(u.Names, o.Names)
 }
 
 // Set is the dynamic upstreams of one Gateway's configuration, by ID.
@@ -47,6 +51,15 @@ func (s Set) Hash() string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
+}
+
+// NameCount is the number of names of every upstream together.
+func (s Set) NameCount() int {
+	n := 0
+	for _, u := range s {
+		n += len(u.Names)
+	}
+	return n
 }
 
 // Count is the number of endpoints of every upstream together.

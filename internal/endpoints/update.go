@@ -20,6 +20,10 @@ type Update struct {
 	Set Set `json:"set,omitempty"`
 	// Deleted are the IDs of the upstreams that are gone (never when Full).
 	Deleted []string `json:"deleted,omitempty"`
+	// Resolver is how the data plane resolves the upstreams' names: the
+	// manager sends it with every update (a client of a manager that
+	// sends none asks the pod's own resolver). NGINX is never sent it.
+	Resolver *Resolver `json:"resolver,omitempty"`
 }
 
 // Diff returns the update that takes a data plane holding from to to: only
@@ -68,9 +72,12 @@ func (s Set) Apply(u Update) Set {
 
 // ForNGINX is the update as NGINX takes it: without the upstreams' names,
 // which NGINX does not use, so that its size is bounded by the endpoints
-// (MaxUpdateBytes) and not by how long the names are.
+// (MaxUpdateBytes) and not by how long the names are; and without DNS
+// names and the resolver, which the endpoints client resolves: NGINX gets
+// addresses only.
 func (u Update) ForNGINX() Update {
 	out := u
+	out.Resolver = nil
 	out.Set = make(Set, len(u.Set))
 	for id, up := range u.Set {
 		out.Set[id] = Upstream{Endpoints: up.Endpoints}
@@ -102,6 +109,16 @@ type Ack struct {
 	// Refused are the upstreams of an update the pod applied that it could
 	// not apply, by ID, with why: they keep the endpoints they had.
 	Refused map[string]string `json:"refused,omitempty"`
+	// Unresolved are the upstreams some of whose names the pod cannot
+	// resolve (or resolve only to addresses Address refuses), by ID, with
+	// why: the names' answers are missing from their endpoints (kept a
+	// while when they had some: StaleFor). Every Ack of a client that
+	// resolves names carries the whole map; as resolution changes, the
+	// client sends the version it last acknowledged again (a report)
+	// with the new map. A manager that knows nothing of names ignores the
+	// field, and logs a report as an acknowledgement of a version it did
+	// not send.
+	Unresolved map[string]string `json:"unresolved,omitempty"`
 }
 
 // Validate checks what NGINX's Lua checks again (endpoints.lua), and
@@ -119,13 +136,20 @@ func (u Update) Validate() error {
 
 // Check checks an update as NGINX's Lua does (endpoints.lua): an error
 // when its form is wrong (IDs of other than 32 hex digits, a full update
-// that deletes), which refuses it whole; and the upstreams refused alone,
-// by ID, with why: more than MaxEndpointsPerUpstream endpoints, or one
-// that is not an IPv4 address or a bracketed IPv6 one (not IPv4-mapped)
-// with a port.
+// that deletes, a resolver that is not one), which refuses it whole; and
+// the upstreams refused alone, by ID, with why: more than
+// MaxEndpointsPerUpstream endpoints (each name counting as
+// MaxAnswersPerName), an endpoint that is not an IPv4 address or a
+// bracketed IPv6 one (not IPv4-mapped) with a port, or whose address
+// Address refuses, or a name that is not a DNS name with a port.
 func (u Update) Check() (map[string]string, error) {
 	if u.Full && len(u.Deleted) > 0 {
 		return nil, errors.New("a full update deletes nothing")
+	}
+	if u.Resolver != nil {
+		if err := u.Resolver.Check(); err != nil {
+			return nil, err
+		}
 	}
 	for _, id := range u.Deleted {
 		if !validID(id) {
@@ -137,15 +161,21 @@ func (u Update) Check() (map[string]string, error) {
 		if !validID(id) {
 			return nil, fmt.Errorf("invalid upstream ID %q", id)
 		}
-		eps := u.Set[id].Endpoints
-		if len(eps) > MaxEndpointsPerUpstream {
-			refused[id] = fmt.Sprintf("%d endpoints, over the %d an upstream may have", len(eps), MaxEndpointsPerUpstream)
+		eps, names := u.Set[id].Endpoints, u.Set[id].Names
+		if n := len(eps) + len(names)*MaxAnswersPerName; n > MaxEndpointsPerUpstream {
+			refused[id] = fmt.Sprintf("%d endpoints (each of its %d names counting %d), over the %d an upstream may have",
+				n, len(names), MaxAnswersPerName, MaxEndpointsPerUpstream)
 			continue
 		}
 		for _, ep := range eps {
 			if err := validEndpoint(ep); err != nil {
 				refused[id] = err.Error()
 				break
+			}
+		}
+		for _, n := range names {
+			if _, _, err := SplitName(n); err != nil && refused[id] == "" {
+				refused[id] = fmt.Sprintf("name endpoint %q: %v", n, err)
 			}
 		}
 	}
@@ -185,6 +215,9 @@ func validEndpoint(ep string) error {
 		return fmt.Errorf("endpoint %q: an IPv4-mapped IPv6 address; write it as IPv4", ep)
 	case ap.String() != ep:
 		return fmt.Errorf("endpoint %q: not in canonical form (%s)", ep, ap)
+	}
+	if _, err := Address(ap.Addr()); err != nil {
+		return fmt.Errorf("endpoint %q: %w", ep, err)
 	}
 	return nil
 }

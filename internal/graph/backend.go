@@ -36,6 +36,14 @@ type Backend struct {
 	Protocol string
 	// Endpoints are the ready endpoints, sorted; none means 503.
 	Endpoints []Endpoint
+	// Names are the ready endpoints that are DNS names, with their port
+	// (endpoints.JoinName), sorted: an ExternalName Service's name, or
+	// the endpoints of EndpointSlices of addressType FQDN. The data plane
+	// resolves them (names.go); no answer means 503.
+	Names []string
+	// ExternalName is the name of an ExternalName Service ("" for other
+	// Services): requests to it carry it as their Host header (names.go).
+	ExternalName string
 	// Refused says which endpoints of a valid backend were left out and
 	// why (see Input.endpoints, and the Gateway's endpoint budget:
 	// endpointbudget.go); the route's ResolvedRefs names them.
@@ -114,9 +122,6 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		}
 		return fail(gatewayv1.RouteReasonBackendNotFound, "Service not found")
 	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return fail(gatewayv1.RouteReasonUnsupportedValue, "ExternalName Services are not supported")
-	}
 	// A Service may have a port number twice, for TCP and for UDP (DNS):
 	// the one of the route's transport is used, else the first.
 	var port *corev1.ServicePort
@@ -126,12 +131,21 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 			port = p
 		}
 	}
+	external := svc.Spec.Type == corev1.ServiceTypeExternalName
+	if port == nil && external && len(svc.Spec.Ports) == 0 {
+		// An ExternalName Service need not list ports: its clients
+		// connect to its name on the port they choose.
+		port = &corev1.ServicePort{Port: b.Port}
+	}
 	if port == nil {
 		return fail(gatewayv1.RouteReasonBackendNotFound, "the Service has no port %d", b.Port)
 	}
 	if why := checkPortProtocol(routeKind, port.Protocol); why != "" {
 		proto := cmp.Or(port.Protocol, corev1.ProtocolTCP)
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "the Service's port %d is %s; %s", b.Port, conditions.Quote(string(proto)), why)
+	}
+	if external && PassesConnections(routeKind) {
+		return fail(gatewayv1.RouteReasonUnsupportedValue, "an ExternalName Service cannot be the backend of a %s: %s", routeKind, streamNames(routeKind))
 	}
 	if PassesConnections(routeKind) {
 		// NGINX passes the connection's bytes (a UDPRoute's datagrams) on:
@@ -140,7 +154,12 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		if routeKind == KindUDPRoute {
 			b.Protocol = ProtocolUDP
 		}
-		b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
+		var names []string
+		b.Endpoints, names, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
+		if len(names) > 0 {
+			b.Refused = append(b.Refused, fmt.Sprintf("its %d endpoints that are DNS names (EndpointSlices of addressType FQDN) are not used: %s",
+				len(names), streamNames(routeKind)))
+		}
 		b.Valid = true
 		return b, ""
 	}
@@ -153,12 +172,15 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		return fail(gatewayv1.RouteReasonUnsupportedProtocol, "%s", err)
 	}
 	b.Protocol, b.TLS = proto, tls
+	if external {
+		return externalName(b, svc.Spec.ExternalName, fail)
+	}
 	if ip, why := endpointIP(svc.Spec.ClusterIP); why == "" {
 		// Only a plain unicast address reaches NGINX, as for endpoints
 		// ("None" is a headless Service; a zone may hold any text).
 		b.ClusterIP = ip
 	}
-	b.Endpoints, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
+	b.Endpoints, b.Names, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
 	b.Valid = true
 	return b, ""
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -35,8 +36,10 @@ import (
 // endpointBudget counts what a Gateway's upstreams take as they are admitted.
 type endpointBudget struct {
 	upstreams map[upstreamKey]*admitted
-	// endpoints are the endpoints admitted.
-	endpoints int
+	// endpoints are the endpoints admitted, each DNS name counting as
+	// the answers it may give (endpoints.MaxAnswersPerName); names are
+	// the DNS names admitted.
+	endpoints, names int
 }
 
 // upstreamKey is what makes an upstream of the configuration
@@ -52,6 +55,7 @@ type upstreamKey struct {
 // others were left out ("" when none was), and whether it is sent at all.
 type admitted struct {
 	endpoints []Endpoint
+	names     []string
 	refused   string
 	unsent    bool
 }
@@ -118,7 +122,7 @@ func admitEndpoints(routes []*Route) {
 			if a == nil || a.refused == "" {
 				continue
 			}
-			be.Endpoints, be.Unsent = a.endpoints, a.unsent
+			be.Endpoints, be.Names, be.Unsent = a.endpoints, a.names, a.unsent
 			be.Refused = append(be.Refused, a.refused)
 			cut = true
 		}
@@ -128,28 +132,63 @@ func admitEndpoints(routes []*Route) {
 	}
 }
 
-// admit gives an upstream what is left of the budget, of what its backend has.
+// admit gives an upstream what is left of the budget, of what its backend
+// has: its addresses first, then its DNS names, each taking the answers it
+// may give (endpoints.MaxAnswersPerName) of the upstream's and the
+// Gateway's endpoints, and one of the Gateway's names.
 func (b *endpointBudget) admit(be *Backend) *admitted {
-	n := len(be.Endpoints)
-	switch {
-	case len(b.upstreams) >= endpoints.MaxUpstreams:
+	n, names := len(be.Endpoints), len(be.Names)
+	if len(b.upstreams) >= endpoints.MaxUpstreams {
 		return &admitted{unsent: true, refused: fmt.Sprintf(
-			"none of its %d endpoints is used (it answers 503): the Gateway's data plane holds the endpoints of %d Service ports (and protocols), which older routes' backends take",
-			n, endpoints.MaxUpstreams)}
-	case n > endpoints.MaxEndpointsPerUpstream && b.endpoints+endpoints.MaxEndpointsPerUpstream <= endpoints.MaxEndpoints:
-		b.endpoints += endpoints.MaxEndpointsPerUpstream
-		return &admitted{endpoints: be.Endpoints[:endpoints.MaxEndpointsPerUpstream], refused: fmt.Sprintf(
-			"%d of its %d endpoints are not used: the data plane holds %d endpoints of a Service port, the first by address",
-			n-endpoints.MaxEndpointsPerUpstream, n, endpoints.MaxEndpointsPerUpstream)}
-	case b.endpoints+n > endpoints.MaxEndpoints:
-		keep := min(n, endpoints.MaxEndpointsPerUpstream, endpoints.MaxEndpoints-b.endpoints)
-		b.endpoints += keep
-		return &admitted{endpoints: be.Endpoints[:keep], refused: fmt.Sprintf(
-			"%d of its %d endpoints are not used (the first by address are): the Gateway's data plane holds %d endpoints, which older routes' backends take",
-			n-keep, n, endpoints.MaxEndpoints)}
+			"none of its %s is used (it answers 503): the Gateway's data plane holds the endpoints of %d Service ports (and protocols), which older routes' backends take",
+			countOf(n, names), endpoints.MaxUpstreams)}
 	}
-	b.endpoints += n
-	return &admitted{endpoints: be.Endpoints}
+	a := &admitted{}
+	var why []string
+	switch keep := min(n, endpoints.MaxEndpointsPerUpstream, endpoints.MaxEndpoints-b.endpoints); {
+	case keep == n:
+		a.endpoints = be.Endpoints
+	case keep == endpoints.MaxEndpointsPerUpstream:
+		a.endpoints = be.Endpoints[:keep]
+		why = append(why, fmt.Sprintf("%d of its %d endpoints are not used: the data plane holds %d endpoints of a Service port, the first by address",
+			n-keep, n, endpoints.MaxEndpointsPerUpstream))
+	default:
+		a.endpoints = be.Endpoints[:keep]
+		why = append(why, fmt.Sprintf("%d of its %d endpoints are not used (the first by address are): the Gateway's data plane holds %d endpoints, which older routes' backends take",
+			n-keep, n, endpoints.MaxEndpoints))
+	}
+	kept := len(a.endpoints)
+	b.endpoints += kept
+	upstreamRoom := (endpoints.MaxEndpointsPerUpstream - kept) / endpoints.MaxAnswersPerName
+	gatewayRoom := (endpoints.MaxEndpoints - b.endpoints) / endpoints.MaxAnswersPerName
+	switch keep := min(names, upstreamRoom, gatewayRoom, endpoints.MaxNames-b.names); {
+	case keep == names:
+		a.names = be.Names
+	case keep == upstreamRoom:
+		a.names = be.Names[:keep]
+		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): each takes %d of the %d endpoints the data plane holds of a Service port",
+			names-keep, names, endpoints.MaxAnswersPerName, endpoints.MaxEndpointsPerUpstream))
+	case keep == gatewayRoom:
+		a.names = be.Names[:keep]
+		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): each takes %d of the %d endpoints the Gateway's data plane holds, which older routes' backends take",
+			names-keep, names, endpoints.MaxAnswersPerName, endpoints.MaxEndpoints))
+	default:
+		a.names = be.Names[:keep]
+		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): the Gateway's data plane resolves %d names, which older routes' backends take",
+			names-keep, names, endpoints.MaxNames))
+	}
+	b.endpoints += len(a.names) * endpoints.MaxAnswersPerName
+	b.names += len(a.names)
+	a.refused = strings.Join(why, "; ")
+	return a
+}
+
+// countOf says how many endpoints and DNS names a backend has.
+func countOf(endpoints, names int) string {
+	if names == 0 {
+		return fmt.Sprintf("%d endpoints", endpoints)
+	}
+	return fmt.Sprintf("%d endpoints and %d DNS names", endpoints, names)
 }
 
 // resolveAgain sets the route's ResolvedRefs condition again, with the

@@ -118,7 +118,7 @@ func TestEndpointBudget(t *testing.T) {
 	first := routeNamed(g, newer[0].Name).Rules[0].Backends[0]
 	// Over the bound of one upstream, it keeps the first by address; its
 	// endpoints' other 99 addresses are not endpoints.
-	has, _ := in.endpoints(key("ns", "flood000"), "http", "")
+	has, _, _ := in.endpoints(key("ns", "flood000"), "http", "")
 	if len(has) != per+50 || len(first.Endpoints) != per || first.Endpoints[0] != has[0] || first.Endpoints[per-1] != has[per-1] ||
 		!strings.Contains(first.Refused[0], "50 of its 1050 endpoints are not used") {
 		t.Errorf("%s: %d endpoints of %d, refused %v; want the first %d", first.Name, len(first.Endpoints), len(has), first.Refused, per)

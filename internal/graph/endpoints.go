@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/conditions"
+	"github.com/gatewall/gatewall/internal/endpoints"
 )
 
 // RouteReasonUnusableEndpoints is Gatewall's ResolvedRefs reason when every
@@ -26,29 +27,27 @@ const RouteReasonUnusableEndpoints gatewayv1.RouteConditionReason = "UnusableEnd
 // names in a message; the rest are counted.
 const maxRefusalsShown = 3
 
-// endpoints returns the endpoints of a Service port that serve, sorted,
-// and why any endpoint of it was left out: an EndpointSlice Gatewall cannot
-// use, or addresses and ports the API server would have refused. The
-// refusals are reported on the routes that use the Service; the endpoints
-// that are valid keep serving. An endpoint is its first address.
+// endpoints returns the endpoints of a Service port that serve, sorted:
+// IP addresses, and DNS names with their port (EndpointSlices of
+// addressType FQDN, names.go); and why any endpoint of it was left out:
+// an EndpointSlice Gatewall cannot use, or addresses, names and ports the
+// API server would have refused. The refusals are reported on the routes
+// that use the Service; the endpoints that are valid keep serving. An
+// endpoint is its first address.
 //
 // The endpoints that serve are the ready ones; when none is ready, the
 // serving ones that are terminating, as Kubernetes intends (a pod that
 // drains still answers rather than leave the Service without endpoints).
 //
-// EndpointSlices of addressType FQDN are refused. NGINX 1.22 resolves a
-// name in an upstream only when it loads its configuration, and a name that
-// does not resolve then fails the whole configuration, every route's; a
-// resolver would change that only for proxy_pass with variables, which
-// gives up the upstream's balancing and keepalive. Names are left to
-// ExternalName-like setups Gatewall does not serve; Kubernetes itself
-// writes only IPv4 and IPv6 slices.
-//
 // proto is the Service port's protocol ("" is TCP): a slice's port of
 // another protocol is refused.
-func (in *Input) endpoints(svc types.NamespacedName, portName string, proto corev1.Protocol) ([]Endpoint, []string) {
-	seen := map[Endpoint]bool{}
-	var out, terminating []Endpoint
+func (in *Input) endpoints(svc types.NamespacedName, portName string, proto corev1.Protocol) ([]Endpoint, []string, []string) {
+	type endpoint struct {
+		Endpoint
+		name string // a DNS name, when the slice's addressType is FQDN
+	}
+	seen := map[endpoint]bool{}
+	var out, terminating []endpoint
 	var refused []string
 	for _, s := range in.slicesOf(svc) {
 		if msg, ok := in.Unreadable("EndpointSlice", key(s.Namespace, s.Name)); ok {
@@ -84,12 +83,22 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string, proto core
 			if len(ep.Addresses) == 0 {
 				continue
 			}
-			addr, err := endpointIP(ep.Addresses[0])
-			if err != "" {
-				bad = append(bad, err)
-				continue
+			var e endpoint
+			if s.AddressType == discoveryv1.AddressTypeFQDN {
+				name := strings.TrimSuffix(ep.Addresses[0], ".")
+				if err := endpoints.CheckName(name); err != nil {
+					bad = append(bad, err.Error())
+					continue
+				}
+				e.name, e.Port = name, port
+			} else {
+				addr, err := endpointIP(ep.Addresses[0])
+				if err != "" {
+					bad = append(bad, err)
+					continue
+				}
+				e.Endpoint = Endpoint{Address: addr, Port: port}
 			}
-			e := Endpoint{Address: addr, Port: port}
 			switch {
 			case seen[e]:
 			case ready:
@@ -111,13 +120,23 @@ func (in *Input) endpoints(svc types.NamespacedName, portName string, proto core
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Address != out[j].Address {
-			return out[i].Address < out[j].Address
+	var ips []Endpoint
+	var names []string
+	for _, e := range out {
+		if e.name != "" {
+			names = append(names, endpoints.JoinName(e.name, e.Port))
+		} else {
+			ips = append(ips, e.Endpoint)
 		}
-		return out[i].Port < out[j].Port
+	}
+	sort.Slice(ips, func(i, j int) bool {
+		if ips[i].Address != ips[j].Address {
+			return ips[i].Address < ips[j].Address
+		}
+		return ips[i].Port < ips[j].Port
 	})
-	return out, refused
+	sort.Strings(names)
+	return ips, names, refused
 }
 
 // slicePort finds a slice's port for the Service port portName: its number,
@@ -147,35 +166,26 @@ func slicePort(s *discoveryv1.EndpointSlice, portName string, proto corev1.Proto
 func checkAddressType(t discoveryv1.AddressType) string {
 	switch t {
 	// An unset type (the API server requires one) is judged by the addresses.
-	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, "":
+	// FQDN: names the data plane resolves (names.go).
+	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, discoveryv1.AddressTypeFQDN, "":
 		return ""
-	case discoveryv1.AddressTypeFQDN:
-		return "addressType FQDN is not supported (NGINX would resolve the names once, when it loads its configuration, " +
-			"and a name that does not resolve would fail the whole configuration); use IPv4 or IPv6 endpoints"
 	}
-	return fmt.Sprintf("addressType %s is not supported; use IPv4 or IPv6", conditions.Quote(string(t)))
+	return fmt.Sprintf("addressType %s is not supported; use IPv4, IPv6 or FQDN", conditions.Quote(string(t)))
 }
 
 // endpointIP returns an EndpointSlice address in canonical form, or why it
-// cannot be used. Only plain unicast IP addresses reach nginx.conf. Like
-// the API server, it refuses the unspecified, loopback and link-local
-// addresses: a data plane told to proxy to them would reach itself (the WAF
-// enforcer, the agent) or its node. An IPv6 zone ("fe80::1%eth0") may hold any
-// characters and means nothing on another host.
-//
-// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address a.b.c.d
-// to the kernel: it is unmapped before it is checked, and used unmapped.
-// Checked as written, ::ffff:0.0.0.0 is not "unspecified" to netip, and a
-// connection to it reaches the data plane pod's own listeners.
+// cannot be used: endpoints.Address decides, the one check of every
+// address the data plane connects to (DNS answers too).
 func endpointIP(s string) (string, string) {
 	a, err := netip.ParseAddr(s)
 	if err != nil || a.Zone() != "" {
 		return "", fmt.Sprintf("address %s is not an IP address", conditions.Quote(s))
 	}
-	if u := a.Unmap(); u.IsUnspecified() || u.IsLoopback() || u.IsLinkLocalUnicast() || u.IsMulticast() {
-		return "", fmt.Sprintf("address %s is unspecified, loopback, link-local or multicast", a)
+	u, err := endpoints.Address(a)
+	if err != nil {
+		return "", err.Error()
 	}
-	return a.Unmap().String(), ""
+	return u.String(), ""
 }
 
 // summarize names the first refused addresses of a slice and counts the rest.

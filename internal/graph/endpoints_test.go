@@ -75,8 +75,13 @@ func TestEndpoints(t *testing.T) {
 			[]Endpoint{app1}, "port http has no number"},
 		{"a UDP port", appSlice("app-2", discoveryv1.AddressTypeIPv4, discoveryv1.EndpointPort{Name: ptr.To("http"), Port: ptr.To[int32](53),
 			Protocol: ptr.To(corev1.ProtocolUDP)}, addrs("10.0.0.4")), []Endpoint{app1}, `port http is "UDP", not TCP`},
+		// Its names are the data plane's to resolve (TestFQDNEndpoints).
 		{"an FQDN slice", appSlice("app-dns", discoveryv1.AddressTypeFQDN, httpPort(8080), addrs("backend.example.com")),
-			[]Endpoint{app1}, "EndpointSlice ns/app-dns: addressType FQDN is not supported"},
+			[]Endpoint{app1}, ""},
+		{"names that are not DNS names", appSlice("app-dns", discoveryv1.AddressTypeFQDN, httpPort(8080),
+			each("Backend.example.com", "10.0.0.9", "a..b", "x;server_tokens on")...),
+			[]Endpoint{app1}, `EndpointSlice ns/app-dns: "Backend.example.com" is not a DNS name: lower-case letters, digits, hyphens and dots only, ` +
+				`"10.0.0.9" is an IP address, which DNS does not resolve, "a..b" is not a DNS name`},
 		{"an unknown address type", appSlice("app-x", "Carrier-Pigeon", httpPort(8080), addrs("10.0.0.4")),
 			[]Endpoint{app1}, `addressType "Carrier-Pigeon" is not supported`},
 		{"a slice of another port is not this port's business", appSlice("app-2", discoveryv1.AddressTypeFQDN,
@@ -88,7 +93,7 @@ func TestEndpoints(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := testInput(tc.slice)
-			got, refused := in.endpoints(key("ns", "app"), "http", "")
+			got, _, refused := in.endpoints(key("ns", "app"), "http", "")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("endpoints %v, want %v", got, tc.want)
 			}
@@ -134,7 +139,7 @@ func TestServingTerminatingEndpoints(t *testing.T) {
 				delete(in.EndpointSlices, k)
 			}
 			in.Add(tc.slice)
-			got, refused := in.endpoints(key("ns", "app"), "http", "")
+			got, _, refused := in.endpoints(key("ns", "app"), "http", "")
 			if !reflect.DeepEqual(got, tc.want) || len(refused) > 0 {
 				t.Errorf("endpoints %v (refused %v), want %v", got, refused, tc.want)
 			}
@@ -147,7 +152,7 @@ func TestServingTerminatingEndpoints(t *testing.T) {
 // a Gateway API reason wins when one applies too. Refusals are named once
 // however many rules use the backend.
 func TestRefusedEndpointsInResolvedRefs(t *testing.T) {
-	fqdn := appSlice("app-dns", discoveryv1.AddressTypeFQDN, httpPort(8080), addrs("backend.example.com"))
+	pigeons := appSlice("app-x", "Carrier-Pigeon", httpPort(8080), addrs("10.0.0.4"))
 	missing := gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
 		Name: "nowhere", Port: ptr.To[gatewayv1.PortNumber](80)}}}
 	cases := []struct {
@@ -161,14 +166,32 @@ func TestRefusedEndpointsInResolvedRefs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := buildTest(t, testInput(fqdn, tc.route))
+			g := buildTest(t, testInput(pigeons, tc.route))
 			c := g.Routes[0].resolvedRefs
-			if c.Status != metav1.ConditionFalse || c.Reason != tc.reason || strings.Count(c.Message, "addressType FQDN") != 1 {
+			if c.Status != metav1.ConditionFalse || c.Reason != tc.reason || strings.Count(c.Message, "addressType") != 1 {
 				t.Errorf("ResolvedRefs %s %s: %s", c.Status, c.Reason, c.Message)
 			}
 			if eps := g.Routes[0].Rules[0].Backends[0].Endpoints; len(eps) != 1 {
 				t.Errorf("the valid endpoint must keep serving: %v", eps)
 			}
 		})
+	}
+}
+
+// TestFQDNEndpoints: the endpoints of EndpointSlices of addressType FQDN
+// are names the data plane resolves, with the slice's port, ready ones
+// first as for addresses, without a final dot, sorted, each once.
+func TestFQDNEndpoints(t *testing.T) {
+	notReady := discoveryv1.Endpoint{Addresses: []string{"draining.example.com"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true)}}
+	in := testInput(appSlice("app-dns", discoveryv1.AddressTypeFQDN, httpPort(8443),
+		append(each("b.example.com.", "a.example.com", "b.example.com"), notReady)...))
+	ips, names, refused := in.endpoints(key("ns", "app"), "http", "")
+	if want := []string{"a.example.com:8443", "b.example.com:8443"}; !reflect.DeepEqual(names, want) || len(ips) != 1 || len(refused) > 0 {
+		t.Errorf("names %v, addresses %v, refused %v; want names %v beside 10.0.0.1", names, ips, refused, want)
+	}
+	in = NewInput("example.com/gatewall")
+	in.Add(appSlice("app-dns", discoveryv1.AddressTypeFQDN, httpPort(8443), notReady))
+	if _, names, _ := in.endpoints(key("ns", "app"), "http", ""); !reflect.DeepEqual(names, []string{"draining.example.com:8443"}) {
+		t.Errorf("a Service whose only endpoint is a terminating name: %v", names)
 	}
 }

@@ -57,6 +57,7 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		externalNameHosts(rule)
 		if err := headerTokens(rule); err != nil {
 			errs = append(errs, err)
 		}

@@ -75,6 +75,7 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 				rule.Backends = append(rule.Backends, b)
 			}
 		}
+		externalNameHosts(rule)
 		if err := headerTokens(rule); err != nil {
 			errs = append(errs, err)
 		}

@@ -68,6 +68,17 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		out.L4.UDPSessionTimeout = pick(g.L4.UDPSessionTimeout, out.L4.UDPSessionTimeout)
 	}
 	out.WorkerShutdownTimeout = pick(g.WorkerShutdownTimeout, out.WorkerShutdownTimeout)
+	if g.DNSResolver != nil {
+		// The Gateway's servers replace the class's (a list is one
+		// setting); its other fields overlay the class's one by one.
+		if out.DNSResolver == nil {
+			out.DNSResolver = &v1alpha2.DNSResolver{}
+		}
+		out.DNSResolver.Addresses = g.DNSResolver.Addresses
+		out.DNSResolver.Timeout = pick(g.DNSResolver.Timeout, out.DNSResolver.Timeout)
+		out.DNSResolver.CacheTTL = pick(g.DNSResolver.CacheTTL, out.DNSResolver.CacheTTL)
+		out.DNSResolver.DisableIPv6 = pick(g.DNSResolver.DisableIPv6, out.DNSResolver.DisableIPv6)
+	}
 	if g.Kubernetes != nil {
 		if out.Kubernetes == nil {
 			out.Kubernetes = &v1alpha2.KubernetesSpec{}

@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/validation"
 )
@@ -282,5 +284,32 @@ func TestImagePullSecretsOverlay(t *testing.T) {
 	gwReplicas := &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2))}}}
 	if got := names(EffectiveNginxProxy(pod("class-registry"), gwReplicas)); strings.Join(got, ",") != "class-registry" {
 		t.Errorf("a Gateway setting only replicas keeps the class's list: %v", got)
+	}
+}
+
+// TestDNSResolverOverlay: a Gateway's dnsResolver replaces its class's
+// servers whole, and overlays its other fields one by one.
+func TestDNSResolverOverlay(t *testing.T) {
+	addr := func(v string) []v1alpha2.DNSResolverAddress {
+		return []v1alpha2.DNSResolverAddress{{Type: v1alpha2.DNSResolverIPAddressType, Value: v}}
+	}
+	class := &v1alpha2.NginxProxySpec{DNSResolver: &v1alpha2.DNSResolver{
+		Addresses: []v1alpha2.DNSResolverAddress{{Type: v1alpha2.DNSResolverIPAddressType, Value: "10.0.0.10"}, {Type: v1alpha2.DNSResolverHostnameType, Value: "dns.example"}},
+		Timeout:   ptr.To(v1alpha1.Duration("2s")), CacheTTL: ptr.To(v1alpha1.Duration("30s")),
+	}}
+	gw := &v1alpha2.NginxProxySpec{DNSResolver: &v1alpha2.DNSResolver{Addresses: addr("10.0.0.53"), CacheTTL: ptr.To(v1alpha1.Duration("5m")), DisableIPv6: ptr.To(true)}}
+	got := EffectiveNginxProxy(class, gw).DNSResolver
+	want := &v1alpha2.DNSResolver{Addresses: addr("10.0.0.53"), Timeout: ptr.To(v1alpha1.Duration("2s")), CacheTTL: ptr.To(v1alpha1.Duration("5m")), DisableIPv6: ptr.To(true)}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("overlay: got %+v, want %+v", got, want)
+	}
+	if got := EffectiveNginxProxy(class, &v1alpha2.NginxProxySpec{}).DNSResolver; !equality.Semantic.DeepEqual(got, class.DNSResolver) {
+		t.Errorf("a Gateway without dnsResolver: got %+v, want the class's", got)
+	}
+	if got := EffectiveNginxProxy(nil, gw).DNSResolver; !equality.Semantic.DeepEqual(got, gw.DNSResolver) {
+		t.Errorf("a Gateway without class settings: got %+v, want its own", got)
+	}
+	if class.DNSResolver.Addresses[0].Value != "10.0.0.10" || len(class.DNSResolver.Addresses) != 2 {
+		t.Error("the overlay modified the class's spec")
 	}
 }

@@ -19,7 +19,9 @@ type resolvedRefs struct {
 	reason     gatewayv1.RouteConditionReason
 	unresolved []string
 	refused    []string
-	seen       map[string]bool
+	// notes say which valid backends' DNS names the data plane resolves.
+	notes []string
+	seen  map[string]bool
 }
 
 // add records a backendRef and, when it does not resolve, why.
@@ -37,16 +39,20 @@ func (c *resolvedRefs) add(b *Backend, why gatewayv1.RouteConditionReason) {
 // addRefused records the refused endpoints of a valid backend, once per
 // backend however many rules use it.
 func (c *resolvedRefs) addRefused(b *Backend) {
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
 	for _, r := range b.Refused {
 		msg := fmt.Sprintf("backendRef %s: %s", b.Name, r)
 		if c.seen[msg] {
 			continue
 		}
-		if c.seen == nil {
-			c.seen = map[string]bool{}
-		}
 		c.seen[msg] = true
 		c.refused = append(c.refused, msg)
+	}
+	if note := nameNote(b); note != "" && !c.seen[note] {
+		c.seen[note] = true
+		c.notes = append(c.notes, note)
 	}
 }
 
@@ -57,7 +63,7 @@ func (c *resolvedRefs) condition() metav1.Condition {
 		reason = RouteReasonUnusableEndpoints
 	}
 	if reason == "" {
-		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved")
+		return conditions.True(t, string(gatewayv1.RouteReasonResolvedRefs), strings.Join(append([]string{"All references are resolved"}, c.notes...), "; "))
 	}
-	return conditions.False(t, string(reason), strings.Join(append(append([]string(nil), c.unresolved...), c.refused...), "; "))
+	return conditions.False(t, string(reason), strings.Join(append(append(append([]string(nil), c.unresolved...), c.refused...), c.notes...), "; "))
 }

@@ -40,7 +40,10 @@ type golden struct {
 	Files    map[string]map[string]string `json:"files"`
 	// Endpoints are each Gateway's dynamic endpoints (render.Result.Endpoints).
 	Endpoints map[string]endpoints.Set `json:"endpoints,omitempty"`
-	Warnings  []string                 `json:"warnings,omitempty"`
+	// Resolvers are how each Gateway's data plane resolves their DNS
+	// names, when its NginxProxy sets dnsResolver (render.Result.Resolvers).
+	Resolvers map[string]endpoints.Resolver `json:"resolvers,omitempty"`
+	Warnings  []string                      `json:"warnings,omitempty"`
 }
 
 // warningsExpected says whether a case holds objects the renderer skips or
@@ -107,6 +110,12 @@ func renderCase(t *testing.T, in string) []byte {
 	g := golden{Files: map[string]map[string]string{}, Endpoints: map[string]endpoints.Set{}}
 	for k, set := range res.Endpoints {
 		g.Endpoints[k.String()] = set
+	}
+	for k, r := range res.Resolvers {
+		if g.Resolvers == nil {
+			g.Resolvers = map[string]endpoints.Resolver{}
+		}
+		g.Resolvers[k.String()] = r
 	}
 	if warningsExpected(in) {
 		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")

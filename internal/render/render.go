@@ -11,6 +11,7 @@ package render
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,9 @@ type Result struct {
 	// Endpoints are each valid Gateway's dynamic endpoints, which its data
 	// plane receives apart from the files.
 	Endpoints map[types.NamespacedName]endpoints.Set
+	// Resolvers are how the data plane of each Gateway with endpoints
+	// resolves their DNS names, when its NginxProxy says (dnsResolver).
+	Resolvers map[types.NamespacedName]endpoints.Resolver
 	// Held are the Gateways whose configuration the manager would hold
 	// back, with why (translate.Translation.HeldMessage): their files are
 	// not written, as the manager would not push them.
@@ -48,7 +52,7 @@ type Result struct {
 func Render(in *graph.Input, now metav1.Time) Result {
 	in = withOfflineBundles(in)
 	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{},
-		Held: map[types.NamespacedName]string{}}
+		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, Held: map[types.NamespacedName]string{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
@@ -69,6 +73,9 @@ func Render(in *graph.Input, now metav1.Time) Result {
 		if t.Files != nil {
 			res.Files[k] = t.Files
 			res.Endpoints[k] = t.Endpoints
+			if !reflect.DeepEqual(t.Resolver, endpoints.Resolver{}) {
+				res.Resolvers[k] = t.Resolver
+			}
 		}
 		dp := status.Offline
 		if held := t.HeldMessage(); held != "" {

@@ -6,16 +6,19 @@ package translate
 
 import (
 	"cmp"
+	"net/netip"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/status"
+	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // Translation is everything one Gateway's snapshot translates to.
@@ -29,6 +32,9 @@ type Translation struct {
 	// Endpoints are the endpoints of the files' dynamic upstreams, which
 	// reach the data plane apart from the files; nil with them.
 	Endpoints endpoints.Set
+	// Resolver is how the data plane resolves the DNS names of Endpoints
+	// (the NginxProxy's dnsResolver), sent with them.
+	Resolver endpoints.Resolver
 	// FileOrigins are, by path, the objects some of Files are written
 	// from (see NameFiles).
 	FileOrigins map[string][]string
@@ -71,7 +77,38 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	}
 	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
 	t.Endpoints = cfg.Endpoints()
+	t.Resolver = resolver(g.NginxProxy.DNSResolver)
 	return t
+}
+
+// resolver is an NginxProxy's dnsResolver as the data plane takes it:
+// servers on port 53 (a Hostname is resolved by the pod's own resolver),
+// and the durations in milliseconds. The NginxProxy was validated (its
+// durations parse); nil asks the pod's own resolver.
+func resolver(r *v1alpha2.DNSResolver) endpoints.Resolver {
+	var out endpoints.Resolver
+	if r == nil {
+		return out
+	}
+	for _, a := range r.Addresses {
+		if ip, err := netip.ParseAddr(a.Value); err == nil {
+			out.Servers = append(out.Servers, netip.AddrPortFrom(ip, 53).String())
+		} else {
+			out.Servers = append(out.Servers, endpoints.JoinName(a.Value, 53))
+		}
+	}
+	if r.Timeout != nil {
+		if d, err := validation.ParseDuration(string(*r.Timeout)); err == nil {
+			out.TimeoutMillis = d.Milliseconds()
+		}
+	}
+	if r.CacheTTL != nil {
+		if d, err := validation.ParseDuration(string(*r.CacheTTL)); err == nil {
+			out.CacheTTLMillis = d.Milliseconds()
+		}
+	}
+	out.IPv4Only = r.DisableIPv6 != nil && *r.DisableIPv6
+	return out
 }
 
 // evaluate evaluates the policies on a Gateway's graph.

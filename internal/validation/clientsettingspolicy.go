@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -93,6 +95,21 @@ func duration(path *field.Path, d *v1alpha1.Duration) field.ErrorList {
 		return nil
 	}
 	return matches(path, string(*d), durationRE)
+}
+
+// ParseDuration returns the length of a Duration value such as 500ms, 30s,
+// 5m, 1h or 30 (seconds).
+func ParseDuration(s string) (time.Duration, error) {
+	m := durationRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("should match '%s'", DurationPattern)
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(s, m[1]))
+	if err != nil {
+		return 0, err
+	}
+	unit := map[string]time.Duration{"ms": time.Millisecond, "": time.Second, "s": time.Second, "m": time.Minute, "h": time.Hour}[m[1]]
+	return time.Duration(n) * unit, nil
 }
 
 // ParseByteSize returns the number of bytes of a ByteSize value such as 512,

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"net/netip"
+	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,10 @@ const (
 	MsgShutdownTimeout    = "workerShutdownTimeout must be between 1s and 1h"
 	MsgTCPIdleTimeout     = "tcpIdleTimeout must be between 1s and 24h"
 	MsgUDPSessionTimeout  = "udpSessionTimeout must be between 1s and 1h"
+	MsgResolverIP         = "value must be an IP address when type is IPAddress"
+	MsgResolverHostname   = "value must be a lower-case DNS name (RFC 1123) when type is Hostname"
+	maxResolverAddresses  = 16
+	maxResolverValueLen   = 253
 	maxL4Connections      = 32767
 	maxUpstreamTries      = 10
 	maxSourceRanges       = 64
@@ -90,6 +95,7 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		errs = append(errs, durationRange(path.Child("udpSessionTimeout"), l4.UDPSessionTimeout, time.Second, time.Hour, MsgUDPSessionTimeout)...)
 	}
 	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
+	errs = append(errs, dnsResolver(spec.Child("dnsResolver"), s.DNSResolver)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)
 	if k := s.Kubernetes; k != nil {
 		if d := k.Deployment; d != nil {
@@ -101,6 +107,47 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 	}
 	return errs
 }
+
+// dnsResolver checks NGINX Gateway Fabric's spec.dnsResolver, with the
+// CRD's rules: durations of its Duration type, 1 to 16 addresses, each an
+// IP address (as CEL's isIP) or a lower-case DNS name with labels of at
+// most 63 characters.
+func dnsResolver(path *field.Path, r *v1alpha2.DNSResolver) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	errs := duration(path.Child("timeout"), r.Timeout)
+	errs = append(errs, duration(path.Child("cacheTTL"), r.CacheTTL)...)
+	addrs := path.Child("addresses")
+	switch {
+	case r.Addresses == nil:
+		errs = append(errs, field.Required(addrs, ""))
+	case len(r.Addresses) == 0:
+		errs = append(errs, field.Invalid(addrs, 0, "should have at least 1 items"))
+	case len(r.Addresses) > maxResolverAddresses:
+		errs = append(errs, field.TooMany(addrs, len(r.Addresses), maxResolverAddresses))
+	}
+	for i, a := range r.Addresses {
+		p := addrs.Index(i)
+		errs = append(errs, enum(p.Child("type"), string(a.Type), string(v1alpha2.DNSResolverIPAddressType), string(v1alpha2.DNSResolverHostnameType))...)
+		errs = append(errs, stringField(p.Child("value"), a.Value, 1, maxResolverValueLen, nil)...)
+		switch a.Type {
+		case v1alpha2.DNSResolverIPAddressType:
+			// As CEL's isIP: no zone, no IPv4-mapped IPv6 address.
+			if addr, err := netip.ParseAddr(a.Value); err != nil || addr.Zone() != "" || addr.Is4In6() {
+				errs = append(errs, field.Invalid(p, "object", MsgResolverIP))
+			}
+		case v1alpha2.DNSResolverHostnameType:
+			if !resolverHostnameRE.MatchString(a.Value) {
+				errs = append(errs, field.Invalid(p, "object", MsgResolverHostname))
+			}
+		}
+	}
+	return errs
+}
+
+// resolverHostnameRE is the CRD's rule for a Hostname resolver address.
+var resolverHostnameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?([.][a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`)
 
 func gatewayOverrides(path *field.Path, o *v1alpha2.GatewayOverrides) field.ErrorList {
 	if o == nil {

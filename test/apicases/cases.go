@@ -50,6 +50,7 @@ func All() []Case {
 	cs = append(cs, wafCases()...)
 	cs = append(cs, destinationCases()...)
 	cs = append(cs, nginxProxyCases()...)
+	cs = append(cs, dnsResolverCases()...)
 	cs = append(cs, overrideCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)

@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 )
 
 // NginxProxy holds the data-plane settings of a GatewayClass or a Gateway. A
@@ -141,6 +143,19 @@ type NginxProxySpec struct {
 	// +kubebuilder:validation:XValidation:message="workerShutdownTimeout must be between 1s and 1h",rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')"
 	WorkerShutdownTimeout *gatewayv1.Duration `json:"workerShutdownTimeout,omitempty"`
 
+	// DNSResolver configures how the data plane resolves the DNS names of
+	// backends: ExternalName Services and EndpointSlices of addressType
+	// FQDN behind HTTPRoutes and GRPCRoutes. Each data-plane pod's
+	// endpoints container resolves them in the background, honouring the
+	// answers' TTLs, and hands NGINX the addresses they resolve to, without
+	// a reload; a name that does not resolve leaves its backend without
+	// endpoints (503). Without it, the pod's own resolver (its
+	// /etc/resolv.conf, the cluster's DNS) is asked. NGINX Gateway Fabric's
+	// field, field for field.
+	//
+	// +optional
+	DNSResolver *DNSResolver `json:"dnsResolver,omitempty"`
+
 	// AllowGatewayOverrides says what the Gateways of a class may choose for
 	// their own data planes, beyond what any Gateway may (docs/security.md).
 	// It is read from the GatewayClass's NginxProxy only: a Gateway's
@@ -153,6 +168,73 @@ type NginxProxySpec struct {
 	// +optional
 	AllowGatewayOverrides *GatewayOverrides `json:"allowGatewayOverrides,omitempty"`
 }
+
+// DNSResolver is the DNS resolver of the data plane's DNS-named backends.
+type DNSResolver struct {
+	// Timeout bounds one resolution of a name, every server tried
+	// included (each gets an equal share). Defaults to 5s; a value under
+	// 100ms is taken as 100ms, over 30s as 30s, and 0 as the default.
+	//
+	// +optional
+	Timeout *v1alpha1.Duration `json:"timeout,omitempty"`
+
+	// CacheTTL replaces the TTL of the answers: a name is resolved again
+	// this long after its last answer, whatever TTL the answer had. Unset,
+	// the answers' own TTLs decide. Either way, the time between two
+	// resolutions of a name is kept between 5s and 1h; a name that stops
+	// resolving keeps its last answers 2m past it, then its backend has
+	// none (503).
+	//
+	// +optional
+	CacheTTL *v1alpha1.Duration `json:"cacheTTL,omitempty"`
+
+	// DisableIPv6 asks for IPv4 addresses only (no AAAA queries). If not
+	// specified, or set to false, IPv6 addresses are used too.
+	//
+	// +optional
+	DisableIPv6 *bool `json:"disableIPv6,omitempty"`
+
+	// Addresses are the DNS servers, asked in order (the next when one
+	// does not answer), on port 53. A Hostname is itself resolved by the
+	// data-plane pod's own resolver (its /etc/resolv.conf) and resolved
+	// again every minute; while it does not resolve, the servers it names
+	// are not asked.
+	// Example: [{"type": "IPAddress", "value": "8.8.8.8"}, {"type": "Hostname", "value": "dns.google"}]
+	//
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Addresses []DNSResolverAddress `json:"addresses"`
+}
+
+// DNSResolverAddress is one DNS server of a DNSResolver.
+//
+// +kubebuilder:validation:XValidation:message="value must be an IP address when type is IPAddress",rule="self.type != 'IPAddress' || isIP(self.value)"
+// +kubebuilder:validation:XValidation:message="value must be a lower-case DNS name (RFC 1123) when type is Hostname",rule="self.type != 'Hostname' || self.value.matches('^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?([.][a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$')"
+type DNSResolverAddress struct {
+	// Type is the kind of value: IPAddress or Hostname.
+	Type DNSResolverAddressType `json:"type"`
+
+	// Value is the server's address. When Type is "IPAddress", this must
+	// be a valid IPv4 or IPv6 address. When Type is "Hostname", this must
+	// be a valid hostname.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Value string `json:"value"`
+}
+
+// DNSResolverAddressType is the kind of a DNS server's address.
+//
+// +kubebuilder:validation:Enum=IPAddress;Hostname
+type DNSResolverAddressType string
+
+// The kinds of a DNS server's address.
+const (
+	// DNSResolverIPAddressType: the value is an IP address.
+	DNSResolverIPAddressType DNSResolverAddressType = "IPAddress"
+	// DNSResolverHostnameType: the value is a DNS name.
+	DNSResolverHostnameType DNSResolverAddressType = "Hostname"
+)
 
 // GatewayOverrideField names NginxProxy settings a class may let its
 // Gateways set.

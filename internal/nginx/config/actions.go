@@ -351,6 +351,17 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 		}
 		tlsDirectives = b.backendTLS(prefix, be.TLS)
 	}
+	if be.ExternalName != "" {
+		// The copies carry the name an ExternalName Service is known by
+		// as Host, as the requests its routes send it do (graph's
+		// externalNameHosts); a location's *_set_header replaces every
+		// inherited one, so Gatewall's others are repeated.
+		prefix := "proxy"
+		if h2c {
+			prefix = "grpc"
+		}
+		tlsDirectives = append(defaultRequestHeaders(prefix, &graph.Rewrite{Hostname: be.ExternalName}), tlsDirectives...)
+	}
 	loc := &Location{Modifier: "=", Path: path, Internal: true,
 		Directives: append(tlsDirectives, passDirective(false, be.TLS != nil, target+"$request_uri"))}
 	if h2c {

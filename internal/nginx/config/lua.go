@@ -185,7 +185,7 @@ func (c *Config) Endpoints() endpoints.Set {
 			if eps == nil {
 				eps = []string{} // a list, also when empty: the data plane reads null as no list
 			}
-			set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps}
+			set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps, Names: u.Names}
 		}
 	}
 	return set

@@ -202,6 +202,9 @@ type Upstream struct {
 	// appear in the configuration: they reach the data plane apart from it
 	// (Config.Endpoints).
 	Endpoints []string
+	// Names are a dynamic upstream's DNS names with their port, which
+	// the data plane resolves (graph.Backend.Names).
+	Names []string
 	// Fallback is the one server a dynamic upstream declares, which NGINX
 	// uses when the upstream has no endpoint: a sink answering 503.
 	Fallback string

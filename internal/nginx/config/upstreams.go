@@ -47,15 +47,15 @@ func (b *builder) upstream(be *graph.Backend) string {
 		return name
 	}
 	u := &Upstream{Name: name, identity: identity(kindUpstream, parts), Settings: b.upstreamSettings[be.Service],
-		Endpoints: endpointAddresses(be), Fallback: sinkSocket(503), Unsent: be.Unsent}
+		Endpoints: endpointAddresses(be), Names: be.Names, Fallback: sinkSocket(503), Unsent: be.Unsent}
 	if h2c {
 		u.Fallback = sinkSocketH2(503)
 	}
 	b.sinks[503] = true
 	if u.Settings != nil && u.Settings.UseClusterIP && be.ClusterIP != "" {
 		// kube-proxy balances; the cluster IP is the one endpoint while
-		// the Service has ready ones.
-		u.Endpoints = nil
+		// the Service has ready ones (kube-proxy balances no DNS names).
+		u.Endpoints, u.Names = nil, nil
 		if len(be.Endpoints) > 0 {
 			u.Endpoints = []string{hostPort(be.ClusterIP, be.Port)}
 		}
