@@ -39,8 +39,8 @@ type Kind struct {
 	// Common returns a route's parentRefs and its status's parents (to
 	// read or replace: they are the object's own).
 	Common func(client.Object) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus)
-	// Backends are the objects a route's rules send traffic to (backendRefs
-	// and request mirrors), in spec order.
+	// Backends are the objects a route's rules send traffic to (backendRefs,
+	// request mirrors and authorization services), in spec order.
 	Backends func(client.Object) []gatewayv1.BackendObjectReference
 
 	// typ is the Go type of the kind's objects (a pointer to a struct).
@@ -74,6 +74,11 @@ var Kinds = []*Kind{
 					out = append(out, b.BackendObjectReference)
 				}
 				out = append(out, mirrors(rule.Filters, func(f gatewayv1.HTTPRouteFilter) *gatewayv1.HTTPRequestMirrorFilter { return f.RequestMirror })...)
+				for _, f := range rule.Filters {
+					if f.ExternalAuth != nil {
+						out = append(out, f.ExternalAuth.BackendRef)
+					}
+				}
 			}
 			return out
 		}),
