@@ -70,11 +70,12 @@ func ExtensionFilterKindOf(o client.Object) *ExtensionFilterKind {
 // ExtensionFilterKindNamed returns the registered kind of that name (the
 // kinds are of one group), or nil.
 func ExtensionFilterKindNamed(kind string) *ExtensionFilterKind {
-	return extensionFilterKindNamed(extensionGroup, kind)
+	return ExtensionFilterKindFor(extensionGroup, kind)
 }
 
-// extensionFilterKindNamed returns the registered kind of a group and kind, or nil.
-func extensionFilterKindNamed(group, kind string) *ExtensionFilterKind {
+// ExtensionFilterKindFor returns the registered kind of a group and kind
+// (an ExtensionRef's), or nil.
+func ExtensionFilterKindFor(group, kind string) *ExtensionFilterKind {
 	for _, k := range ExtensionFilterKinds {
 		if k.Group == group && k.Kind == kind {
 			return k
@@ -156,7 +157,7 @@ func extensionRefs(in *Input, routeNamespace string, rule int, refs []extensionR
 	for _, r := range refs {
 		i, ref := r.index, r.ref
 		where := fmt.Sprintf("filters[%d]", i)
-		k := extensionFilterKindNamed(string(ref.Group), string(ref.Kind))
+		k := ExtensionFilterKindFor(string(ref.Group), string(ref.Kind))
 		if k == nil {
 			deny(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("%s: extensionRef %s is not a kind of filter Gatewall serves", where,
 				describeRef(string(ref.Group), string(ref.Kind), string(ref.Name))))
