@@ -49,12 +49,21 @@ const maxExternalAuthHeaders = 64
 // header every proxied request carries.
 var alwaysSentHeaders = []string{"Host", "Authorization", "Content-Length", LoopHeader}
 
+// connectionHeaders frame a message or carry its connection: they are the
+// hop's own, never passed on (passed, they would corrupt the request: a
+// client's chunked Transfer-Encoding on an authorization request without
+// a body).
+var connectionHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+	"Upgrade", "TE", "Trailer", "Proxy-Connection"}
+
+// unsentHeaders are the request headers never sent beside the ones always
+// sent: connectionHeaders (Content-Length is always sent, the body's).
+var unsentHeaders = connectionHeaders[1:]
+
 // uncopiedHeaders are the response headers that are never copied into the
-// request: Host (the Gateway API's exception), the ones that frame or
-// carry the connection (copying them would corrupt the request to the
-// backend) and the loop header.
-var uncopiedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
-	"Upgrade", "TE", "Trailer", "Proxy-Connection", LoopHeader}
+// request: Host (the Gateway API's exception), connectionHeaders and the
+// loop header.
+var uncopiedHeaders = append([]string{"Host", LoopHeader}, connectionHeaders...)
 
 // externalAuth validates an ExternalAuth filter of an HTTPRoute rule. Its
 // backend is resolved; one that does not resolve is for the caller to
@@ -86,10 +95,10 @@ func externalAuth(in *Input, routeNamespace string, src *gatewayv1.HTTPExternalA
 		}
 		ea.PathPrefix = strings.TrimRight(h.Path, "/")
 	}
-	if ea.RequestHeaders, err = authHeaders("allowedHeaders", h.AllowedRequestHeaders, alwaysSentHeaders, nil); err != nil {
+	if ea.RequestHeaders, err = authHeaders("allowedHeaders", "sent to the authorization service", h.AllowedRequestHeaders, alwaysSentHeaders, unsentHeaders); err != nil {
 		return nil, "", err
 	}
-	if ea.ResponseHeaders, err = authHeaders("allowedResponseHeaders", h.AllowedResponseHeaders, nil, uncopiedHeaders); err != nil {
+	if ea.ResponseHeaders, err = authHeaders("allowedResponseHeaders", "copied into the request", h.AllowedResponseHeaders, nil, uncopiedHeaders); err != nil {
 		return nil, "", err
 	}
 	if len(h.AllowedResponseHeaders) == 0 {
@@ -109,8 +118,8 @@ func externalAuth(in *Input, routeNamespace string, src *gatewayv1.HTTPExternalA
 
 // authHeaders checks a list of header names: each valid, listed once
 // (case-insensitively); skip are names left out silently (sent anyway),
-// refuse names that are refused.
-func authHeaders(field string, names, skip, refuse []string) ([]string, error) {
+// refuse names that are refused (never what the list does).
+func authHeaders(field, does string, names, skip, refuse []string) ([]string, error) {
 	if err := validation.ListLength("externalAuth.http."+field, len(names), maxExternalAuthHeaders); err != nil {
 		return nil, err
 	}
@@ -123,7 +132,7 @@ func authHeaders(field string, names, skip, refuse []string) ([]string, error) {
 		lower := strings.ToLower(n)
 		for _, r := range refuse {
 			if strings.EqualFold(n, r) {
-				return nil, fmt.Errorf("externalAuth.http.%s: header %q is never copied into the request: it is %s", field, n, uncopiedWhy(r))
+				return nil, fmt.Errorf("externalAuth.http.%s: header %q is never %s: it is %s", field, n, does, uncopiedWhy(r))
 			}
 		}
 		if seen[lower] || containsFold(skip, n) {
@@ -143,7 +152,7 @@ func uncopiedWhy(name string) string {
 	case LoopHeader:
 		return "Gatewall's own (it stops requests that go round through the Gateway)"
 	}
-	return "about the authorization service's connection or its answer's framing, not the request's"
+	return "about one hop's connection or its message's framing, which NGINX sets for each"
 }
 
 func containsFold(list []string, s string) bool {
