@@ -171,15 +171,20 @@ func TestExternalAuth(t *testing.T) {
 	app.requests()
 
 	// Without forwardBody, the service gets no body and a length of 0,
-	// whatever the client sends; the backend gets the body.
-	if resp, _ := d.do(request("POST", "/nobody", "payload", "X-Api-Key", "allow")); resp.StatusCode != 200 {
-		t.Errorf("/nobody: %d", resp.StatusCode)
-	}
-	if a := auth.requests(); len(a) != 1 || a[0].Body != "" || a[0].Header.Get("Content-Length") != "0" || a[0].URI != "/nobody" {
-		t.Errorf("the service got %+v, want /nobody with no body and length 0", a)
-	}
-	if s := app.requests(); len(s) != 1 || s[0].Body != "payload" {
-		t.Errorf("the backend got %+v, want the body", s)
+	// whatever the client sends, chunked too; the backend gets the body.
+	chunked = request("POST", "/nobody", "chunked payload", "X-Api-Key", "allow")
+	chunked.ContentLength = -1
+	for _, r := range []*http.Request{request("POST", "/nobody", "payload", "X-Api-Key", "allow"), chunked} {
+		if resp, _ := d.do(r); resp.StatusCode != 200 {
+			t.Errorf("/nobody (%v): %d", r.TransferEncoding, resp.StatusCode)
+		}
+		if a := auth.requests(); len(a) != 1 || a[0].Body != "" || a[0].Header.Get("Content-Length") != "0" ||
+			a[0].Header.Get("Transfer-Encoding") != "" || a[0].URI != "/nobody" {
+			t.Errorf("the service got %+v, want /nobody with no body and length 0", a)
+		}
+		if s := app.requests(); len(s) != 1 || !strings.HasSuffix(s[0].Body, "payload") {
+			t.Errorf("the backend got %+v, want the body", s)
+		}
 	}
 }
 
