@@ -189,8 +189,9 @@ func TestExternalAuth(t *testing.T) {
 }
 
 // TestExternalAuthFailsClosed: when the service is slow (past the rule's
-// timeout), refuses connections, has no endpoints or does not exist, the
-// request is answered 500 and never reaches the backend.
+// timeout, which bounds the asking as a whole), refuses connections, has
+// no endpoints or does not exist, the request is answered 500 and never
+// reaches the backend.
 func TestExternalAuthFailsClosed(t *testing.T) {
 	files, ids := renderGateway(t, externalAuthRoutes)
 	d := start(t, files, ids)
@@ -198,6 +199,10 @@ func TestExternalAuthFailsClosed(t *testing.T) {
 	auth := d.server("127.0.0.3", authz)
 	d.endpoints(map[string][]string{"app": {app.addr}, "authz": {auth.addr}})
 
+	// Two endpoints, both slow: the rule's timeout bounds the asking as a
+	// whole, so the second is not asked once the first timed out.
+	auth2 := d.server("127.0.0.4", authz)
+	d.endpoints(map[string][]string{"app": {app.addr}, "authz": {auth.addr, auth2.addr}})
 	began := time.Now()
 	if resp, _ := d.do(request("GET", "/ext", "", "X-Api-Key", "slow")); resp.StatusCode != 500 {
 		t.Errorf("a slow service: %d, want 500", resp.StatusCode)
@@ -205,6 +210,10 @@ func TestExternalAuthFailsClosed(t *testing.T) {
 	if took := time.Since(began); took >= authzDelay {
 		t.Errorf("a slow service held the request %v, as long as it took to answer (%v): the rule's timeout did not bound it", took, authzDelay)
 	}
+	if asked := len(auth.requests()) + len(auth2.requests()); asked != 1 {
+		t.Errorf("the slow service was asked %d times, want once: every endpoint tried took the rule's timeout again", asked)
+	}
+	d.endpoints(map[string][]string{"app": {app.addr}, "authz": {auth.addr}})
 
 	// Nothing listens on 127.0.0.9: connections are refused.
 	d.endpoints(map[string][]string{"app": {app.addr}, "authz": {"127.0.0.9:8080"}})

@@ -55,10 +55,10 @@ func RealmValue(realm string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(realm)
 }
 
-// ExternalAuthTimeout bounds each attempt to ask the authorization
-// service (sending the request, reading the answer): a slow service makes
-// the request fail (500) instead of holding it. A rule's shorter request
-// timeout bounds it further.
+// ExternalAuthTimeout bounds asking the authorization service: each
+// attempt (sending the request, reading the answer) and the time in which
+// another endpoint may be tried. A slow service makes the request fail
+// (500) instead of holding it; a rule's shorter timeout bounds it further.
 const ExternalAuthTimeout = 10000 // milliseconds
 
 // externalAuthBodyVar holds the part of the request body sent to the
@@ -129,8 +129,10 @@ func (b *builder) externalAuthLocation(path, up string, ea *graph.ExternalAuth, 
 		// make the service wait for one.
 		ds = append(ds, D("proxy_pass_request_body", "off"), D("proxy_set_header", "Content-Length", `"0"`))
 	}
+	// Each attempt, and the attempts together: a slow service is not
+	// asked again on another endpoint past the bound.
 	ms := strconv.Itoa(timeout) + "ms"
-	ds = append(ds, D("proxy_read_timeout", ms), D("proxy_send_timeout", ms))
+	ds = append(ds, D("proxy_read_timeout", ms), D("proxy_send_timeout", ms), D("proxy_next_upstream_timeout", ms))
 	if be := ea.Backend; be.TLS != nil {
 		ds = append(ds, b.backendTLS("proxy", be.TLS)...)
 	}
