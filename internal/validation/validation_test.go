@@ -33,6 +33,8 @@ func validate(o client.Object) field.ErrorList {
 		return validation.UpstreamSettingsPolicy(o)
 	case *v1alpha2.NginxProxy:
 		return validation.NginxProxy(o)
+	case *v1alpha1.AuthenticationFilter:
+		return validation.AuthenticationFilter(o)
 	}
 	panic(fmt.Sprintf("no validation for %T", o))
 }
@@ -79,6 +81,13 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.GatewayDurationPattern:   true,
 		validation.RatePattern:              true,
 		validation.RateLimitKeyPattern:      true,
+		validation.HTTPSURLPattern:          true,
+		validation.RedirectURIPattern:       true,
+		validation.PostLogoutURIPattern:     true,
+		validation.LogoutPathPattern:        true,
+		validation.ClaimHeaderPattern:       true,
+		validation.ClaimNamePattern:         true,
+		validation.ClaimValuePattern:        true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {

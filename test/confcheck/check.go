@@ -50,6 +50,8 @@ type checker struct {
 	server *server
 	// ctx is the context of the directive being checked.
 	ctx string
+	// locationPath is the path of the location block being read.
+	locationPath string
 	// upstream names the upstream block being read.
 	upstream string
 	// upstreamIn is the context of that upstream block: http or stream.

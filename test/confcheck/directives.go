@@ -132,6 +132,18 @@ var rules = map[string]rule{
 	"proxy_ssl_certificate_key":     {ctx: inLocation, min: 1, max: 1, check: file},
 	"grpc_ssl_certificate_key":      {ctx: inLocation, min: 1, max: 1, check: file},
 
+	// Authentication: AuthenticationFilter's Basic, ExternalAuth's
+	// subrequests and the body they may send (confcheck/auth.go).
+	"auth_basic":                 {ctx: inLocation, min: 1, max: 1, check: authBasic},
+	"auth_basic_user_file":       {ctx: inLocation, min: 1, max: 1, check: usersFile},
+	"auth_request":               {ctx: inLocation, min: 1, max: 1, check: authRequest},
+	"auth_request_set":           {ctx: inLocation, min: 2, max: 2, check: authRequestSet},
+	"proxy_method":               {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("$request_method")},
+	"proxy_pass_request_headers": {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("off")},
+	"proxy_pass_request_body":    {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("off")},
+	"proxy_set_body":             {ctx: inLocation, min: 1, max: 1, check: authBody},
+	"rewrite_by_lua_block":       {ctx: inLocation, min: 1, max: 1, check: luaForwardBody},
+
 	// ProxySettingsPolicy.
 	"proxy_buffering":         {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on", "off")},
 	"proxy_buffer_size":       {ctx: httpLevels, min: 1, max: 1, check: size},
@@ -449,9 +461,13 @@ func jsImport(c *checker, d *Directive) {
 // set keeps the request's path before a dispatch rewrites it, or gives the
 // Lua balancer a retrying route's tries.
 func set(c *checker, d *Directive) {
-	if d.Args[0].Value == "$gw_retry_tries" {
+	switch d.Args[0].Value {
+	case "$gw_retry_tries":
 		number(2, 11)(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
-	} else {
+	case authBodyVar:
+		// Emptied before the body is read into it (rewrite_by_lua_block).
+		oneOfArgs("")(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
+	default:
 		words("$gw_orig_uri $uri")(c, d)
 	}
 	c.define(d, d.Args[0].Value)

@@ -27,7 +27,8 @@ var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "
 	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true}
 
 func builtinVariable(name string) bool {
-	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_")
+	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_") ||
+		strings.HasPrefix(name, "upstream_http_") && len(name) > len("upstream_http_")
 }
 
 // variablesIn records the variables of a value NGINX interpolates; a '$'

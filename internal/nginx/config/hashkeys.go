@@ -20,9 +20,9 @@ import (
 // fail the whole Gateway's configuration.
 //
 // What NGINX hashes, by directive:
-//   - variables: map, split_clients, set, js_var, and the named captures of
-//     every regular expression (in any word: a word that only looks like
-//     one makes a table larger, never too small);
+//   - variables: map, split_clients, set, js_var, auth_request_set, and
+//     the named captures of every regular expression (in any word: a word
+//     that only looks like one makes a table larger, never too small);
 //   - map keys: every map's keys but its regular expressions (writeMap);
 //   - server names: the names of the http servers listening on each
 //     address;
@@ -77,7 +77,7 @@ func (k *hashKeys) line(words []string) {
 		return // entries, not directives (writeMap records a map's keys)
 	}
 	switch words[0] {
-	case "set", "js_var":
+	case "set", "js_var", "auth_request_set":
 		if len(words) > 1 {
 			k.declare(words[1])
 		}

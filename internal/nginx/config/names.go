@@ -86,6 +86,12 @@ var (
 	kindCORSExpose    = nameKind{prefix: "$gw_cors_e_"}
 	kindTLSSplitVar   = nameKind{prefix: "$gw_tls_split_"}
 	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
+	// Files of users of Basic authentication, by Secret.
+	kindUsersFile = nameKind{prefix: SecretsDir + "htpasswd_", readable: maxFileName - len("htpasswd_")}
+	// Internal locations of authorization subrequests, by what they send.
+	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
+	// Variables of the headers an authorization service's answer gives, by header.
+	kindAuthHeaderVar = nameKind{prefix: "$gw_ea_"}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -109,6 +115,7 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
+	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the
@@ -117,7 +124,7 @@ var nameKinds = []nameKind{
 var ownNames = []string{
 	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
-	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out",
+	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out", externalAuthBodyVar,
 }
 
 // shortDigest is the length of a digest body, in hex digits.

@@ -466,6 +466,11 @@ func writeLocation(w *writer, l *Location) {
 }
 
 func writeDirective(w *writer, dir Directive) {
+	if strings.HasSuffix(dir.Name, "_by_lua_block") && len(dir.Args) == 1 {
+		// Gatewall's own Lua (auth.go), never user data.
+		w.luaBlock(dir.Name, dir.Args[0])
+		return
+	}
 	words := append([]string{dir.Name}, dir.Args...)
 	if dir.Block == nil {
 		w.line(words...)
