@@ -85,6 +85,7 @@ var rules = map[string]rule{
 	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
 	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
 	"ssl_reject_handshake":   {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
+	"ssl_protocols":          {ctx: []string{ctxHTTP, ctxServer, ctxStream, ctxStreamServer}, min: 1, max: 4, check: sslProtocols},
 	"ssl_certificate":        {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
 	"ssl_certificate_key":    {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
 	"ssl_client_certificate": {ctx: inServer, min: 1, max: 1, check: file},
@@ -186,6 +187,19 @@ func limitConn(c *checker, d *Directive) {
 		c.fail(d, "limit_conn %q: not a number from 1 to 32767", d.Args[1].Value)
 	}
 	c.l4Connections += graph.ConnectionsPerL4Client * n
+}
+
+// sslProtocols: protocols of validation.TLSProtocols, each once, in order.
+func sslProtocols(c *checker, d *Directive) {
+	next := 0
+	for _, a := range d.Args {
+		i := slices.Index(validation.TLSProtocols, a.Value)
+		if i < next {
+			c.fail(d, "ssl_protocols %q: not a protocol of %v, in order, once", a.Value, validation.TLSProtocols)
+			return
+		}
+		next = i + 1
+	}
 }
 
 // proxyProtocol is on for the whole stream context (its servers pass

@@ -96,6 +96,7 @@ func (c *Config) httpConf(keys *hashKeys) []byte {
 	w := &writer{keys: keys}
 	w.comment(header)
 	w.line("server_tokens", "off")
+	writeDefaultTLSProtocols(w)
 	w.line("access_log", "/dev/stdout")
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		w.line(t+"_temp_path", CacheDir+t+"_temp")
