@@ -120,10 +120,10 @@ var sslSessionTimeoutRE = regexp.MustCompile(`^([0-9]{1,7})([smhd]?)$`)
 type TLSOptions struct {
 	// Protocols are the protocols, in TLSProtocols' order; nil: unset.
 	Protocols []string
-	// Ciphers is the cipher string; "": unset. CipherSecLevel is the
-	// security level it sets, or -1.
-	Ciphers        string
-	CipherSecLevel int
+	// Ciphers is the cipher string; "": unset. SecLevel0 says it sets
+	// OpenSSL's security level 0 (@SECLEVEL=0), which TLS 1.0 and 1.1 need.
+	Ciphers   string
+	SecLevel0 bool
 	// PreferServerCiphers is "on", "off", or "".
 	PreferServerCiphers string
 	// Curves are the groups, by $ssl_curve name, in the order given; nil:
@@ -171,7 +171,7 @@ func (o TLSOptions) EffectiveSessionTimeout() int64 {
 // checked, the other keys (sorted), and one error per key whose value is
 // refused, naming the key.
 func ParseTLSOptions(options map[string]string) (TLSOptions, []string, []error) {
-	o := TLSOptions{CipherSecLevel: -1}
+	var o TLSOptions
 	var unknown []string
 	var errs []error
 	keys := make([]string, 0, len(options))
@@ -199,7 +199,7 @@ func ParseTLSOptions(options map[string]string) (TLSOptions, []string, []error) 
 		case TLSOptionCiphers:
 			var list CipherList
 			if list, err = CipherString(v); err == nil {
-				o.Ciphers, o.CipherSecLevel = v, list.SecLevel
+				o.Ciphers, o.SecLevel0 = v, list.SecLevel == 0
 			}
 		case TLSOptionPreferServerCiphers:
 			if v != "on" && v != "off" {
@@ -207,12 +207,12 @@ func ParseTLSOptions(options map[string]string) (TLSOptions, []string, []error) 
 			}
 			o.PreferServerCiphers = v
 		case TLSOptionSessionCache:
-			o.SessionCache, o.SessionCacheBytes, err = parseSSLSessionCache(v)
+			o.SessionCache, o.SessionCacheBytes, err = ParseSSLSessionCache(v)
 		case TLSOptionSessionTimeout:
-			o.SessionTimeoutSeconds, err = parseSSLSessionTimeout(v)
+			o.SessionTimeoutSeconds, err = ParseSSLSessionTimeout(v)
 			o.SessionTimeout = v
 		case TLSOptionECDHCurve:
-			o.Curves, o.CurvesAuto, err = parseTLSGroups(v)
+			o.Curves, o.CurvesAuto, err = ParseTLSGroups(v)
 		}
 		if err != nil {
 			fail(k, v, err)
@@ -227,7 +227,7 @@ func ParseTLSOptions(options map[string]string) (TLSOptions, []string, []error) 
 func (o TLSOptions) checkCombination(options map[string]string) []error {
 	var errs []error
 	old := slices.Contains(o.Protocols, "TLSv1") || slices.Contains(o.Protocols, "TLSv1.1")
-	if old && o.CipherSecLevel != 0 {
+	if old && !o.SecLevel0 {
 		errs = append(errs, fmt.Errorf("tls.options[%s] %s: TLSv1 and TLSv1.1 need OpenSSL's security level 0, and the data plane's OpenSSL 3.0 runs at level 2, where no TLS 1.0 or 1.1 handshake succeeds: add :@SECLEVEL=0 to %s as well",
 			TLSOptionProtocols, quoteShort(options[TLSOptionProtocols]), TLSOptionCiphers))
 	}
@@ -278,7 +278,9 @@ func parseTLSProtocols(v string) ([]string, error) {
 	return out, nil
 }
 
-func parseTLSGroups(v string) ([]string, bool, error) {
+// ParseTLSGroups reads an ssl-ecdh-curve value: auto, or groups by their
+// $ssl_curve names, each once.
+func ParseTLSGroups(v string) ([]string, bool, error) {
 	if v == "auto" {
 		return nil, true, nil
 	}
@@ -302,7 +304,9 @@ func parseTLSGroups(v string) ([]string, bool, error) {
 	return out, false, nil
 }
 
-func parseSSLSessionCache(v string) (string, int64, error) {
+// ParseSSLSessionCache reads an ssl-session-cache value: off, none, or a
+// shared cache's size (its bytes).
+func ParseSSLSessionCache(v string) (string, int64, error) {
 	if v == "off" || v == "none" {
 		return v, 0, nil
 	}
@@ -316,7 +320,8 @@ func parseSSLSessionCache(v string) (string, int64, error) {
 	return v, n, nil
 }
 
-func parseSSLSessionTimeout(v string) (int64, error) {
+// ParseSSLSessionTimeout reads an ssl-session-timeout value, in seconds.
+func ParseSSLSessionTimeout(v string) (int64, error) {
 	m := sslSessionTimeoutRE.FindStringSubmatch(v)
 	if m == nil {
 		return 0, fmt.Errorf("must be an NGINX time in one unit: seconds, or a number with s, m, h or d (NGINX refuses ms here)")

@@ -16,7 +16,7 @@ func TestParseTLSOptions(t *testing.T) {
 	if len(errs) > 0 || len(unknown) > 0 {
 		t.Fatalf("NGF's example: %v %v", errs, unknown)
 	}
-	if !slices.Equal(o.Protocols, []string{"TLSv1.2", "TLSv1.3"}) || o.Ciphers != ngf[TLSOptionCiphers] || o.PreferServerCiphers != "on" || o.CipherSecLevel != -1 {
+	if !slices.Equal(o.Protocols, []string{"TLSv1.2", "TLSv1.3"}) || o.Ciphers != ngf[TLSOptionCiphers] || o.PreferServerCiphers != "on" || o.SecLevel0 {
 		t.Fatalf("NGF's example read as %+v", o)
 	}
 	o, unknown, errs = ParseTLSOptions(map[string]string{

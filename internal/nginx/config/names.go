@@ -86,6 +86,13 @@ var (
 	kindCORSExpose    = nameKind{prefix: "$gw_cors_e_"}
 	kindTLSSplitVar   = nameKind{prefix: "$gw_tls_split_"}
 	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
+	// Variables of the checks of a listener's TLS protocols and groups
+	// after the handshake (handshake.go), by content.
+	kindTLSVersionVar = nameKind{prefix: "$gw_tlsver_"}
+	kindTLSGroupVar   = nameKind{prefix: "$gw_tlsgroup_"}
+	// Shared memory zones of TLS session caches: a port's, or a TLS
+	// listener's in mode Terminate.
+	kindSessionZone = nameKind{prefix: "sslsess_", readable: 1 << 10}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -109,6 +116,7 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
+	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the

@@ -434,6 +434,9 @@ func (c *Config) writeServer(w *writer, s *Server) {
 		w.line("ssl_certificate", s.CertPath)
 		w.line("ssl_certificate_key", s.CertPath)
 	}
+	for _, dir := range s.TLS.directives() {
+		writeDirective(w, dir)
+	}
 	if s.ClientCerts {
 		writeClientVerification(w, s)
 	}

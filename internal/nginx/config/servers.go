@@ -101,18 +101,21 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		return s
 	}
 	withClientValidation(def)
+	owner := mostSpecificListener(listeners, "")
 	if ssl {
-		if l := mostSpecificListener(listeners, ""); l != nil && l.TLS != nil {
-			def.CertPath = b.cert(l.TLS)
+		if owner != nil && owner.TLS != nil {
+			def.CertPath = b.cert(owner.TLS)
 		} else {
 			def.RejectHandshake = true
 		}
+		def.TLS = b.serverTLS(port, owner, g.Handshake(gatewayv1.PortNumber(port)))
 	}
 	b.cfg.Servers = append(b.cfg.Servers, def)
 	misdirected := func(*graph.Listener) []Directive { return nil }
 	if ssl {
-		misdirected = b.misdirectedCheck(port, listeners)
-		def.Directives = misdirected(mostSpecificListener(listeners, ""))
+		checks := b.misdirectedCheck(port, listeners)
+		misdirected = func(l *graph.Listener) []Directive { return append(checks(l), b.handshakeChecks(l)...) }
+		def.Directives = misdirected(owner)
 	}
 	for _, h := range hosts {
 		best := mostSpecificListener(listeners, h)
@@ -129,6 +132,9 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best)})
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
+			}
+			if ssl {
+				srv.TLS = b.serverTLS(port, best, nil)
 			}
 			b.cfg.Servers = append(b.cfg.Servers, srv)
 		}

@@ -134,6 +134,23 @@ func TestTLS13OnTerminatingTLSListeners(t *testing.T) {
 	}
 }
 
+// TestTLSOptionsOnTerminatingTLSListeners: a TLS listener in mode
+// Terminate has a stream server of its own: its options hold in the
+// handshake.
+func TestTLSOptionsOnTerminatingTLSListeners(t *testing.T) {
+	in, pool := termInput(t)
+	term := &in.Gateways[testGateway].Spec.Listeners[len(in.Gateways[testGateway].Spec.Listeners)-1]
+	term.TLS.Options = map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"nginx.org/ssl-protocols": "TLSv1.3", "nginx.org/ssl-session-cache": "1m"}
+	cfg := build(t, in)
+	s := serve(t, cfg)
+	if _, _, err := tlsGet(s, 8443, "a.example.com", pool, &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12}); err == nil {
+		t.Errorf("TLS 1.2 to a TLS 1.3 listener in mode Terminate completed its handshake")
+	}
+	if code, body, err := tlsGet(s, 8443, "a.example.com", pool, &tls.Config{MinVersion: tls.VersionTLS13}); err != nil || code != http.StatusOK || body != "backend" {
+		t.Errorf("TLS 1.3: %d %q %v", code, body, err)
+	}
+}
+
 // termInput is tlsInput's Gateway with a TLS listener "term" on port 8443
 // in mode Terminate, and a TLSRoute for a.example.com to app.
 func termInput(t *testing.T) (*graph.Input, *x509.CertPool) {
@@ -150,4 +167,101 @@ func termInput(t *testing.T) (*graph.Input, *x509.CertPool) {
 		},
 	})
 	return in, pool
+}
+
+// opensslGet sends GET / for host with openssl s_client (which speaks
+// TLS 1.0 and the groups Go does not) to port in NGINX's namespace, and
+// returns what it printed: the response, and the session's details.
+func opensslGet(s *nginxtest.Server, port int, host string, args ...string) string {
+	cmd := s.Command("openssl", append([]string{"s_client", "-connect", fmt.Sprintf("127.0.0.1:%d", port), "-servername", host, "-ign_eof"}, args...)...)
+	cmd.Stdin = strings.NewReader("GET / HTTP/1.0\r\nHost: " + host + "\r\n\r\n")
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// TestTLSOptionsServed: real NGINX holds each listener to its tls.options:
+// in the handshake where the listener is alone on its port or the option
+// is the selected server's (ciphers); after the handshake, with 421, where
+// its port's handshake allows more for another listener.
+func TestTLSOptionsServed(t *testing.T) {
+	const (
+		p256 = tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+		p384 = tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+	)
+	tls13 := map[string]string{"nginx.org/ssl-protocols": "TLSv1.3"}
+	old := map[string]string{"nginx.org/ssl-protocols": "TLSv1 TLSv1.2 TLSv1.3", "nginx.org/ssl-ciphers": "DEFAULT:@SECLEVEL=0"}
+	in, pool := tlsInput(t,
+		tlsListener("alone13", 8443, "", tls13),
+		tlsListener("default", 443, "", nil),
+		tlsListener("shared13", 443, "s13.example.com", tls13),
+		tlsListener("ciphers", 443, "c.example.com", map[string]string{"nginx.org/ssl-ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384", "nginx.org/ssl-prefer-server-ciphers": "on"}),
+		tlsListener("p384", 443, "p.example.com", map[string]string{"nginx.org/ssl-ecdh-curve": "P-384"}),
+		tlsListener("alone384", 9443, "", map[string]string{"nginx.org/ssl-ecdh-curve": "secp384r1"}),
+		tlsListener("old", 7443, "old.example.com", old),
+		tlsListener("modern", 7443, "modern.example.com", nil),
+		tlsListener("sessions", 6443, "", map[string]string{"nginx.org/ssl-session-cache": "1m", "nginx.org/ssl-session-timeout": "1h"}),
+	)
+	cfg := build(t, in)
+	s := serve(t, cfg)
+	if err := s.SetEndpoints(cfg.Endpoints()); err != nil {
+		t.Fatal(err)
+	}
+	type outcome int
+	const (
+		served outcome = iota
+		misdirected
+		refused // at the handshake
+	)
+	check := func(what string, port int, host string, client *tls.Config, want outcome) {
+		t.Helper()
+		code, body, err := tlsGet(s, port, host, pool, client)
+		got := refused
+		switch {
+		case err == nil && code == http.StatusOK && body == "backend":
+			got = served
+		case err == nil && code == http.StatusMisdirectedRequest:
+			got = misdirected
+		case err == nil:
+			t.Errorf("%s: %d %q", what, code, body)
+			return
+		}
+		if got != want {
+			t.Errorf("%s: %d %q %v; want outcome %d (0 served, 1 421, 2 refused at the handshake)", what, code, body, err, want)
+		}
+	}
+	v12 := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12}
+	v13 := &tls.Config{MinVersion: tls.VersionTLS13}
+	check("TLS 1.2 to a TLS 1.3 listener alone on its port", 8443, "a.example.com", v12, refused)
+	check("TLS 1.3 to a TLS 1.3 listener alone on its port", 8443, "a.example.com", v13, served)
+	check("TLS 1.2 to a TLS 1.3 listener sharing its port", 443, "s13.example.com", v12, misdirected)
+	check("TLS 1.3 to a TLS 1.3 listener sharing its port", 443, "s13.example.com", v13, served)
+	check("TLS 1.2 to the default listener beside it", 443, "a.example.com", v12, served)
+
+	only := func(suite uint16) *tls.Config {
+		return &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{suite}}
+	}
+	check("a TLS 1.2 cipher outside the listener's", 443, "c.example.com", only(p256), refused)
+	check("the listener's TLS 1.2 cipher", 443, "c.example.com", only(p384), served)
+	check("that cipher to the default listener of the port", 443, "a.example.com", only(p256), served)
+
+	group := func(c tls.CurveID) *tls.Config {
+		return &tls.Config{MinVersion: tls.VersionTLS13, CurvePreferences: []tls.CurveID{c}}
+	}
+	check("X25519 to a P-384 listener alone on its port", 9443, "a.example.com", group(tls.X25519), refused)
+	check("P-384 to a P-384 listener alone on its port", 9443, "a.example.com", group(tls.CurveP384), served)
+	check("X25519 to a P-384 listener sharing its port", 443, "p.example.com", group(tls.X25519), misdirected)
+	check("P-384 to a P-384 listener sharing its port", 443, "p.example.com", group(tls.CurveP384), served)
+	check("X25519 to the default listener beside it", 443, "a.example.com", group(tls.X25519), served)
+
+	// TLS 1.0: the listener asking for it (with @SECLEVEL=0) gets it; the
+	// one beside it at level 2 fails the handshake after the server name.
+	if out := opensslGet(s, 7443, "old.example.com", "-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"); !strings.Contains(out, "backend") {
+		t.Errorf("TLS 1.0 to the listener allowing it:\n%s", out)
+	}
+	if out := opensslGet(s, 7443, "modern.example.com", "-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"); strings.Contains(out, "backend") || strings.Contains(out, "421") {
+		t.Errorf("TLS 1.0 to the listener at level 2 beside it completed its handshake:\n%s", out)
+	}
+	if out := opensslGet(s, 6443, "a.example.com", "-tls1_2"); !strings.Contains(out, "TLS session ticket lifetime hint: 3600 (seconds)") {
+		t.Errorf("the session timeout of 1h is not the tickets' lifetime:\n%s", out)
+	}
 }
