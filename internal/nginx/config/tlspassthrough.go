@@ -212,7 +212,8 @@ func (b *builder) tlsTarget(backends []*graph.Backend) string {
 // streamTarget returns where a stream route's connections go: the upstream
 // (named as kind says) of the one backend, or a split (added to splits)
 // sharing them by weight, where the share of a backend that cannot serve
-// (invalid, or without ready endpoints) goes to closed.
+// (invalid, or without ready endpoints) goes to closed; closed itself when
+// none can.
 func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed string, splitKind nameKind, splits map[string]*Split) string {
 	dest := func(be *graph.Backend) string {
 		if !be.Valid || len(be.Endpoints) == 0 {
@@ -228,8 +229,14 @@ func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed 
 		return dest(backends[0])
 	}
 	split := &Split{}
+	serving := false
 	for _, sh := range shares(backends) {
 		split.Buckets = append(split.Buckets, SplitBucket{Basis: sh.basis, Upstream: dest(sh.backend)})
+		serving = serving || split.Buckets[len(split.Buckets)-1].Upstream != closed
+	}
+	if !serving {
+		// As the graph counts it (passTarget): no server of its own.
+		return closed
 	}
 	split.Variable = b.names.of(splitKind, splitContent(split)...)
 	splits[split.Variable] = split
