@@ -31,11 +31,12 @@ import (
 //     or group are answered 421 (Misdirected Request, as a request whose
 //     server name picked another listener is), and its Accepted message
 //     says so;
-//   - TLS 1.0 and 1.1 need OpenSSL's security level 0 in the selected
-//     server (a listener's @SECLEVEL=0): at the data plane's level 2 their
-//     handshakes fail after the server name is read (no signature
-//     algorithm fits), so a listener at level 2 is held to TLS 1.2 and
-//     1.3 in the handshake whatever its port negotiates;
+//   - TLS 1.0 and 1.1 also need OpenSSL's security level 0 in the server
+//     the server name selects (a listener's @SECLEVEL=0): at the data
+//     plane's level 2 their handshakes fail after the name is read (no
+//     signature algorithm fits). A listener at level 2 is still checked
+//     after the handshake when its port allows them: a name of its own
+//     may select another listener's server (nginx/config's cipherServers);
 //   - the session cache is the largest its listeners ask, the session
 //     timeout the shortest (a listener without them counts as NGINX's
 //     none and 5m); listeners that asked for another are told.
@@ -88,9 +89,6 @@ func (g *Gateway) settleHandshakes() {
 	}
 }
 
-// oldProtocol says whether a protocol needs OpenSSL's security level 0.
-func oldProtocol(p string) bool { return p == "TLSv1" || p == "TLSv1.1" }
-
 func settleProtocols(port gatewayv1.PortNumber, ls []*Listener, h *PortHandshake) {
 	union := map[string]bool{}
 	for _, l := range ls {
@@ -105,13 +103,7 @@ func settleProtocols(port gatewayv1.PortNumber, ls []*Listener, h *PortHandshake
 	}
 	for _, l := range ls {
 		mine := l.TLSOptions.EffectiveProtocols()
-		// What a client of the listener can complete a handshake with: at
-		// OpenSSL's security level 2 no TLS 1.0 or 1.1 handshake does.
-		reachable := h.Protocols
-		if !l.TLSOptions.SecLevel0 {
-			reachable = slices.DeleteFunc(slices.Clone(reachable), oldProtocol)
-		}
-		if !slices.Equal(mine, reachable) {
+		if !slices.Equal(mine, h.Protocols) {
 			l.CheckProtocols = mine
 			l.noteAccepted(fmt.Sprintf("NGINX 1.22 negotiates the TLS protocol once for all HTTPS listeners of port %d, before it reads the server name, and another listener of the port allows more than this one's %s: a request to this listener over another protocol is answered 421 (Misdirected Request) after the handshake",
 				port, strings.Join(mine, " ")))

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -39,7 +41,7 @@ func tlsListener(name string, port int32, hostname string, options map[string]st
 }
 
 // tlsInput is httpInput's Gateway with the listeners, the certificate
-// Secret "cert" for *.example.com, and a route to app for each listener
+// Secret "cert" for *.example.com and *.a.example.com, and a route to app for each listener
 // (attached by section name, for its hostname or any). It returns the
 // CA's pool, for clients.
 func tlsInput(t *testing.T, listeners ...gatewayv1.Listener) (*graph.Input, *x509.CertPool) {
@@ -48,7 +50,7 @@ func tlsInput(t *testing.T, listeners ...gatewayv1.Listener) (*graph.Input, *x50
 	if err != nil {
 		t.Fatal(err)
 	}
-	kp, err := ca.IssueServing("example", nil, []string{"*.example.com", "example.com"})
+	kp, err := ca.IssueServing("example", nil, []string{"*.example.com", "example.com", "*.a.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +265,44 @@ func TestTLSOptionsServed(t *testing.T) {
 	}
 	if out := opensslGet(s, 6443, "a.example.com", "-tls1_2"); !strings.Contains(out, "TLS session ticket lifetime hint: 3600 (seconds)") {
 		t.Errorf("the session timeout of 1h is not the tickets' lifetime:\n%s", out)
+	}
+}
+
+// TestListenerCiphersWhateverTheServerName: a listener's ciphers hold for
+// every server name of the listener, also one no route names, where NGINX
+// would pick another listener's wildcard server for the handshake: a
+// client whose certificate check passes for both (one certificate for
+// every name, as connection coalescing needs) then reached the listener's
+// routes over a cipher the listener refuses.
+func TestListenerCiphersWhateverTheServerName(t *testing.T) {
+	in, pool := tlsInput(t,
+		tlsListener("wide", 443, "*.example.com", nil),
+		tlsListener("narrow", 443, "*.a.example.com", map[string]string{"nginx.org/ssl-ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384"}),
+	)
+	r := in.Route("HTTPRoute", types.NamespacedName{Namespace: "ns", Name: "r-narrow"}).(*gatewayv1.HTTPRoute)
+	r.Spec.Hostnames = []gatewayv1.Hostname{"y.a.example.com"}
+	cfg := build(t, in)
+	s := serve(t, cfg)
+	if err := s.SetEndpoints(cfg.Endpoints()); err != nil {
+		t.Fatal(err)
+	}
+	// One certificate names both: a verifying client may send a request
+	// for y.a.example.com on a connection opened for x.a.example.com.
+	outside := &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
+		RootCAs: pool, ServerName: "x.a.example.com", NextProtos: []string{"http/1.1"}}
+	raw, err := s.Dial("tcp", "127.0.0.1:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	c := tls.Client(raw, outside)
+	if err := c.Handshake(); err == nil {
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: y.a.example.com\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		t.Errorf("a handshake for x.a.example.com with a cipher *.a.example.com's listener refuses completed; y.a.example.com's route answered %v %v", resp, err)
+	}
+	if code, body, err := tlsGet(s, 443, "y.a.example.com", pool, &tls.Config{MaxVersion: tls.VersionTLS12,
+		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}); err != nil || code != http.StatusOK || body != "backend" {
+		t.Errorf("the listener's own cipher: %d %q %v", code, body, err)
 	}
 }
