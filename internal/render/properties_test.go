@@ -239,6 +239,11 @@ func wantedServers(g *graph.Gateway) map[serverKey]map[locKey]bool {
 		p := int(l.Source.Port)
 		byPort[p] = append(byPort[p], l)
 		want[serverKey{p, ""}] = map[locKey]bool{}
+		// A listener with ciphers of its own has a server of its name, so
+		// that its names never select another listener's (servers.go).
+		if o := l.TLSOptions; l.Hostname != "" && (o.Ciphers != "" || o.PreferServerCiphers != "") {
+			want[serverKey{p, l.Hostname}] = map[locKey]bool{}
+		}
 	}
 	for _, r := range g.Routes {
 		if graph.PassesConnections(r.Kind) {
