@@ -165,6 +165,7 @@ var parityCases = []parityCase{
 	{name: "waf-bad-bundle-refs", refused: []string{"WAFGatewayBindingPolicy default/bad-sha", "WAFGatewayBindingPolicy default/keeps-old"}},
 	{name: "policies-tls-listeners"},
 	{name: "policy-unattached-targets"},
+	{name: "tls-options"},
 }
 
 // allocatedClusterIPs leaves a Service's cluster IP to the API server,
