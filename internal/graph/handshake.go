@@ -17,8 +17,9 @@ import (
 // settings; the session cache and timeout, too, stay the default
 // server's (measured with Debian 12's NGINX 1.22.1 and OpenSSL 3.0: a
 // server with ssl_protocols TLSv1.3 accepted TLS 1.2 for its name, one
-// with ssl_ecdh_curve secp384r1 negotiated X25519, one with its own
-// session cache resumed from the default server's, with its timeout).
+// with ssl_ecdh_curve secp384r1 negotiated X25519, one with a session
+// cache of its own resumed no session by its ID when the default server
+// had none, and its tickets had the default server's lifetime).
 // Ciphers, and the preference of the server's, are the selected
 // server's. So, per HTTPS port:
 //
