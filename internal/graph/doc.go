@@ -8,8 +8,10 @@
 // the same graph. Processing order, per Gateway:
 //
 //  1. the GatewayClass (ours? parameters valid?) and the effective NginxProxy;
-//  2. listeners: protocol, port, hostname, TLS certificates, allowed kinds,
-//     then conflicts between listeners;
+//  2. listeners: protocol, port, hostname, TLS certificates and options,
+//     allowed kinds, then conflicts between listeners, the budgets of
+//     sockets and TLS session caches, and, once the ListenerSets' listeners
+//     joined, what each HTTPS port's TLS handshake allows (handshake.go);
 //  3. routes that name the Gateway in a parentRef: attachment to listeners
 //     (sectionName, port, allowed namespaces and kinds, hostname intersection);
 //  4. each route's rules: matches, filters (the objects ExtensionRef filters

@@ -15,6 +15,12 @@
 // (^/api/.*/v1/.*$) stays accepted: PCRE2's default match limit ends it
 // within tens of milliseconds on the longest request line NGINX reads.
 //
+// A listener's tls.options (NGINX Gateway Fabric's keys, tlsoptions.go)
+// are held to what NGINX 1.22 and OpenSSL 3.0 on the data plane accept
+// and use: cipher strings are read as OpenSSL reads them, with its
+// vocabulary embedded as data taken from the data plane's own OpenSSL
+// (ciphers.go), so an element OpenSSL would silently ignore is refused.
+//
 // Messages match the API server's where a rule exists in both places, so users
 // see the same words whichever layer stopped them.
 //

@@ -317,6 +317,7 @@ const (
 	MaxListeners         = 64 // a Gateway's or a ListenerSet's, and their statuses'
 	MaxAllowedKinds      = 8  // a listener's allowedRoutes.kinds
 	MaxCertificateRefs   = 64 // a listener's tls.certificateRefs
+	MaxTLSOptions        = 16 // a listener's tls.options
 	MaxAddresses         = 16 // a Gateway's spec.addresses
 	MaxFrontendPorts     = 64 // a Gateway's tls.frontend.perPort
 	MaxFrontendCARefs    = 16 // a client certificate validation's caCertificateRefs

@@ -43,6 +43,8 @@ type checker struct {
 	// l4Connections are what the TCP and UDP listeners' limit_conn let
 	// their clients hold of a worker's connections.
 	l4Connections int
+	// sessionZones are the TLS session caches' zones and sizes.
+	sessionZones map[string]int64
 	// locations are the exact locations of every server, internal or not.
 	locations map[string]bool
 	uses      []use
@@ -77,7 +79,8 @@ type server struct {
 // way they break the renderer's promises (at most 20), or nil.
 func Check(files []config.File) error {
 	c := &checker{files: map[string][]byte{}, parsed: map[string][]*Directive{}, reached: map[string]bool{},
-		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{}}
+		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{},
+		sessionZones: map[string]int64{}}
 	for _, f := range files {
 		if _, dup := c.files[f.Path]; dup {
 			c.fail(nil, "file %s is rendered twice", f.Path)

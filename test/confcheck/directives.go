@@ -82,32 +82,39 @@ var rules = map[string]rule{
 	"balancer_by_lua_block": {ctx: []string{ctxUpstream}, min: 1, max: 1, check: luaBalancer},
 	"content_by_lua_block":  {ctx: inLocation, min: 1, max: 1, check: luaContent},
 
-	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
-	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
-	"ssl_reject_handshake":   {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
-	"ssl_certificate":        {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
-	"ssl_certificate_key":    {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
-	"ssl_client_certificate": {ctx: inServer, min: 1, max: 1, check: file},
-	"ssl_verify_depth":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
-	"ssl_verify_client":      {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
-	"error_page":             {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
-	"set_real_ip_from":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
-	"real_ip_header":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
-	"location":               {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
-	"internal":               {ctx: inLocation, min: 0, max: 0},
-	"stub_status":            {ctx: inLocation, min: 0, max: 0, check: stubStatus},
-	"if":                     {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
-	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
-	"rewrite":                {ctx: inLocation, min: 2, max: 3, check: rewrite},
-	"set":                    {ctx: inLocation, min: 2, max: 2, check: set},
-	"mirror":                 {ctx: inLocation, min: 1, max: 1, check: mirror},
-	"proxy_pass":             {ctx: []string{ctxLocation, ctxStreamServer}, min: 1, max: 1, check: pass("http://", "https://")},
-	"grpc_pass":              {ctx: inLocation, min: 1, max: 1, check: pass("grpc://", "grpcs://")},
-	"proxy_set_header":       {ctx: httpLevels, min: 2, max: 2, check: setHeader},
-	"grpc_set_header":        {ctx: httpLevels, min: 2, max: 2, check: setHeader},
-	"add_header":             {ctx: []string{ctxLocation, ctxIf}, min: 3, max: 3, check: addHeader},
-	"proxy_hide_header":      {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
-	"grpc_hide_header":       {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+	"listen":               {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
+	"server_name":          {ctx: inServer, min: 1, max: 1, check: serverName},
+	"ssl_reject_handshake": {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
+	"ssl_protocols":        {ctx: []string{ctxHTTP, ctxServer, ctxStream, ctxStreamServer}, min: 1, max: 4, check: sslProtocols},
+	// A listener's tls.options (nginx/config/handshake.go).
+	"ssl_ciphers":               {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslCiphers},
+	"ssl_prefer_server_ciphers": {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("on", "off")},
+	"ssl_ecdh_curve":            {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslECDHCurve},
+	"ssl_session_cache":         {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslSessionCache},
+	"ssl_session_timeout":       {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslSessionTimeout},
+	"ssl_certificate":           {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
+	"ssl_certificate_key":       {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
+	"ssl_client_certificate":    {ctx: inServer, min: 1, max: 1, check: file},
+	"ssl_verify_depth":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
+	"ssl_verify_client":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
+	"error_page":                {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
+	"set_real_ip_from":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
+	"real_ip_header":            {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
+	"location":                  {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
+	"internal":                  {ctx: inLocation, min: 0, max: 0},
+	"stub_status":               {ctx: inLocation, min: 0, max: 0, check: stubStatus},
+	"if":                        {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
+	"return":                    {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
+	"rewrite":                   {ctx: inLocation, min: 2, max: 3, check: rewrite},
+	"set":                       {ctx: inLocation, min: 2, max: 2, check: set},
+	"mirror":                    {ctx: inLocation, min: 1, max: 1, check: mirror},
+	"proxy_pass":                {ctx: []string{ctxLocation, ctxStreamServer}, min: 1, max: 1, check: pass("http://", "https://")},
+	"grpc_pass":                 {ctx: inLocation, min: 1, max: 1, check: pass("grpc://", "grpcs://")},
+	"proxy_set_header":          {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"grpc_set_header":           {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"add_header":                {ctx: []string{ctxLocation, ctxIf}, min: 3, max: 3, check: addHeader},
+	"proxy_hide_header":         {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+	"grpc_hide_header":          {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
 
 	"proxy_read_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"proxy_send_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
@@ -198,6 +205,71 @@ func limitConn(c *checker, d *Directive) {
 		c.fail(d, "limit_conn %q: not a number from 1 to 32767", d.Args[1].Value)
 	}
 	c.l4Connections += graph.ConnectionsPerL4Client * n
+}
+
+// sslProtocols: protocols of validation.TLSProtocols, each once, in order.
+func sslProtocols(c *checker, d *Directive) {
+	next := 0
+	for _, a := range d.Args {
+		i := slices.Index(validation.TLSProtocols, a.Value)
+		if i < next {
+			c.fail(d, "ssl_protocols %q: not a protocol of %v, in order, once", a.Value, validation.TLSProtocols)
+			return
+		}
+		next = i + 1
+	}
+}
+
+func sslCiphers(c *checker, d *Directive) {
+	if _, err := validation.CipherString(d.Args[0].Value); err != nil {
+		c.fail(d, "ssl_ciphers: %v", err)
+	}
+}
+
+func sslECDHCurve(c *checker, d *Directive) {
+	if _, auto, err := validation.ParseTLSGroups(d.Args[0].Value); err != nil || auto {
+		c.fail(d, "ssl_ecdh_curve: %v (auto is NGINX's default, never written)", err)
+	}
+}
+
+func sslSessionTimeout(c *checker, d *Directive) {
+	if _, err := validation.ParseSSLSessionTimeout(d.Args[0].Value); err != nil {
+		c.fail(d, "ssl_session_timeout: %v", err)
+	}
+}
+
+// sslSessionCacheRE is a shared session cache: a zone of Gatewall's
+// naming, and its size.
+var sslSessionCacheRE = regexp.MustCompile(`^shared:(sslsess_[a-z0-9_.-]+):([0-9]+[kKmM]?)$`)
+
+// sslSessionCache: off, or a shared cache whose zone has one size
+// wherever it is named; together the zones fit the Gateway's budget.
+func sslSessionCache(c *checker, d *Directive) {
+	v := d.Args[0].Value
+	if v == "off" {
+		return
+	}
+	m := sslSessionCacheRE.FindStringSubmatch(v)
+	if m == nil {
+		c.fail(d, "ssl_session_cache %q", v)
+		return
+	}
+	_, n, err := validation.ParseSSLSessionCache(m[2])
+	if err != nil {
+		c.fail(d, "ssl_session_cache %q: %v", v, err)
+		return
+	}
+	if have, ok := c.sessionZones[m[1]]; ok && have != n {
+		c.fail(d, "session cache zone %s has sizes %d and %d", m[1], have, n)
+	}
+	c.sessionZones[m[1]] = n
+	var total int64
+	for _, size := range c.sessionZones {
+		total += size
+	}
+	if total > validation.SSLSessionCacheBudget {
+		c.fail(d, "the session caches hold %d bytes, more than the Gateway's budget", total)
+	}
 }
 
 // proxyProtocol is on for the whole stream context (its servers pass

@@ -24,7 +24,8 @@ func validVariableName(s string) bool { return variableNameRE.MatchString(s) }
 var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "args": true, "is_args": true, "scheme": true,
 	"remote_addr": true, "proxy_add_x_forwarded_for": true, "server_port": true, "proxy_protocol_server_port": true,
 	"request_method": true, "request_id": true, "ssl_server_name": true,
-	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true}
+	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true,
+	"ssl_protocol": true, "ssl_curve": true}
 
 func builtinVariable(name string) bool {
 	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_") ||

@@ -171,6 +171,7 @@ var parityCases = []parityCase{
 	// externalauth golden needs the experimental channel's HTTPRoute,
 	// which envtest does not install.)
 	{name: "authentication"},
+	{name: "tls-options"},
 }
 
 // allocatedClusterIPs leaves a Service's cluster IP to the API server,

@@ -209,6 +209,12 @@ func (s *Server) Workers() string {
 	return strings.TrimSpace(string(out))
 }
 
+// Command is a command run in NGINX's network namespace (a client such
+// as openssl s_client, which speaks what Go's crypto/tls does not).
+func (s *Server) Command(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=" + s.netns(), "--", name}, args...)...)
+}
+
 // DropPacketsTo makes the namespace drop every packet sent to ip, as the
 // address of a pod that is gone does (iptables).
 func (s *Server) DropPacketsTo(ip string) error {

@@ -92,6 +92,13 @@ var (
 	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
 	// Variables of the headers an authorization service's answer gives, by header.
 	kindAuthHeaderVar = nameKind{prefix: "$gw_ea_"}
+	// Variables of the checks of a listener's TLS protocols and groups
+	// after the handshake (handshake.go), by content.
+	kindTLSVersionVar = nameKind{prefix: "$gw_tlsver_"}
+	kindTLSGroupVar   = nameKind{prefix: "$gw_tlsgroup_"}
+	// Shared memory zones of TLS session caches: a port's, or a TLS
+	// listener's in mode Terminate.
+	kindSessionZone = nameKind{prefix: "sslsess_", readable: 1 << 10}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -116,6 +123,7 @@ var nameKinds = []nameKind{
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
 	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
+	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the

@@ -97,6 +97,7 @@ func (c *Config) httpConf(keys *hashKeys) []byte {
 	w := &writer{keys: keys}
 	w.comment(header)
 	w.line("server_tokens", "off")
+	writeDefaultTLSProtocols(w)
 	w.line("access_log", "/dev/stdout")
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		w.line(t+"_temp_path", CacheDir+t+"_temp")
@@ -430,6 +431,9 @@ func (c *Config) writeServer(w *writer, s *Server) {
 	if s.CertPath != "" {
 		w.line("ssl_certificate", s.CertPath)
 		w.line("ssl_certificate_key", s.CertPath)
+	}
+	for _, dir := range s.TLS.directives() {
+		writeDirective(w, dir)
 	}
 	if s.ClientCerts {
 		writeClientVerification(w, s)
