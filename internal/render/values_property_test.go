@@ -89,7 +89,9 @@ func valueRoutes(i int, v string) []any {
 	response := func(m gatewayv1.HTTPHeaderFilter) gatewayv1.HTTPRouteFilter {
 		return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &m}
 	}
-	header := func(name string) []gatewayv1.HTTPHeader { return []gatewayv1.HTTPHeader{{Name: gatewayv1.HTTPHeaderName(name), Value: v}} }
+	header := func(name string) []gatewayv1.HTTPHeader {
+		return []gatewayv1.HTTPHeader{{Name: gatewayv1.HTTPHeaderName(name), Value: v}}
+	}
 	prefix := func(p string) []gatewayv1.HTTPRouteMatch {
 		return []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(p)}}}
 	}
