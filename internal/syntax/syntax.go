@@ -1,5 +1,8 @@
 // Package syntax is how Gatewall writes values into NGINX's configuration
-// language, and what NGINX's configuration parser can read. The graph uses
+// language, and what NGINX's configuration parser can read: one quoting
+// function (Quote), and how a header value is written where NGINX
+// interpolates variables, with the allow-list of the variables it may read
+// (values.go). The graph uses
 // it to refuse a value that would not fit, with the status of the object
 // carrying it saying why; the renderer (package config) uses it to write
 // the value. Check and output are the same code, so they cannot disagree.
