@@ -199,7 +199,7 @@ func (c *checker) walk(ds []*Directive, ctx string) {
 		switch r.block {
 		case "":
 		case "body":
-			// map and split_clients bodies are read by their check.
+			// map, split_clients and geo bodies are read by their check.
 		default:
 			if r.block == ctxUpstream {
 				c.upstream, c.upstreamIn = d.Args[0].Value, ctx

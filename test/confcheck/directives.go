@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
 	"map":                            {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: mapBlock},
 	"split_clients":                  {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: splitBlock},
+	"geo":                            {ctx: http, min: 1, max: 1, block: "body", check: geoBlock},
 	"upstream":                       {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
 	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: number(1, math.MaxInt32)},
 	"zone":                           {ctx: []string{ctxUpstream}, min: 2, max: 2, check: upstreamZone},

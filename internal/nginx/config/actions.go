@@ -327,10 +327,10 @@ func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
 	var ds []Directive
 	hide := prefix + "_hide_header"
 	for _, h := range m.Set {
-		ds = append(ds, D(hide, h.Name), D("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D(hide, h.Name), D("add_header", h.Name, quoteHeaderValue(h.Value), "always"))
 	}
 	for _, h := range m.Add {
-		ds = append(ds, D("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D("add_header", h.Name, quoteHeaderValue(h.Value), "always"))
 	}
 	for _, name := range m.Remove {
 		ds = append(ds, D(hide, name))
