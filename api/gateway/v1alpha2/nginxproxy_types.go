@@ -3,6 +3,8 @@ package v1alpha2
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 )
 
 // NginxProxy holds the data-plane settings of a GatewayClass or a Gateway. A
@@ -153,6 +155,126 @@ type NginxProxySpec struct {
 	// +optional
 	DNSResolver *DNSResolver `json:"dnsResolver,omitempty"`
 
+	// RewriteClientIP takes the client's address from the PROXY protocol
+	// or X-Forwarded-For of trusted peers (a load balancer or proxy in
+	// front of the Gateway), for the backends, the access log, rate
+	// limits and address-based balancing. A Gateway's NginxProxy may set
+	// it only when its class allows RewriteClientIP
+	// (allowGatewayOverrides): who is trusted decides who can choose the
+	// address every route sees.
+	//
+	// +optional
+	RewriteClientIP *RewriteClientIP `json:"rewriteClientIP,omitempty"`
+
+	// DisableHTTP2 turns HTTP/2 off on every HTTPS listener: clients speak
+	// HTTP/1.1. GRPCRoutes, which need HTTP/2, are then not accepted on the
+	// Gateway (their status says why). Defaults to false.
+	//
+	// +optional
+	DisableHTTP2 *bool `json:"disableHTTP2,omitempty"`
+
+	// UseClusterIP makes NGINX send requests to each backend Service's
+	// cluster IP and port instead of its endpoints, for every Service with
+	// a cluster IP (not headless and ExternalName ones, nor the backends
+	// of TLSRoutes, TCPRoutes and UDPRoutes). An UpstreamSettingsPolicy's
+	// useClusterIP wins for its Services. Defaults to false.
+	//
+	// +optional
+	UseClusterIP *bool `json:"useClusterIP,omitempty"`
+
+	// DisableSNIHostValidation lets a client's HTTPS connection, opened
+	// for one listener's hostname (its TLS server name), carry requests
+	// for another listener's hostname on the same port (HTTP/2 connection
+	// coalescing with wildcard certificates, GEP-3567): without it they
+	// are answered 421 Misdirected Request. Requests are still answered
+	// 421 when the two listeners' TLS settings differ (ciphers, protocols,
+	// key exchange groups: tls.options), so that no listener's routes are
+	// reached over a handshake its settings refuse. Defaults to false.
+	//
+	// +optional
+	DisableSNIHostValidation *bool `json:"disableSNIHostValidation,omitempty"`
+
+	// WorkerProcesses is how many NGINX worker processes run, from 1 to
+	// 1024. Unset: one per CPU of the NGINX container's CPU limit (2 by
+	// default), or one per CPU of the node without a limit. Each worker
+	// holds its own connections (workerConnections), buffers and Lua
+	// state: more workers than the CPU limit takes more memory for no more
+	// CPU (docs/budgets.md).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	WorkerProcesses *int32 `json:"workerProcesses,omitempty"`
+
+	// WorkerRlimitNofile is the most files each worker may open
+	// (worker_rlimit_nofile), from 1 to 1048576. Unset: 2 ×
+	// workerConnections + 64, which every connection and its temporary
+	// file need. A lower value makes NGINX warn and fail connections once
+	// its files run out; a higher one than the container's hard limit
+	// (the container runtime's, often 524288 or 1048576) cannot be set by
+	// NGINX, which then logs an alert on each reload and keeps the limit
+	// it has.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	WorkerRlimitNofile *int32 `json:"workerRlimitNofile,omitempty"`
+
+	// ServerTokens is what NGINX says of itself in the Server response
+	// header and on its error pages: off ("nginx", the default), on
+	// ("nginx/1.22.1") or build (the same: Debian's NGINX names no build).
+	// Other values (an empty string to send no Server header, a string of
+	// your own), which NGINX Plus takes, are accepted and not programmed
+	// (off is used; the status says so). At most 255 characters, '"' and
+	// '\' escaped with '\', no line breaks.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^([^"\\\x0A\x0D]|\\[^\x0A\x0D])*$`
+	ServerTokens *string `json:"serverTokens,omitempty"`
+
+	// Compression compresses responses with gzip for clients that accept
+	// it. Compressed HTTPS responses that reflect what a client sent next
+	// to a secret (a token in a page) are open to BREACH-style attacks:
+	// leave the MIME types of such responses out.
+	//
+	// +optional
+	Compression *Compression `json:"compression,omitempty"`
+
+	// ZoneSize is, in NGINX Gateway Fabric, the shared memory zone of each
+	// upstream. Gatewall's upstreams keep their endpoints and balancing
+	// state in the data plane's shared Lua dictionaries, sized by Gatewall
+	// for the endpoints a Gateway may have, so a zone in each upstream
+	// would take shared memory for nothing: it is accepted and not
+	// programmed (the status says so). An UpstreamSettingsPolicy's
+	// zoneSize still gives its Services' upstreams a zone. A size of up to
+	// 4 digits with an optional k, m or g.
+	//
+	// +optional
+	ZoneSize *v1alpha1.ByteSize `json:"zoneSize,omitempty"`
+
+	// DisableBaseHeaders are the forwarding headers Gatewall does not set
+	// on proxied requests: X-Forwarded-For, X-Forwarded-Proto,
+	// X-Forwarded-Host, X-Forwarded-Port, X-Real-IP, or * for all of them,
+	// so that routes' filters set them instead. A client's own header of
+	// that name then reaches the backend unless a route's filter sets or
+	// removes it: a Gateway's NginxProxy may set this only when its class
+	// allows DisableBaseHeaders (allowGatewayOverrides). The loop header
+	// (X-Gatewall-Loop) is never disabled.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	DisableBaseHeaders []BaseHeaderName `json:"disableBaseHeaders,omitempty"`
+
+	// Telemetry configures tracing: W3C trace context propagated to
+	// backends, made for requests without one, and logged. Spans are not
+	// exported (Debian's NGINX has no OpenTelemetry module): the status
+	// says so.
+	//
+	// +optional
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
+
 	// AllowGatewayOverrides says what the Gateways of a class may choose for
 	// their own data planes, beyond what any Gateway may (docs/security.md).
 	// It is read from the GatewayClass's NginxProxy only: a Gateway's
@@ -169,7 +291,7 @@ type NginxProxySpec struct {
 // GatewayOverrideField names NginxProxy settings a class may let its
 // Gateways set.
 //
-// +kubebuilder:validation:Enum=Images;Service
+// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders
 type GatewayOverrideField string
 
 // The settings a class may let its Gateways' NginxProxies set.
@@ -182,16 +304,23 @@ const (
 	// OverrideService: kubernetes.service (type, externalTrafficPolicy,
 	// loadBalancerIP, loadBalancerSourceRanges): who can reach the Gateway.
 	OverrideService GatewayOverrideField = "Service"
+	// OverrideRewriteClientIP: rewriteClientIP, which decides whose word
+	// about a client's address every route's backends, the access log,
+	// rate limits and address-based balancing take.
+	OverrideRewriteClientIP GatewayOverrideField = "RewriteClientIP"
+	// OverrideDisableBaseHeaders: disableBaseHeaders, which lets clients'
+	// own X-Forwarded-* and X-Real-IP headers reach every route's backends.
+	OverrideDisableBaseHeaders GatewayOverrideField = "DisableBaseHeaders"
 )
 
 // GatewayOverrides are what a class lets its Gateways choose.
 type GatewayOverrides struct {
 	// Fields are the settings a Gateway's own NginxProxy may set: Images,
-	// Service.
+	// Service, RewriteClientIP, DisableBaseHeaders.
 	//
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:MaxItems=4
 	Fields []GatewayOverrideField `json:"fields,omitempty"`
 
 	// InfrastructureKeys are the prefixed label and annotation keys a

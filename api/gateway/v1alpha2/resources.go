@@ -59,10 +59,14 @@ func WAFResources(c *ContainerSpec) corev1.ResourceRequirements {
 	return *defaultWAFResources.DeepCopy()
 }
 
-// WorkerProcesses is how many worker processes NGINX runs: one per CPU
-// of the NGINX container's limit, rounded up; 0 when it has no CPU limit
-// (NGINX then runs one per CPU of the node, which Gatewall cannot know).
-func (s *NginxProxySpec) WorkerProcesses() int32 {
+// Workers is how many worker processes NGINX runs: workerProcesses when
+// set, else one per CPU of the NGINX container's limit, rounded up; 0
+// when it has no CPU limit (NGINX then runs one per CPU of the node,
+// which Gatewall cannot know).
+func (s *NginxProxySpec) Workers() int32 {
+	if s != nil && s.WorkerProcesses != nil {
+		return *s.WorkerProcesses
+	}
 	cpu, ok := s.NGINXResources().Limits[corev1.ResourceCPU]
 	if !ok || cpu.Sign() <= 0 {
 		return 0

@@ -86,7 +86,7 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 }
 
 func mainSettings(np *v1alpha2.NginxProxySpec) Main {
-	m := Main{WorkerConnections: defaultWorkerConnections, WorkerProcesses: (&v1alpha2.NginxProxySpec{}).WorkerProcesses(), ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
+	m := Main{WorkerConnections: defaultWorkerConnections, WorkerProcesses: (&v1alpha2.NginxProxySpec{}).Workers(), ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
 		Upstreams: UpstreamDefaults{
 			ConnectTimeout: duration(nil, v1alpha2.DefaultConnectTimeout),
 			MaxTries:       v1alpha2.DefaultMaxTries,
@@ -113,7 +113,7 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		}
 	}
 	m.WorkerShutdownTimeout = duration(np.WorkerShutdownTimeout, v1alpha2.DefaultWorkerShutdownTimeout)
-	m.WorkerProcesses = np.WorkerProcesses()
+	m.WorkerProcesses = np.Workers()
 	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
 		m.WorkerConnections = *np.WorkerConnections
