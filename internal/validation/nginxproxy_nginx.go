@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/syntax"
 )
 
 // The NGINX-facing fields of NGINX Gateway Fabric's NginxProxy
@@ -52,7 +53,7 @@ const (
 	maxServerTokensLen     = 255
 	maxAccessLogFormatLen  = 4096
 	maxMimeTypes           = 32
-	maxMimeTypeLen         = 255
+	maxMimeTypeLen         = syntax.MaxGzipType
 	maxGzipDisable         = 16
 	maxGzipDisableLen      = 256
 	maxGzipProxied         = 9
@@ -224,9 +225,17 @@ func compression(path *field.Path, c *v1alpha2.Compression) field.ErrorList {
 	}
 	types := path.Child("mimeTypes")
 	errs = append(errs, listSize(types, len(c.MimeTypes), c.MimeTypes != nil, maxMimeTypes)...)
+	var typeErrs field.ErrorList
 	for i, t := range c.MimeTypes {
-		errs = append(errs, stringField(types.Index(i), t, 0, maxMimeTypeLen, mimeTypeRE)...)
+		typeErrs = append(typeErrs, stringField(types.Index(i), t, 0, maxMimeTypeLen, mimeTypeRE)...)
 	}
+	if len(typeErrs) == 0 && len(c.MimeTypes) > 0 {
+		// Beyond the CRD: what NGINX's fixed table cannot hold.
+		if err := syntax.CheckGzipTypes(c.MimeTypes); err != nil {
+			typeErrs = append(typeErrs, field.Invalid(types, c.MimeTypes, err.Error()))
+		}
+	}
+	errs = append(errs, typeErrs...)
 	if g := c.Gzip; g != nil {
 		gp := path.Child("gzip")
 		if g.HTTPVersion != nil {

@@ -168,6 +168,9 @@ func compressionCases() []Case {
 			Field: path + ".gzip.proxied[0]", Message: `Unsupported value: "sometimes"`},
 		{Name: "compression: httpVersion 2", Object: npCompression(v1alpha2.Compression{Type: gz, Gzip: &v1alpha2.GzipSettings{HTTPVersion: ptr(v1alpha2.GzipHTTPVersion("2"))}}),
 			Field: path + ".gzip.httpVersion", Message: `Unsupported value: "2"`},
+		{Name: "compression: MIME type of 46 characters", Object: npCompression(v1alpha2.Compression{Type: gz, Gzip: &v1alpha2.GzipSettings{}, MimeTypes: []string{"application/" + strings.Repeat("x", 34)}})},
+		{Name: "compression: MIME type of 47 characters", Object: npCompression(v1alpha2.Compression{Type: gz, Gzip: &v1alpha2.GzipSettings{}, MimeTypes: []string{"application/" + strings.Repeat("x", 35)}}),
+			Field: path + ".mimeTypes[0]", Message: "may not be more than 46"},
 		{Name: "compression: disable of 257 characters", Object: npCompression(v1alpha2.Compression{Type: gz, Gzip: &v1alpha2.GzipSettings{Disable: []string{strings.Repeat("a", 257)}}}),
 			Field: path + ".gzip.disable[0]", Message: "may not be more than 256"},
 	}

@@ -155,13 +155,16 @@ type Compression struct {
 	MinLength *int32 `json:"minLength,omitempty"`
 
 	// MimeTypes are the MIME types compressed besides text/html (always
-	// compressed), as type/subtype (no wildcards, which NGINX does not
-	// read): ["application/json", "text/css"]. NGINX directive: gzip_types.
+	// compressed), as type/subtype of at most 46 characters (no wildcards,
+	// which NGINX does not read): ["application/json", "text/css"]. NGINX
+	// keeps them in a table of fixed size: a list it could not build one
+	// for without a warning (types whose NGINX hashes are equal) is
+	// refused by Gatewall. NGINX directive: gzip_types.
 	//
 	// +optional
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:MaxLength=255
+	// +kubebuilder:validation:items:MaxLength=46
 	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9!#$%&+.^_|~-]+/[A-Za-z0-9!#$%&+.^_|~-]+$`
 	MimeTypes []string `json:"mimeTypes,omitempty"`
 }

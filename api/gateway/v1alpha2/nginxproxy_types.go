@@ -207,13 +207,13 @@ type NginxProxySpec struct {
 	WorkerProcesses *int32 `json:"workerProcesses,omitempty"`
 
 	// WorkerRlimitNofile is the most files each worker may open
-	// (worker_rlimit_nofile), from 1 to 1048576. Unset: 2 ×
-	// workerConnections + 64, which every connection and its temporary
-	// file need. A lower value makes NGINX warn and fail connections once
-	// its files run out; a higher one than the container's hard limit
-	// (the container runtime's, often 524288 or 1048576) cannot be set by
-	// NGINX, which then logs an alert on each reload and keeps the limit
-	// it has.
+	// (worker_rlimit_nofile), from 1 to 1048576. Unset, and at least: 2 ×
+	// workerConnections + 64, a file for every connection and one for its
+	// buffered body, which the Gateway's connection budgets count on (a
+	// lower value is raised to it, and the status says so). One above the
+	// container's hard limit (the container runtime's, often 524288 or
+	// 1048576) cannot be set by NGINX, which then logs an alert on each
+	// reload and keeps the limit it has.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -85,3 +85,22 @@ func (s *NginxProxySpec) deployment() *DeploymentSpec {
 	}
 	return s.Kubernetes.Deployment
 }
+
+// workerFiles are the files an NGINX worker keeps open besides its
+// connections and their temporary files: logs, its event queue, modules'
+// files.
+const workerFiles = 64
+
+// FilesForConnections is how many files an NGINX worker with
+// workerConnections connections may need: every connection is a file,
+// and a buffered request or response one more (a temporary file), so
+// twice the connections, and workerFiles.
+func FilesForConnections(workerConnections int32) int32 { return 2*workerConnections + workerFiles }
+
+// EffectiveWorkerConnections is workerConnections, or its default.
+func (s *NginxProxySpec) EffectiveWorkerConnections() int32 {
+	if s != nil && s.WorkerConnections != nil {
+		return *s.WorkerConnections
+	}
+	return DefaultWorkerConnections
+}
