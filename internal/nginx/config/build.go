@@ -93,6 +93,7 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 			FailTimeout:    duration(nil, v1alpha2.DefaultFailTimeout),
 		},
 		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
+		Proxy:                 proxySettings(nil),
 		L4: L4Limits{
 			TCPIdleTimeout:    duration(nil, v1alpha2.DefaultTCPIdleTimeout),
 			UDPSessionTimeout: duration(nil, v1alpha2.DefaultUDPSessionTimeout),
@@ -113,6 +114,7 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		}
 	}
 	m.WorkerShutdownTimeout = duration(np.WorkerShutdownTimeout, v1alpha2.DefaultWorkerShutdownTimeout)
+	m.Proxy = proxySettings(np)
 	m.WorkerProcesses = np.Workers()
 	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
