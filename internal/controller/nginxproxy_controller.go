@@ -2,9 +2,9 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -13,18 +13,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
-	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/userevents"
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// NginxProxyReconciler re-validates NginxProxies and reports the result in
-// their status; an invalid NginxProxy also gets a Warning Event.
+// NginxProxyReconciler reports in NginxProxies' status whether they are
+// valid and which of their settings the data plane does not carry out
+// (status.NginxProxy); an invalid NginxProxy also gets a Warning Event.
 type NginxProxyReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -36,32 +36,32 @@ func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, np); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cond := metav1.Condition{
-		Type:               "Accepted",
-		Status:             metav1.ConditionTrue,
-		Reason:             "Accepted",
-		Message:            "NginxProxy is accepted",
-		ObservedGeneration: np.Generation,
-	}
-	if reason, unreadable := np.Annotations[graph.UnreadableAnnotation]; unreadable {
-		ref := graph.ObjectRef{Kind: "NginxProxy", Key: req.NamespacedName}
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", graph.UnreadableMessage(ref, reason)
-	} else if errs := validation.NginxProxy(np); len(errs) > 0 {
-		msg := fmt.Sprintf("NginxProxy is invalid and is ignored: %s", errs.ToAggregate())
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", msg
-	}
-	orig := np.DeepCopy()
-	if !meta.SetStatusCondition(&np.Status.Conditions, cond) {
+	// Decided by package status from the object alone, as gatewall render
+	// decides it.
+	want := status.NginxProxy(np, np.Status.Conditions, metav1.Now())
+	if equality.Semantic.DeepEqual(want, np.Status.Conditions) {
 		return ctrl.Result{}, nil
 	}
+	orig := np.DeepCopy()
+	was := invalidNginxProxy(orig.Status.Conditions)
+	np.Status.Conditions = want
 	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
 	statuswrite.Count(np, err)
-	if err == nil && cond.Status == metav1.ConditionFalse {
+	if c := invalidNginxProxy(want); err == nil && c != nil && (was == nil || was.Message != c.Message) {
 		// Once per change of the verdict, not once per reconcile.
-		log.FromContext(ctx).Info("invalid NginxProxy", "message", cond.Message)
-		userevents.Emit(r.Recorder, np, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: cond.Message}})
+		log.FromContext(ctx).Info("invalid NginxProxy", "message", c.Message)
+		userevents.Emit(r.Recorder, np, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: c.Message}})
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// invalidNginxProxy is the Accepted=False condition of a list, or nil.
+func invalidNginxProxy(list []metav1.Condition) *metav1.Condition {
+	c := meta.FindStatusCondition(list, status.NginxProxyAccepted)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return nil
+	}
+	return c
 }
 
 // SetupWithManager registers the reconciler.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
@@ -134,6 +135,22 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			*k.Controllers(c) = status.ExtensionFilter(graph.ResolveExtensionFilter(in, k.Kind, key), in.ControllerName, c.GetGeneration(), nil, now)
 			res.Statuses = append(res.Statuses, c)
 		}
+	}
+	// Every NginxProxy gets a status, as the manager's NginxProxy
+	// reconciler gives it (decided from the object alone).
+	for _, np := range in.NginxProxies {
+		c := np.DeepCopy()
+		c.Status.Conditions = status.NginxProxy(np, nil, now)
+		res.Statuses = append(res.Statuses, c)
+	}
+	for k, reason := range in.UnreadableOf("NginxProxy") {
+		// What the manager reads of one: a stub marked with why.
+		np := &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name,
+			Annotations: map[string]string{graph.UnreadableAnnotation: reason}}}
+		np.Status.Conditions = status.NginxProxy(np, nil, now)
+		np.Annotations = nil
+		np.SetGroupVersionKind(v1alpha2.GroupVersion.WithKind("NginxProxy"))
+		res.Statuses = append(res.Statuses, np)
 	}
 	for id, obj := range routeObjs {
 		routeParents[id] = status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)

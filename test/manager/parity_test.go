@@ -458,10 +458,11 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 }
 
 // statusKinds are the kinds Gatewall sets statuses on that render reports
-// too (not NginxProxy: render does not report its status).
+// too (NginxProxy's decided by status.NginxProxy for both).
 var statusKinds = func() map[string]bool {
 	m := map[string]bool{
 		"GatewayClass": true, "Gateway": true, "ListenerSet": true, "HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true,
+		"NginxProxy": true,
 	}
 	for _, k := range policy.Kinds {
 		m[k.Name()] = true
