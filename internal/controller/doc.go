@@ -1,7 +1,8 @@
 // Package controller holds Gatewall's reconcilers: one per CRD it owns
-// (NginxProxy, and a PolicyReconciler for each kind of policy.Kinds, among
-// them WAFGatewayBindingPolicy) and the shared Gateway reconciler, with
-// their watches. Reconcilers are thin: they read a snapshot from the cache
+// (NginxProxy, a PolicyReconciler for each kind of policy.Kinds, among
+// them WAFGatewayBindingPolicy, and a FilterReconciler for each kind of
+// graph.ExtensionFilterKinds, AuthenticationFilter) and the shared Gateway
+// reconciler, with their watches. Reconcilers are thin: they read a snapshot from the cache
 // (package snapshot), call the pure core (package translate), hand the
 // configuration to the data plane (package dataplane) and write statuses
 // (package statuswrite) and events (package userevents). Every status comes

@@ -48,6 +48,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 			b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
 		}
 	}
+	for _, k := range graph.ExtensionFilterKinds {
+		b = b.Watches(k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfFilter), specChanged)
+	}
 	if r.Config.Notifier != nil {
 		// A data plane's report concerns its Gateway only; fetched bundles
 		// (Notify) may concern any.
@@ -135,6 +138,55 @@ func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Objec
 	reqs := r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewaySecret: secret})
 	if r.Config.served(APIListenerSet) {
 		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{snapshot.IndexListenerSetSecret: secret})...)
+	}
+	for _, f := range filtersOfSecret(ctx, r.Client, secret) {
+		reqs = append(reqs, r.gatewaysOfFilter(ctx, f)...)
+	}
+	return reqs
+}
+
+// filtersOfSecret are the filters (of graph.ExtensionFilterKinds) that
+// read the Secret.
+func filtersOfSecret(ctx context.Context, c client.Reader, secret string) []client.Object {
+	var out []client.Object
+	for _, k := range graph.ExtensionFilterKinds {
+		list := k.NewList()
+		if err := c.List(ctx, list, client.MatchingFields{snapshot.IndexFilterSecret: secret}); err != nil {
+			log.FromContext(ctx).Error(err, "listing the filters of a Secret", "secret", secret)
+			continue
+		}
+		out = append(out, k.Items(list)...)
+	}
+	return out
+}
+
+// gatewaysOfFilter are the Gateways of the routes whose rules name a filter.
+func (r *GatewayReconciler) gatewaysOfFilter(ctx context.Context, o client.Object) []reconcile.Request {
+	k := graph.ExtensionFilterKindOf(o)
+	if k == nil {
+		return nil
+	}
+	ref := graph.ObjectRef{Kind: k.Kind, Key: client.ObjectKeyFromObject(o)}
+	var kinds []*routekind.Kind // the kinds whose rules have filters, and that index
+	for _, rk := range r.Config.routeKinds() {
+		if rk.ExtensionRefs != nil {
+			kinds = append(kinds, rk)
+		}
+	}
+	routes, err := snapshot.ListRoutes(ctx, r.Client, kinds, client.MatchingFields{snapshot.IndexRouteFilter: ref.String()})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing the routes of a filter", "filter", ref.String())
+		return nil
+	}
+	var reqs []reconcile.Request
+	seen := map[reconcile.Request]bool{}
+	for _, route := range routes {
+		for _, req := range r.gatewaysOfRoute(ctx, route) {
+			if !seen[req] {
+				seen[req] = true
+				reqs = append(reqs, req)
+			}
+		}
 	}
 	return reqs
 }

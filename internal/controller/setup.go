@@ -13,6 +13,7 @@ import (
 	apiplm "github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/dataplane"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/statuswrite"
@@ -119,6 +120,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	}
 	if cfg.Bundles != nil {
 		reconcilers = append(reconcilers, &BundleWarmer{Client: mgr.GetClient(), Config: cfg})
+	}
+	for _, k := range graph.ExtensionFilterKinds {
+		reconcilers = append(reconcilers, &FilterReconciler{Client: mgr.GetClient(), Config: cfg, Kind: k})
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

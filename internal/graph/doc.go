@@ -8,12 +8,17 @@
 // the same graph. Processing order, per Gateway:
 //
 //  1. the GatewayClass (ours? parameters valid?) and the effective NginxProxy;
-//  2. listeners: protocol, port, hostname, TLS certificates, allowed kinds,
-//     then conflicts between listeners;
+//  2. listeners: protocol, port, hostname, TLS certificates and options,
+//     allowed kinds, then conflicts between listeners, the budgets of
+//     sockets and TLS session caches, and, once the ListenerSets' listeners
+//     joined, what each HTTPS port's TLS handshake allows (handshake.go);
 //  3. routes that name the Gateway in a parentRef: attachment to listeners
 //     (sectionName, port, allowed namespaces and kinds, hostname intersection);
-//  4. each route's rules: matches, filters, backendRefs (Services resolved
-//     through EndpointSlices, ReferenceGrants for other namespaces);
+//  4. each route's rules: matches, filters (the objects ExtensionRef filters
+//     name resolved through ExtensionFilterKinds, ExternalAuth's service),
+//     backendRefs (Services resolved through EndpointSlices, ReferenceGrants
+//     for other namespaces); a filter that cannot process a rule's requests
+//     makes the rule answer 500, never serve without it;
 //  5. the Gateway's budgets, spent oldest route first: listening sockets
 //     (sockets.go), then the endpoints its data plane holds
 //     (endpointbudget.go);

@@ -20,7 +20,7 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 			if err := onlyOwnConfig(string(flt.Type), httpFilterConfigs(flt)); err != nil {
 				return err
 			}
-			if seen[flt.Type] && flt.Type != gatewayv1.HTTPRouteFilterRequestMirror {
+			if seen[flt.Type] && flt.Type != gatewayv1.HTTPRouteFilterRequestMirror && flt.Type != gatewayv1.HTTPRouteFilterExtensionRef {
 				return fmt.Errorf("%s filter cannot be repeated", flt.Type)
 			}
 			seen[flt.Type] = true
@@ -51,6 +51,15 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 				c, err := cors(flt.CORS)
 				f.CORS = c
 				return err
+			case gatewayv1.HTTPRouteFilterExternalAuth:
+				ea, note, err := externalAuth(in, routeNamespace, flt.ExternalAuth)
+				f.ExternalAuth = ea
+				if note != "" {
+					f.notes = append(f.notes, fmt.Sprintf("filters[%d]: %s", i, note))
+				}
+				return err
+			case gatewayv1.HTTPRouteFilterExtensionRef:
+				return f.addExtensionRef(i, flt.ExtensionRef)
 			}
 			return fmt.Errorf("filter type %s is not supported", flt.Type)
 		}()
@@ -60,6 +69,9 @@ func httpFilters(in *Input, routeNamespace string, src []gatewayv1.HTTPRouteFilt
 	}
 	if f.Redirect != nil && f.Rewrite != nil {
 		errs = append(errs, errors.New("filters: RequestRedirect and URLRewrite cannot be used together"))
+	}
+	if f.Redirect != nil && (f.ExternalAuth != nil || f.namesAuthentication()) {
+		errs = append(errs, errors.New("filters: RequestRedirect cannot be used with an authentication filter (ExternalAuth, AuthenticationFilter): NGINX would answer the redirect before authenticating"))
 	}
 	return f, errors.Join(errs...)
 }

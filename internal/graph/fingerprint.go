@@ -37,6 +37,10 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	for kind, ps := range in.Policies {
 		objects(f, kind, ps, byGeneration)
 	}
+	// Gatewall writes filters' statuses and translation never reads them.
+	for kind, fs := range in.Filters {
+		objects(f, kind, fs, byGeneration)
+	}
 	// Translation reads a WAFGatewayBindingPolicy's records of the bundles
 	// in force (statusRead), Namespaces' and EndpointSlices' labels, and
 	// the content of the others.

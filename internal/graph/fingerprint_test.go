@@ -19,7 +19,7 @@ import (
 var fingerprinted = []string{
 	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "Routes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
-	"Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
+	"Filters", "Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"unreadable",
 }
 

@@ -47,6 +47,10 @@ type Gateway struct {
 	parametersFrom string
 	// sockets is the budget of listening sockets of an accepted Gateway.
 	sockets *socketBudget
+	// sessions is the budget of TLS session caches (tlsoptions.go).
+	sessions *sessionBudget
+	// handshakes are what each HTTPS port negotiates (handshake.go).
+	handshakes map[gatewayv1.PortNumber]*PortHandshake
 }
 
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
@@ -70,6 +74,8 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	rejectReservedPorts(g.Listeners, reservedPorts(g.NginxProxy))
 	if g.sockets != nil {
 		g.sockets.admitListeners(g.Listeners)
+		g.sessions = newSessionBudget()
+		g.sessions.admit(g.Listeners)
 	}
 	g.Conditions = append(g.Conditions, g.acceptedCondition(rejected))
 	if c := insecureFrontendValidation(gw); c != nil && rejected == nil {
@@ -83,6 +89,7 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 		}
 	}
 	g.ListenerSets = buildListenerSets(in, g)
+	g.settleHandshakes()
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)
 	return g

@@ -42,6 +42,11 @@ func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		rule.Filters = f
+		if err := resolveFilters(in, k.Namespace, rule, &resolved); err != nil {
+			errs = append(errs, err)
+		}
+		f = rule.Filters
 		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
 		rule.Filters = f
 		for _, m := range f.Mirrors {
@@ -164,7 +169,7 @@ func grpcFilters(in *Input, routeNamespace string, src []gatewayv1.GRPCRouteFilt
 	seen := map[gatewayv1.GRPCRouteFilterType]bool{}
 	for i, flt := range src {
 		err := onlyOwnConfig(string(flt.Type), grpcFilterConfigs(flt))
-		if err == nil && seen[flt.Type] && flt.Type != gatewayv1.GRPCRouteFilterRequestMirror {
+		if err == nil && seen[flt.Type] && flt.Type != gatewayv1.GRPCRouteFilterRequestMirror && flt.Type != gatewayv1.GRPCRouteFilterExtensionRef {
 			err = fmt.Errorf("%s filter cannot be repeated", flt.Type)
 		}
 		seen[flt.Type] = true
@@ -183,6 +188,8 @@ func grpcFilters(in *Input, routeNamespace string, src []gatewayv1.GRPCRouteFilt
 			if m != nil {
 				f.Mirrors = append(f.Mirrors, m)
 			}
+		case gatewayv1.GRPCRouteFilterExtensionRef:
+			err = f.addExtensionRef(i, flt.ExtensionRef)
 		default:
 			err = fmt.Errorf("filter type %s is not supported", flt.Type)
 		}

@@ -42,6 +42,11 @@ func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, re
 		if err != nil {
 			errs = append(errs, err)
 		}
+		rule.Filters = f
+		if err := resolveFilters(in, k.Namespace, rule, &resolved); err != nil {
+			errs = append(errs, err)
+		}
+		f = rule.Filters
 		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
 		if retry, note, err := httpRetry(src.Retry); err != nil {
 			errs = append(errs, err)

@@ -48,6 +48,9 @@ type Input struct {
 	// BackendTLSPolicies say how to speak TLS to Service ports.
 	BackendTLSPolicies map[types.NamespacedName]*gatewayv1.BackendTLSPolicy
 	NginxProxies       map[types.NamespacedName]*v1alpha2.NginxProxy
+	// Filters are the objects of the kinds ExtensionRef filters may name
+	// (ExtensionFilterKinds), by kind name, then namespace/name: use Add.
+	Filters map[string]map[types.NamespacedName]client.Object
 	// Policies are the policies of Gatewall's own kinds (package policy
 	// evaluates them; BackendTLSPolicies, which the graph reads, are
 	// apart), by kind, then namespace/name. The graph does not read them.
@@ -91,6 +94,7 @@ func NewInput(controllerName string) *Input {
 		BackendTLSPolicies: map[types.NamespacedName]*gatewayv1.BackendTLSPolicy{},
 		NginxProxies:       map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
+		Filters:    map[string]map[types.NamespacedName]client.Object{},
 		Policies:   map[string]map[types.NamespacedName]v1alpha1.Policy{},
 		APPolicies: map[types.NamespacedName]*plm.Status{},
 		APLogConfs: map[types.NamespacedName]*plm.Status{},
@@ -204,7 +208,7 @@ func (in *Input) add(obj any) bool {
 	case *wafv1alpha1.APLogConf:
 		return in.addPLM(wafv1alpha1.GroupVersion.Group, in.APLogConfs, key(o.Namespace, o.Name), &o.Status)
 	default:
-		return in.addRoute(obj)
+		return in.addRoute(obj) || in.addFilter(obj)
 	}
 	return true
 }

@@ -128,7 +128,8 @@ func listenerLimits(l gatewayv1.Listener) error {
 		ls = append(ls, listLimit{"allowedRoutes.kinds", len(l.AllowedRoutes.Kinds), validation.MaxAllowedKinds})
 	}
 	if l.TLS != nil {
-		ls = append(ls, listLimit{"tls.certificateRefs", len(l.TLS.CertificateRefs), validation.MaxCertificateRefs})
+		ls = append(ls, listLimit{"tls.certificateRefs", len(l.TLS.CertificateRefs), validation.MaxCertificateRefs},
+			listLimit{"tls.options", len(l.TLS.Options), validation.MaxTLSOptions})
 	}
 	return overLimit(ls)
 }

@@ -49,6 +49,14 @@ type Listener struct {
 	// ClientValidation, when set, validates the certificates of the
 	// listener's clients (the Gateway's tls.frontend for its port).
 	ClientValidation *ClientValidation
+	// TLSOptions are the listener's tls.options Gatewall reads
+	// (tlsoptions.go); the zero value when it sets none.
+	TLSOptions validation.TLSOptions
+	// CheckProtocols and CheckCurves, when set, are the only protocols
+	// and key exchange groups the listener's requests may have been
+	// negotiated with (others are answered 421): its HTTPS port's
+	// handshake allows more for other listeners (handshake.go).
+	CheckProtocols, CheckCurves []string
 	// SupportedKinds are the route kinds that may attach.
 	SupportedKinds []gatewayv1.RouteGroupKind
 	// AttachedRoutes counts the routes attached to this listener.
@@ -135,6 +143,10 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 	}
 	if err := listenerLimits(src); err != nil {
 		reject(gatewayv1.ListenerReasonUnsupportedValue, err.Error())
+	} else if refusal, note := readTLSOptions(l); refusal != "" {
+		reject(gatewayv1.ListenerReasonUnsupportedValue, refusal)
+	} else if note != "" {
+		accepted.Message += "; " + note
 	}
 	if src.Protocol == gatewayv1.HTTPSProtocolType || src.Protocol == gatewayv1.TLSProtocolType && terminates(src.TLS) {
 		cert, reason, err := resolveCertificate(in, owner, src.Protocol, src.TLS)
@@ -186,17 +198,10 @@ func buildListener(in *Input, gw *gatewayv1.Gateway, owner listenerOwner, src ga
 }
 
 // checkListenerTLS applies the Gateway API's rule that HTTP listeners have
-// no tls (a CEL rule the API server may not have run), and refuses
-// tls.options: Gatewall reads none, and an option ignored could be a
-// security setting the listener's owner relies on.
+// no tls (a CEL rule the API server may not have run).
 func checkListenerTLS(src gatewayv1.Listener) string {
-	switch {
-	case src.TLS == nil:
-		return ""
-	case src.Protocol == gatewayv1.HTTPProtocolType || src.Protocol == gatewayv1.TCPProtocolType || src.Protocol == gatewayv1.UDPProtocolType:
+	if src.TLS != nil && (src.Protocol == gatewayv1.HTTPProtocolType || src.Protocol == gatewayv1.TCPProtocolType || src.Protocol == gatewayv1.UDPProtocolType) {
 		return fmt.Sprintf("tls must not be specified for protocol %s", src.Protocol)
-	case len(src.TLS.Options) > 0:
-		return "tls.options are not supported: Gatewall reads none of them; remove them"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -24,8 +25,13 @@ func TestListenerRulesRechecked(t *testing.T) {
 	}{
 		{"tls on an HTTP listener", gatewayv1.Listener{Name: "plain", Port: 8080, Protocol: gatewayv1.HTTPProtocolType,
 			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: cert}}, nil, "tls must not be specified for protocol HTTP"},
-		{"tls options", https(&gatewayv1.ListenerTLSConfig{CertificateRefs: cert,
-			Options: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"min-version": "1.3"}}), nil, "tls.options are not supported"},
+		{"a tls option NGINX's OpenSSL would not take", https(&gatewayv1.ListenerTLSConfig{CertificateRefs: cert,
+			Options: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"nginx.org/ssl-protocols": "SSLv3"}}), nil,
+			`tls.options[nginx.org/ssl-protocols] "SSLv3": SSLv3 is not in the data plane's OpenSSL 3.0`},
+		{"tls options on a passthrough listener", gatewayv1.Listener{Name: "pass", Port: 8443, Protocol: gatewayv1.TLSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough),
+				Options: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"nginx.org/ssl-ciphers": "HIGH"}}}, nil,
+			"do not apply to a listener in tls.mode Passthrough"},
 		{"unknown client certificate validation mode", https(&gatewayv1.ListenerTLSConfig{CertificateRefs: cert}),
 			&gatewayv1.FrontendTLSConfig{Default: gatewayv1.TLSConfig{Validation: &gatewayv1.FrontendTLSValidation{Mode: "AllowAnything"}}},
 			`has mode "AllowAnything"; use AllowValidOnly or AllowInsecureFallback`},

@@ -87,6 +87,7 @@ func buildListenerSets(in *Input, g *Gateway) []*ListenerSet {
 			added := markSetConflicts(taken, s.Listeners)
 			if g.sockets != nil {
 				g.sockets.admitListeners(added)
+				g.sessions.admit(added)
 			}
 			if s.accept() {
 				taken = append(taken, filterListeners(added, func(l *Listener) bool { return l.Attachable })...)

@@ -36,6 +36,15 @@ func (c *resolvedRefs) add(b *Backend, why gatewayv1.RouteConditionReason) {
 	c.addRefused(b)
 }
 
+// addFilter records a rule's filter that does not resolve or cannot be
+// enforced (the rule answers 500), with the Gateway API reason.
+func (c *resolvedRefs) addFilter(reason gatewayv1.RouteConditionReason, msg string) {
+	c.unresolved = append(c.unresolved, msg)
+	if c.reason == "" {
+		c.reason = reason
+	}
+}
+
 // addRefused records the refused endpoints of a valid backend, once per
 // backend however many rules use it.
 func (c *resolvedRefs) addRefused(b *Backend) {

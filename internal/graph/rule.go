@@ -67,6 +67,24 @@ type Filters struct {
 	Rewrite         *Rewrite
 	Mirrors         []*Mirror
 	CORS            *CORS
+	// Authentication, when set, authenticates the rule's requests (an
+	// AuthenticationFilter named by an ExtensionRef).
+	Authentication *Authentication
+	// ExternalAuth, when set, asks an authorization service about each
+	// request first (the Gateway API's ExternalAuth filter).
+	ExternalAuth *ExternalAuth
+	// Error, when set, says why the rule's requests are answered 500: a
+	// filter that must process them cannot (an ExtensionRef that does not
+	// resolve, an authentication the data plane cannot enforce, an
+	// authorization service that does not resolve). The rule is never
+	// served without it.
+	Error string
+
+	// extensionRefs are the rule's ExtensionRef filters, resolved with
+	// the route's references (resolveFilters); notes are what the
+	// filters' checks note of a valid rule.
+	extensionRefs []extensionRef
+	notes         []string
 }
 
 // HeaderModifier sets, adds and removes headers.

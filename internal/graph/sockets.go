@@ -295,8 +295,8 @@ func (b *socketBudget) admitRoutes(routes []*Route) {
 // routeNeeds are the sockets a route adds through its attachments to
 // configured listeners. A TLSRoute's connections pass to its backends
 // through a socket per set of backends and certificate it is served with
-// (none on a passthrough listener), shared by the routes with the same
-// ones. A route whose clients may speak HTTP/2 without TLS (SpeaksH2C)
+// (none on a passthrough listener) and TLS options (Listener.PassKey),
+// shared by the routes with the same ones. A route whose clients may speak HTTP/2 without TLS (SpeaksH2C)
 // makes each cleartext port it is on sniffed.
 func (b *socketBudget) routeNeeds(r *Route) (passes map[string]bool, sniffed map[gatewayv1.PortNumber]bool) {
 	passes, sniffed = map[string]bool{}, map[gatewayv1.PortNumber]bool{}
@@ -315,7 +315,7 @@ func (b *socketBudget) routeNeeds(r *Route) (passes map[string]bool, sniffed map
 			case target != "":
 				cert := ""
 				if l.TLS != nil {
-					cert = l.TLS.Secret.String()
+					cert = l.TLS.Secret.String() + "\n" + l.PassKey()
 				}
 				if pass := target + "\n" + cert; !b.passes[pass] {
 					passes[pass] = true

@@ -12,7 +12,8 @@ import (
 // NGINX reads (syntax.MaxToken) once written: a header value of 4,096
 // characters becomes a 4,099-byte regex, a query match repeats its name
 // and escapes regex characters, header changes of a rule and a backendRef
-// are joined. These checks write each value as the renderer does (package
+// are joined, a header value's quotes and backslashes are escaped and each
+// '$' that is not a variable becomes ${gw_dollar}. These checks write each value as the renderer does (package
 // syntax) and refuse the rule when it would not fit, so NGINX never sees it.
 
 // matchTokens checks the header and query conditions of a match.
@@ -99,13 +100,13 @@ func headerValues(m *HeaderModifier) map[string]Header {
 }
 
 // responseHeaderTokens checks the values of response header changes, which
-// NGINX writes as they are.
+// NGINX writes alone.
 func responseHeaderTokens(m *HeaderModifier) error {
 	if m == nil {
 		return nil
 	}
 	for _, h := range append(append([]Header(nil), m.Set...), m.Add...) {
-		if err := syntax.CheckToken(fmt.Sprintf("the value of response header %s", h.Name), h.Value); err != nil {
+		if err := syntax.CheckToken(fmt.Sprintf("the value of response header %s", h.Name), syntax.HeaderValue(h.Value)); err != nil {
 			return err
 		}
 	}

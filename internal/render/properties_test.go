@@ -34,7 +34,8 @@ import (
 //     statuses;
 //   - every Gateway's files pass confcheck: every directive is one the
 //     renderer writes and every user value passes package validation;
-//   - a Gateway has files exactly when its status says Accepted;
+//   - a Gateway has files exactly when its status says Accepted and its
+//     configuration is not held back;
 //   - a route's parent status says Accepted exactly when the route
 //     attached, and each attachment to a configured listener gives a server
 //     for each hostname, with a location for each match of each valid rule
@@ -65,8 +66,11 @@ func checkProperties(t testing.TB, generate func() *snapgen.Snapshot) render.Res
 		}
 		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
 		files, rendered := ra.Files[key]
-		if accepted := meta.IsStatusConditionTrue(gw.Status.Conditions, string(gatewayv1.GatewayConditionAccepted)); accepted != rendered {
-			t.Fatalf("Gateway %s: Accepted is %v, but files rendered is %v", key, accepted, rendered)
+		// A Gateway whose configuration is held back (a WAF bundle in
+		// force that Gatewall does not have) is accepted, and has no files.
+		_, held := ra.Held[key]
+		if accepted := meta.IsStatusConditionTrue(gw.Status.Conditions, string(gatewayv1.GatewayConditionAccepted)); accepted != (rendered || held) || rendered && held {
+			t.Fatalf("Gateway %s: Accepted is %v, but files rendered is %v and held is %v", key, accepted, rendered, held)
 		}
 		g := graph.Build(inB, key)
 		checkRouteStatuses(t, g, routes)
@@ -237,6 +241,11 @@ func wantedServers(g *graph.Gateway) map[serverKey]map[locKey]bool {
 		p := int(l.Source.Port)
 		byPort[p] = append(byPort[p], l)
 		want[serverKey{p, ""}] = map[locKey]bool{}
+		// A listener with ciphers of its own has a server of its name, so
+		// that its names never select another listener's (servers.go).
+		if o := l.TLSOptions; l.Hostname != "" && (o.Ciphers != "" || o.PreferServerCiphers != "") {
+			want[serverKey{p, l.Hostname}] = map[locKey]bool{}
+		}
 	}
 	for _, r := range g.Routes {
 		if graph.PassesConnections(r.Kind) {

@@ -126,6 +126,15 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			res.Statuses = append(res.Statuses, c)
 		}
 	}
+	// Every filter a route rule may name gets a status, as the manager
+	// gives it, whether or not a rule names it.
+	for _, k := range graph.ExtensionFilterKinds {
+		for key, o := range in.Filters[k.Kind] {
+			c := o.DeepCopyObject().(client.Object)
+			*k.Controllers(c) = status.ExtensionFilter(graph.ResolveExtensionFilter(in, k.Kind, key), in.ControllerName, c.GetGeneration(), nil, now)
+			res.Statuses = append(res.Statuses, c)
+		}
+	}
 	for id, obj := range routeObjs {
 		routeParents[id] = status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)
 		res.Statuses = append(res.Statuses, withRouteParents(obj, routeParents[id]))

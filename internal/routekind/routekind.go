@@ -39,9 +39,12 @@ type Kind struct {
 	// Common returns a route's parentRefs and its status's parents (to
 	// read or replace: they are the object's own).
 	Common func(client.Object) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus)
-	// Backends are the objects a route's rules send traffic to (backendRefs
-	// and request mirrors), in spec order.
+	// Backends are the objects a route's rules send traffic to (backendRefs,
+	// request mirrors and authorization services), in spec order.
 	Backends func(client.Object) []gatewayv1.BackendObjectReference
+	// ExtensionRefs are the filters a route's rules name in ExtensionRef
+	// filters, in spec order; nil for kinds without filters.
+	ExtensionRefs func(client.Object) []gatewayv1.LocalObjectReference
 
 	// typ is the Go type of the kind's objects (a pointer to a struct).
 	typ reflect.Type
@@ -49,7 +52,7 @@ type Kind struct {
 
 // Kinds are the route kinds Gatewall serves, sorted by name.
 var Kinds = []*Kind{
-	register("GRPCRoute", false, func(l *gatewayv1.GRPCRouteList) []gatewayv1.GRPCRoute { return l.Items },
+	withExtensionRefs(register("GRPCRoute", false, func(l *gatewayv1.GRPCRouteList) []gatewayv1.GRPCRoute { return l.Items },
 		func(r *gatewayv1.GRPCRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
 		},
@@ -62,8 +65,14 @@ var Kinds = []*Kind{
 				out = append(out, mirrors(rule.Filters, func(f gatewayv1.GRPCRouteFilter) *gatewayv1.HTTPRequestMirrorFilter { return f.RequestMirror })...)
 			}
 			return out
-		}),
-	register("HTTPRoute", false, func(l *gatewayv1.HTTPRouteList) []gatewayv1.HTTPRoute { return l.Items },
+		}), func(r *gatewayv1.GRPCRoute) []gatewayv1.LocalObjectReference {
+		var out []gatewayv1.LocalObjectReference
+		for _, rule := range r.Spec.Rules {
+			out = append(out, extensionRefs(rule.Filters, func(f gatewayv1.GRPCRouteFilter) *gatewayv1.LocalObjectReference { return f.ExtensionRef })...)
+		}
+		return out
+	}),
+	withExtensionRefs(register("HTTPRoute", false, func(l *gatewayv1.HTTPRouteList) []gatewayv1.HTTPRoute { return l.Items },
 		func(r *gatewayv1.HTTPRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
 		},
@@ -74,9 +83,20 @@ var Kinds = []*Kind{
 					out = append(out, b.BackendObjectReference)
 				}
 				out = append(out, mirrors(rule.Filters, func(f gatewayv1.HTTPRouteFilter) *gatewayv1.HTTPRequestMirrorFilter { return f.RequestMirror })...)
+				for _, f := range rule.Filters {
+					if f.ExternalAuth != nil {
+						out = append(out, f.ExternalAuth.BackendRef)
+					}
+				}
 			}
 			return out
-		}),
+		}), func(r *gatewayv1.HTTPRoute) []gatewayv1.LocalObjectReference {
+		var out []gatewayv1.LocalObjectReference
+		for _, rule := range r.Spec.Rules {
+			out = append(out, extensionRefs(rule.Filters, func(f gatewayv1.HTTPRouteFilter) *gatewayv1.LocalObjectReference { return f.ExtensionRef })...)
+		}
+		return out
+	}),
 	optional("TCP listeners serve no routes", "v1.6", register("TCPRoute", true, func(l *gatewayv1.TCPRouteList) []gatewayv1.TCPRoute { return l.Items },
 		func(r *gatewayv1.TCPRoute) (*gatewayv1.CommonRouteSpec, *gatewayv1.RouteStatus) {
 			return &r.Spec.CommonRouteSpec, &r.Status.RouteStatus
@@ -160,6 +180,22 @@ func mirrors[F any](filters []F, mirror func(F) *gatewayv1.HTTPRequestMirrorFilt
 	for _, f := range filters {
 		if m := mirror(f); m != nil {
 			out = append(out, m.BackendRef)
+		}
+	}
+	return out
+}
+
+// withExtensionRefs records how a kind's routes (of type R) name filters.
+func withExtensionRefs[R client.Object](k *Kind, refs func(R) []gatewayv1.LocalObjectReference) *Kind {
+	k.ExtensionRefs = func(o client.Object) []gatewayv1.LocalObjectReference { return refs(o.(R)) }
+	return k
+}
+
+func extensionRefs[F any](filters []F, ref func(F) *gatewayv1.LocalObjectReference) []gatewayv1.LocalObjectReference {
+	var out []gatewayv1.LocalObjectReference
+	for _, f := range filters {
+		if r := ref(f); r != nil {
+			out = append(out, *r)
 		}
 	}
 	return out

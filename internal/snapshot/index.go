@@ -36,6 +36,11 @@ const (
 	IndexListenerSetGateway = "gatewall.listenerset.gateway"
 	// IndexListenerSetSecret: the Secrets a ListenerSet's listeners use.
 	IndexListenerSetSecret = "gatewall.listenerset.secret"
+	// IndexRouteFilter: the filters a route's rules name in ExtensionRef
+	// filters, as graph.ObjectRef strings (AuthenticationFilter ns/name).
+	IndexRouteFilter = "gatewall.route.filter"
+	// IndexFilterSecret: the Secrets a filter reads.
+	IndexFilterSecret = "gatewall.filter.secret"
 )
 
 // NsName is the key of a namespaced object in the indexes.
@@ -90,6 +95,15 @@ func Indexes(controllerName string) []FieldIndex {
 	}
 	for _, k := range routekind.Required() {
 		indexes = append(indexes, RouteIndexes(k, controllerName)...)
+	}
+	for _, k := range graph.ExtensionFilterKinds {
+		indexes = append(indexes, FieldIndex{k.New(), IndexFilterSecret, func(o client.Object) []string {
+			var out []string
+			for _, s := range k.Secrets(o) {
+				out = append(out, s.String())
+			}
+			return out
+		}})
 	}
 	return indexes
 }

@@ -14,14 +14,15 @@ import (
 	"github.com/gatewall/gatewall/internal/graph"
 )
 
-// Referenced reads the Secrets and ConfigMaps that Gateways, ListenerSets
-// and policies reference. The manager caches only the metadata of Secrets
-// and ConfigMaps: its watches see every tenant's, and in full they were as
-// large as tenants made them. Referenced reads the content of a referenced
-// one from the API server, and keeps it while some Gateway's last snapshot
-// read it, reading it again when the cached resourceVersion moves (so a
-// rotated certificate takes effect without a restart, as before: the
-// metadata watch wakes the Gateways that use it).
+// Referenced reads the Secrets and ConfigMaps that Gateways, ListenerSets,
+// policies and route filters reference. The manager caches only the
+// metadata of Secrets and ConfigMaps: its watches see every tenant's, and
+// in full they were as large as tenants made them. Referenced reads the
+// content of a referenced one from the API server, and keeps it while some
+// reader's last read needed it (a Gateway's last snapshot, a filter's last
+// status), reading it again when the cached resourceVersion moves (so a
+// rotated certificate or htpasswd takes effect without a restart, as
+// before: the metadata watch wakes the Gateways that use it).
 //
 // The objects it returns are shared: nothing may modify them (translation
 // only reads its input).
@@ -34,9 +35,9 @@ type Referenced struct {
 	mu sync.Mutex
 	// objects are the content of the objects Gateways' snapshots read.
 	objects map[graph.ObjectRef]client.Object
-	// users are, per Gateway, the objects its last snapshot read, and refs
-	// how many Gateways' last snapshots read each object.
-	users map[types.NamespacedName]map[graph.ObjectRef]bool
+	// users are, per reader (a Gateway, a filter), the objects its last
+	// read needed, and refs how many readers' last reads needed each object.
+	users map[graph.ObjectRef]map[graph.ObjectRef]bool
 	refs  map[graph.ObjectRef]int
 }
 
@@ -44,7 +45,7 @@ type Referenced struct {
 // from api (the API server).
 func NewReferenced(meta, api client.Reader) *Referenced {
 	return &Referenced{meta: meta, api: api, objects: map[graph.ObjectRef]client.Object{},
-		users: map[types.NamespacedName]map[graph.ObjectRef]bool{}, refs: map[graph.ObjectRef]int{}}
+		users: map[graph.ObjectRef]map[graph.ObjectRef]bool{}, refs: map[graph.ObjectRef]int{}}
 }
 
 // refReads are the objects one snapshot of a Gateway reads.
@@ -85,7 +86,33 @@ func (s *refReads) get(ctx context.Context, k graph.ObjectRef, empty client.Obje
 }
 
 // done records what the snapshot of gw read (Referenced.retain).
-func (s *refReads) done(gw types.NamespacedName) { s.r.retain(gw, s.read) }
+func (s *refReads) done(gw types.NamespacedName) { s.r.retain(gatewayReader(gw), s.read) }
+
+// gatewayReader is the reader of a Gateway's snapshots.
+func gatewayReader(gw types.NamespacedName) graph.ObjectRef {
+	return graph.ObjectRef{Kind: "Gateway", Key: gw}
+}
+
+// Secrets reads the Secrets an object other than a Gateway needs (a
+// filter, for its status), keeping them as a Gateway's snapshot does
+// until the object's next read, or ForgetReader. Secrets that do not
+// exist are left out.
+func (r *Referenced) Secrets(ctx context.Context, reader graph.ObjectRef, keys []types.NamespacedName) ([]*corev1.Secret, error) {
+	reads := r.reads()
+	defer func() { r.retain(reader, reads.read) }()
+	var out []*corev1.Secret
+	for _, k := range keys {
+		s, err := reads.secret(ctx, k)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
 
 // Get returns the content of k at the resourceVersion the cache has (or
 // newer), from memory when it has that version, else into empty.
@@ -121,10 +148,10 @@ func (r *Referenced) Get(ctx context.Context, k graph.ObjectRef, empty client.Ob
 // no Gateway's last snapshot read any more. An object read by a snapshot
 // still under way is kept: its snapshot's retain counts it. Nothing read
 // forgets a deleted Gateway.
-func (r *Referenced) retain(gw types.NamespacedName, read map[graph.ObjectRef]bool) {
+func (r *Referenced) retain(reader graph.ObjectRef, read map[graph.ObjectRef]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	before := r.users[gw]
+	before := r.users[reader]
 	for k := range read {
 		if !before[k] {
 			r.refs[k]++
@@ -140,14 +167,18 @@ func (r *Referenced) retain(gw types.NamespacedName, read map[graph.ObjectRef]bo
 		}
 	}
 	if len(read) == 0 {
-		delete(r.users, gw)
+		delete(r.users, reader)
 	} else {
-		r.users[gw] = read
+		r.users[reader] = read
 	}
 }
 
 // Forget forgets what the snapshots of a deleted Gateway read.
-func (r *Referenced) Forget(gw types.NamespacedName) { r.retain(gw, nil) }
+func (r *Referenced) Forget(gw types.NamespacedName) { r.retain(gatewayReader(gw), nil) }
+
+// ForgetReader forgets what a deleted object other than a Gateway read
+// (Secrets).
+func (r *Referenced) ForgetReader(reader graph.ObjectRef) { r.retain(reader, nil) }
 
 // held is how many objects' content r holds, for tests.
 func (r *Referenced) held() int {

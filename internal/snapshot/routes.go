@@ -10,7 +10,8 @@ import (
 )
 
 // RouteIndexes are a route kind's indexes: by the Gateways and ListenerSets
-// it names or has Gatewall status from, and by the Services it uses.
+// it names or has Gatewall status from, by the Services it uses, and by the
+// filters it names (kinds with filters).
 func RouteIndexes(k *routekind.Kind, controllerName string) []FieldIndex {
 	parents := func(kind string) client.IndexerFunc {
 		return func(o client.Object) []string {
@@ -18,11 +19,21 @@ func RouteIndexes(k *routekind.Kind, controllerName string) []FieldIndex {
 			return routeParentKeys(kind, o.GetNamespace(), spec.ParentRefs, st.Parents, controllerName)
 		}
 	}
-	return []FieldIndex{
+	indexes := []FieldIndex{
 		{k.New(), IndexRouteGateway, parents("Gateway")},
 		{k.New(), IndexRouteService, func(o client.Object) []string { return RouteServices(k, o) }},
 		{k.New(), IndexRouteListenerSet, parents("ListenerSet")},
 	}
+	if k.ExtensionRefs != nil {
+		indexes = append(indexes, FieldIndex{k.New(), IndexRouteFilter, func(o client.Object) []string {
+			seen := map[string]bool{}
+			for _, f := range RouteFilters(o) {
+				seen[f.String()] = true
+			}
+			return keys(seen)
+		}})
+	}
+	return indexes
 }
 
 // RouteServices are the Services a route's rules use ("namespace/name"), sorted.

@@ -125,6 +125,9 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 			in.Add(&slices.Items[i])
 		}
 	}
+	if err := r.addFilters(ctx, in, refs); err != nil {
+		return nil, err
+	}
 	for _, s := range secrets {
 		ns, name := SplitNsName(s)
 		if err := addReferenced(ctx, in, refs.secret, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
@@ -149,6 +152,53 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 		return nil, err
 	}
 	return in, nil
+}
+
+// addFilters adds the filters the snapshot's routes name in ExtensionRef
+// filters (of the kinds of graph.ExtensionFilterKinds), and the Secrets
+// those read, whose content comes from Referenced.
+func (r Reader) addFilters(ctx context.Context, in *graph.Input, refs *refReads) error {
+	wanted := map[graph.ObjectRef]*graph.ExtensionFilterKind{}
+	for _, routes := range in.Routes {
+		for _, route := range routes {
+			for _, ref := range RouteFilters(route) {
+				k := graph.ExtensionFilterKindNamed(ref.Kind)
+				wanted[ref] = k
+			}
+		}
+	}
+	for ref, k := range wanted {
+		o := k.New()
+		if err := r.Client.Get(ctx, ref.Key, o); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the rules naming it answer 500, and say why
+			}
+			return fmt.Errorf("reading %s: %w", ref, err)
+		}
+		in.Add(o)
+		for _, s := range k.Secrets(o) {
+			if err := addReferenced(ctx, in, refs.secret, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// RouteFilters are the filters of graph.ExtensionFilterKinds a route's
+// rules name in ExtensionRef filters, in the route's namespace.
+func RouteFilters(route client.Object) []graph.ObjectRef {
+	k := routekind.Of(route)
+	if k == nil || k.ExtensionRefs == nil {
+		return nil
+	}
+	var out []graph.ObjectRef
+	for _, ref := range k.ExtensionRefs(route) {
+		if fk := graph.ExtensionFilterKindFor(string(ref.Group), string(ref.Kind)); fk != nil {
+			out = append(out, graph.ObjectRef{Kind: fk.Kind, Key: types.NamespacedName{Namespace: route.GetNamespace(), Name: string(ref.Name)}})
+		}
+	}
+	return out
 }
 
 // addReferenced adds the Secret or ConfigMap read returns, if it exists.

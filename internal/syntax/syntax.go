@@ -1,5 +1,8 @@
 // Package syntax is how Gatewall writes values into NGINX's configuration
-// language, and what NGINX's configuration parser can read. The graph uses
+// language, and what NGINX's configuration parser can read: one quoting
+// function (Quote), and how a header value is written where NGINX
+// interpolates variables, with the allow-list of the variables it may read
+// (values.go). The graph uses
 // it to refuse a value that would not fit, with the status of the object
 // carrying it saying why; the renderer (package config) uses it to write
 // the value. Check and output are the same code, so they cannot disagree.
@@ -27,10 +30,14 @@ import (
 const MaxToken = 4093
 
 // Quote returns s as an NGINX double-quoted string. Values reaching it have
-// passed package validation's allow-lists; Quote still escapes the two
-// characters the configuration parser treats specially inside double quotes,
-// so that no value can end the string early. It is the one quoting function
-// of Gatewall's NGINX configuration.
+// passed package validation's allow-lists; Quote escapes the two characters
+// the configuration parser treats specially inside double quotes ('"' and
+// '\'; it reads "\t", "\r" and "\n" as control characters, so a
+// backslash must not reach it alone), so that no value can end the string
+// early and the parser reads back exactly s. Inside double quotes ';', '{',
+// '}', '#' and whitespace are text. '$' is not, where NGINX interpolates
+// (values.go). It is the one quoting function of Gatewall's NGINX
+// configuration.
 func Quote(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -91,12 +98,6 @@ func QueryRegex(name, value string, regex bool) string {
 // name lower-cased and '-' turned into '_'.
 func HeaderVariable(name string) string {
 	return "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
-
-// AppendedHeaderValue is the value NGINX sends for a header whose value is
-// appended to the request's own, comma-separated.
-func AppendedHeaderValue(name, value string) string {
-	return HeaderVariable(name) + "," + value
 }
 
 // HeaderList is a header value listing values, as CORS headers list

@@ -52,6 +52,10 @@ func Fields(kind string) (fields []string, ok bool) {
 	if routekind.Named(kind) != nil {
 		return []string{"parentRefs"}, true
 	}
+	if graph.ExtensionFilterKindNamed(kind) != nil {
+		// A filter's stub is its name: the rules naming it report it.
+		return nil, true
+	}
 	fields, ok = identityFields[kind]
 	return fields, ok
 }

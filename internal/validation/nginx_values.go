@@ -5,13 +5,22 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // NGINX-safe values. Everything the Gateway API lets users write that ends up
 // in nginx.conf is checked here against an allow-list, before rendering quotes
-// it. The lists reject what could change the meaning of the configuration —
-// '{', '}', ';', quotes, '\', '$' (variable interpolation), whitespace and
-// control characters — and overlong values, with a message saying what is wrong.
+// it (package syntax). Where rendering can carry a character safely — header
+// values and regular expressions are written in double quotes, which hold
+// ';', '{', '}', spaces and escaped quotes and backslashes as text, and
+// header values' '$' is written so that NGINX reads only allow-listed
+// variables (syntax.HeaderValue) — it is carried; the lists refuse what no
+// encoding makes safe (control characters, what HTTP forbids, what PCRE2
+// reads differently from RE2) and, for other values (paths, hostnames,
+// query names), what could change the meaning of the configuration: '{',
+// '}', ';', quotes, '\', '$' (variable interpolation), whitespace and
+// control characters. Overlong values are refused too, with a message saying
+// what is wrong.
 
 // Length limits of values that reach nginx.conf: the Gateway API's schema
 // limits, which an object that bypassed the API server may exceed. Values
@@ -33,19 +42,17 @@ var (
 	// pathRE is an absolute URI path of RFC 3986 path characters, minus the
 	// ones NGINX's configuration syntax gives meaning to (';', quotes, '$').
 	pathRE = regexp.MustCompile(`^/[A-Za-z0-9._~!&()*+,=:@%/-]*$`)
-	// regexPathRE is a regular expression path: path characters plus regex
-	// syntax; braces only as quantifiers, '$' only as the final anchor (checked separately).
-	regexPathRE = regexp.MustCompile(`^[A-Za-z0-9._~!&()*+,=:@%/\-\^\[\]|?\\{}$]+$`)
 	// headerNameRE: NGINX exposes request headers as $http_<name> with '-'
 	// mapped to '_', and ignores headers with underscores by default, so only
 	// letters, digits and '-' can be matched and set reliably.
 	headerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
-	// headerValueRE: printable ASCII without the characters NGINX interprets.
-	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9 !#%&()*+,./:<=>?@\[\]^_` + "`" + `|~-]*$`)
 	// queryNameRE: the Gateway API's header-name characters that are also
 	// URI query characters NGINX's configuration takes safely.
-	queryNameRE  = regexp.MustCompile(`^[A-Za-z0-9._~!*+%-]+$`)
-	queryValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,:@%/?=-]*$`)
+	queryNameRE = regexp.MustCompile(`^[A-Za-z0-9._~!*+%-]+$`)
+	// queryValueRE: URI query characters but '&' (which ends a parameter)
+	// and '#'; a value is matched inside a regex (quoted with
+	// regexp.QuoteMeta), so '$', ';' and '\'' are carried.
+	queryValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,:@%/?=$;'-]*$`)
 )
 
 const forbidden = "must not contain '{', '}', ';', quotes, '\\', '$', whitespace or control characters"
@@ -123,31 +130,13 @@ func containsDotSegment(p string) bool {
 	return false
 }
 
-// RegexPath checks a RegularExpression path. NGINX compiles it with PCRE2;
-// the check requires it to compile as a Go (RE2) expression, whose syntax is
-// nearly a subset (so lookarounds and backreferences are refused), to mean
-// the same to PCRE2 (pcreDifference), and not to make PCRE2 backtrack for
-// a long time (backtracking).
+// RegexPath checks a RegularExpression path, as RegexValue checks the
+// expressions of other matches (NGINX writes it in a quoted location).
 func RegexPath(p string) error {
-	if len(p) > maxPathLength {
-		return lengthError("path", len(p), maxPathLength)
+	if err := valueLength("regular expression path", p, maxPathLength); err != nil {
+		return err
 	}
-	if !regexPathRE.MatchString(p) {
-		return fmt.Errorf("regular expression path %q uses characters NGINX configuration cannot take safely; it %s", p, forbidden)
-	}
-	if i := strings.IndexByte(p, '$'); i >= 0 && i != len(p)-1 {
-		return fmt.Errorf("regular expression path %q: '$' is only allowed as the final anchor", p)
-	}
-	if _, err := regexp.Compile(p); err != nil {
-		return fmt.Errorf("regular expression path %q does not compile: %w", p, err)
-	}
-	if err := pcreDifference(p); err != nil {
-		return fmt.Errorf("regular expression path %q: %w", p, err)
-	}
-	if err := backtracking(p); err != nil {
-		return fmt.Errorf("regular expression path %q: %w", p, err)
-	}
-	return nil
+	return RegexValue("regular expression path", p)
 }
 
 // HeaderName checks an HTTP header name to match or modify.
@@ -161,13 +150,40 @@ func HeaderName(n string) error {
 	return nil
 }
 
-// HeaderValue checks an HTTP header value to match or set.
+// HeaderValue checks an HTTP header value to match or set. Any text NGINX
+// can send is carried: quotes, backslashes, ';', braces, spaces, '$' (a
+// variable of syntax.ValueVariable's list, or a literal '$':
+// syntax.HeaderValue) and UTF-8. Refused is what HTTP forbids in a field
+// value (RFC 9110, section 5.5), which NGINX would send as it is: control
+// characters (CR and LF end a header line, so they would add headers; NUL
+// and the others are refused or cut by receivers; tab too, which HTTP
+// allows inside a value but intermediaries fold into a space), and spaces
+// at either end, which are no part of a value (a receiver strips them, and
+// NGINX strips them from the request headers it matches). Text that is not
+// UTF-8 is refused too: the API server stores strings as UTF-8.
 func HeaderValue(v string) error {
 	if err := valueLength("header value", v, maxHeaderValueLength); err != nil {
 		return err
 	}
-	if !headerValueRE.MatchString(v) {
-		return fmt.Errorf("header value %q %s", v, forbidden)
+	if err := fieldText("header value", v); err != nil {
+		return err
+	}
+	if v[0] == ' ' || v[len(v)-1] == ' ' {
+		return fmt.Errorf("header value %q starts or ends with a space, which HTTP does not count as part of a header value: the receiver would not get it", v)
+	}
+	return nil
+}
+
+// fieldText refuses text that is not UTF-8 or that holds a control
+// character (C0, DEL or C1: U+0085 is a line break to some readers).
+func fieldText(what, v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s %q is not UTF-8 text", what, v)
+	}
+	for i, r := range v {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f {
+			return fmt.Errorf("%s %q has a control character (%U) at byte %d; HTTP does not allow control characters in header values", what, v, r, i)
+		}
 	}
 	return nil
 }
@@ -180,19 +196,19 @@ func HeaderValueRegex(v string) error {
 	return RegexValue("header value", v)
 }
 
-// RegexValue checks a regular expression used in a map: regex syntax is
-// allowed, but nothing that could end the quoted string or interpolate, and
-// only what Go (RE2) and NGINX's PCRE2 read the same way.
+// RegexValue checks a regular expression of a match (what names it).
+// NGINX writes it in double quotes, in a location or a map's key, where it
+// interpolates nothing: quotes, backslashes, ';', braces (a quantifier such
+// as {2} or {1,3}), spaces and '$' anywhere are carried. Refused: what is
+// not printable ASCII (NGINX's PCRE2 matches bytes and RE2 UTF-8
+// characters, so é+ or [é] would match differently; a control character
+// never appears in a header value or a request line: write \xHH), what Go
+// (RE2) and PCRE2 do not read the same way (pcreDifference), and what
+// PCRE2 could backtrack through for a long time (backtracking).
 func RegexValue(what, v string) error {
-	if strings.ContainsAny(v, "\"'{};\n\r\t") || strings.ContainsRune(v, 0) {
-		return fmt.Errorf("%s %q %s", what, v, forbidden)
-	}
-	if i := strings.IndexByte(v, '$'); i >= 0 && i != len(v)-1 {
-		return fmt.Errorf("%s %q: '$' is only allowed as the final anchor", what, v)
-	}
-	for _, r := range v {
-		if r < 0x20 || r > 0x7e {
-			return fmt.Errorf("%s %q %s", what, v, forbidden)
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("%s %q: only printable ASCII characters are allowed (byte %d is 0x%02x); write others as \\xHH escapes, for bytes", what, v, i, c)
 		}
 	}
 	if _, err := regexp.Compile(v); err != nil {
@@ -317,6 +333,7 @@ const (
 	MaxListeners         = 64 // a Gateway's or a ListenerSet's, and their statuses'
 	MaxAllowedKinds      = 8  // a listener's allowedRoutes.kinds
 	MaxCertificateRefs   = 64 // a listener's tls.certificateRefs
+	MaxTLSOptions        = 16 // a listener's tls.options
 	MaxAddresses         = 16 // a Gateway's spec.addresses
 	MaxFrontendPorts     = 64 // a Gateway's tls.frontend.perPort
 	MaxFrontendCARefs    = 16 // a client certificate validation's caCertificateRefs

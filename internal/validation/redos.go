@@ -229,12 +229,28 @@ func (a *automaton) moves(from int, onPath []bool, work *int) ([]move, error) {
 }
 
 // backtracking says why PCRE2 could backtrack through re for a long time
-// on some input; nil when it cannot (see the comment at the top).
+// on some input; nil when it cannot (see the comment at the top, and
+// redos_bounded.go for bounded repetition).
 func backtracking(re string) error {
 	root, err := parseBacktracking(re)
 	if err != nil {
 		return err
 	}
+	anchored := anchored(re)
+	if err := loopAmbiguity(root, anchored); err != nil {
+		return err
+	}
+	if relaxed := relaxBounds(root); relaxed != nil {
+		if err := loopAmbiguity(relaxed, anchored); err != nil {
+			return fmt.Errorf("%w (a repetition of more than %d times is judged as an unbounded one)", err, maxSmallRepeat)
+		}
+	}
+	return boundedAmbiguity(shrinkBounds(root), anchored)
+}
+
+// loopAmbiguity is the analysis of the expression's cycles: a repeated
+// part that can match nothing, exponential and polynomial backtracking.
+func loopAmbiguity(root *reNode, anchored bool) error {
 	if repeatsNullable(root) {
 		return errRepeatedEmpty
 	}
@@ -243,7 +259,7 @@ func backtracking(re string) error {
 	if err != nil {
 		return err
 	}
-	if !anchored(re) {
+	if !anchored {
 		// Unanchored: PCRE2 tries every offset, as if .*? came first.
 		if in, err = a.anyPrefix(in); err != nil {
 			return err

@@ -37,6 +37,8 @@ func validate(o client.Object) field.ErrorList {
 		return validation.SnippetsFilter(o)
 	case *v1alpha1.SnippetsPolicy:
 		return validation.SnippetsPolicy(o)
+	case *v1alpha1.AuthenticationFilter:
+		return validation.AuthenticationFilter(o)
 	}
 	panic(fmt.Sprintf("no validation for %T", o))
 }
@@ -83,6 +85,13 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.GatewayDurationPattern:   true,
 		validation.RatePattern:              true,
 		validation.RateLimitKeyPattern:      true,
+		validation.HTTPSURLPattern:          true,
+		validation.RedirectURIPattern:       true,
+		validation.PostLogoutURIPattern:     true,
+		validation.LogoutPathPattern:        true,
+		validation.ClaimHeaderPattern:       true,
+		validation.ClaimNamePattern:         true,
+		validation.ClaimValuePattern:        true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {

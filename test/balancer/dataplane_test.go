@@ -5,7 +5,10 @@
 // packets or answer slowly, and requests that must all succeed. The same
 // harness checks what the rendered locations do with requests where a
 // status claims it (bodysize_test.go: body limits on routes matched by a
-// header, query parameter or method). Each
+// header, query parameter or method; headervalues_test.go and
+// ngfheaders_test.go: header values and regular expressions carried to
+// backends and clients exactly, NGF's header-filter and advanced-routing
+// examples). Each
 // NGINX runs in private mount and network namespaces (nothing touches the
 // host's ports); the backends listen on loopback addresses inside them.
 package balancer

@@ -43,6 +43,8 @@ type checker struct {
 	// l4Connections are what the TCP and UDP listeners' limit_conn let
 	// their clients hold of a worker's connections.
 	l4Connections int
+	// sessionZones are the TLS session caches' zones and sizes.
+	sessionZones map[string]int64
 	// locations are the exact locations of every server, internal or not.
 	locations map[string]bool
 	uses      []use
@@ -50,6 +52,8 @@ type checker struct {
 	server *server
 	// ctx is the context of the directive being checked.
 	ctx string
+	// locationPath is the path of the location block being read.
+	locationPath string
 	// upstream names the upstream block being read.
 	upstream string
 	// upstreamIn is the context of that upstream block: http or stream.
@@ -75,7 +79,8 @@ type server struct {
 // way they break the renderer's promises (at most 20), or nil.
 func Check(files []config.File) error {
 	c := &checker{files: map[string][]byte{}, parsed: map[string][]*Directive{}, reached: map[string]bool{},
-		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{}}
+		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{},
+		sessionZones: map[string]int64{}}
 	for _, f := range files {
 		if _, dup := c.files[f.Path]; dup {
 			c.fail(nil, "file %s is rendered twice", f.Path)
@@ -194,7 +199,7 @@ func (c *checker) walk(ds []*Directive, ctx string) {
 		switch r.block {
 		case "":
 		case "body":
-			// map and split_clients bodies are read by their check.
+			// map, split_clients and geo bodies are read by their check.
 		default:
 			if r.block == ctxUpstream {
 				c.upstream, c.upstreamIn = d.Args[0].Value, ctx

@@ -42,6 +42,9 @@ map "$gw_c_0123456789ab" $gw_l_abc {
     "~^1$" "/_gatewall|/abc/0";
     default "/_gatewall|/abc/1";
 }
+geo $gw_dollar {
+    default "$";
+}
 `,
 		config.UpstreamsConfPath: `upstream svc_default_app_80 {
     server unix:/var/run/nginx/sink-503.sock max_fails=0;
@@ -55,6 +58,8 @@ map "$gw_c_0123456789ab" $gw_l_abc {
     server_name "";
     location = "/exact" {
         proxy_set_header X-A "a,b";
+        proxy_set_header X-B "${gw_dollar}{x} \"q\"; } \\ ${remote_addr}";
+        add_header X-C "$http_x_c,v${request_id}" always;
         proxy_pass http://svc_default_app_80;
     }
     location "/api/" {
@@ -102,7 +107,15 @@ func TestDefectsAreFound(t *testing.T) {
 		{"directive in the wrong context", servers, `server_name "";`, `server_name ""; rewrite ^ /x break;`, `"rewrite" in server context`},
 		{"invalid hostname", servers, `server_name "";`, `server_name "a;b";`, "server_name: hostname"},
 		{"invalid header value", servers, `"a,b"`, `"a$"`, "starts no variable"},
-		{"header value with a quote", servers, `"a,b"`, `"a\"b"`, "header value"},
+		{"header value with a line break", servers, `"a,b"`, `"a\nb"`, "control character (U+000A)"},
+		{"header value with a tab", servers, `"a,b"`, `"a\tb"`, "control character (U+0009)"},
+		{"header value with a space at its end", servers, `"a,b"`, `"a "`, "starts or ends with a space"},
+		{"header value reading a variable off the allow-list", servers, `"a,b"`, `"${uri}"`, "may not read"},
+		{"header value reading a variable without braces", servers, `"a,b"`, `"a$remote_addr"`, "may not read"},
+		{"header value reading Gatewall's variables", servers, `"a,b"`, `"x${gw_host}"`, "may not read"},
+		{"added header reading a variable off the allow-list", servers, `v${request_id}`, `v${remote_user}`, "may not read"},
+		{"literal dollar undeclared", config.HTTPConfPath, "geo $gw_dollar {\n    default \"$\";\n}\n", "", "unknown variable $gw_dollar"},
+		{"literal dollar that is not one", config.HTTPConfPath, `default "$";`, `default "$x";`, "geo: not the declaration"},
 		{"unknown variable", servers, `$gw_l_abc last`, `$gw_l_nope last`, "unknown variable $gw_l_nope"},
 		{"undefined upstream", servers, "http://svc_default_app_80;", "http://svc_default_other_80;", `upstream "svc_default_other_80" is not defined`},
 		{"undefined internal location", config.HTTPConfPath, `"/_gatewall|/abc/1";`, `"/_gatewall|/abc/2";`, `internal location "/_gatewall|/abc/2" is not defined`},

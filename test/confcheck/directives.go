@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"proxy_headers_hash_max_size":    {ctx: http, min: 1, max: 1, check: hashMax},
 	"map":                            {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: mapBlock},
 	"split_clients":                  {ctx: []string{ctxHTTP, ctxStream}, min: 2, max: 2, block: "body", check: splitBlock},
+	"geo":                            {ctx: http, min: 1, max: 1, block: "body", check: geoBlock},
 	"upstream":                       {ctx: []string{ctxHTTP, ctxStream}, min: 1, max: 1, block: ctxUpstream, check: upstreamBlock},
 	"keepalive":                      {ctx: []string{ctxUpstream}, min: 1, max: 1, check: number(1, math.MaxInt32)},
 	"zone":                           {ctx: []string{ctxUpstream}, min: 2, max: 2, check: upstreamZone},
@@ -82,32 +83,39 @@ var rules = map[string]rule{
 	"balancer_by_lua_block": {ctx: []string{ctxUpstream}, min: 1, max: 1, check: luaBalancer},
 	"content_by_lua_block":  {ctx: inLocation, min: 1, max: 1, check: luaContent},
 
-	"listen":                 {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
-	"server_name":            {ctx: inServer, min: 1, max: 1, check: serverName},
-	"ssl_reject_handshake":   {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
-	"ssl_certificate":        {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
-	"ssl_certificate_key":    {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
-	"ssl_client_certificate": {ctx: inServer, min: 1, max: 1, check: file},
-	"ssl_verify_depth":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
-	"ssl_verify_client":      {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
-	"error_page":             {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
-	"set_real_ip_from":       {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
-	"real_ip_header":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
-	"location":               {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
-	"internal":               {ctx: inLocation, min: 0, max: 0},
-	"stub_status":            {ctx: inLocation, min: 0, max: 0, check: stubStatus},
-	"if":                     {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
-	"return":                 {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
-	"rewrite":                {ctx: inLocation, min: 2, max: 3, check: rewrite},
-	"set":                    {ctx: inLocation, min: 2, max: 2, check: set},
-	"mirror":                 {ctx: inLocation, min: 1, max: 1, check: mirror},
-	"proxy_pass":             {ctx: []string{ctxLocation, ctxStreamServer}, min: 1, max: 1, check: pass("http://", "https://")},
-	"grpc_pass":              {ctx: inLocation, min: 1, max: 1, check: pass("grpc://", "grpcs://")},
-	"proxy_set_header":       {ctx: httpLevels, min: 2, max: 2, check: setHeader},
-	"grpc_set_header":        {ctx: httpLevels, min: 2, max: 2, check: setHeader},
-	"add_header":             {ctx: []string{ctxLocation, ctxIf}, min: 3, max: 3, check: addHeader},
-	"proxy_hide_header":      {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
-	"grpc_hide_header":       {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+	"listen":               {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 5, check: listen},
+	"server_name":          {ctx: inServer, min: 1, max: 1, check: serverName},
+	"ssl_reject_handshake": {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on")},
+	"ssl_protocols":        {ctx: []string{ctxHTTP, ctxServer, ctxStream, ctxStreamServer}, min: 1, max: 4, check: sslProtocols},
+	// A listener's tls.options (nginx/config/handshake.go).
+	"ssl_ciphers":               {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslCiphers},
+	"ssl_prefer_server_ciphers": {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: oneOfArgs("on", "off")},
+	"ssl_ecdh_curve":            {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslECDHCurve},
+	"ssl_session_cache":         {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslSessionCache},
+	"ssl_session_timeout":       {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: sslSessionTimeout},
+	"ssl_certificate":           {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
+	"ssl_certificate_key":       {ctx: []string{ctxServer, ctxStreamServer}, min: 1, max: 1, check: file},
+	"ssl_client_certificate":    {ctx: inServer, min: 1, max: 1, check: file},
+	"ssl_verify_depth":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
+	"ssl_verify_client":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
+	"error_page":                {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
+	"set_real_ip_from":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
+	"real_ip_header":            {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
+	"location":                  {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
+	"internal":                  {ctx: inLocation, min: 0, max: 0},
+	"stub_status":               {ctx: inLocation, min: 0, max: 0, check: stubStatus},
+	"if":                        {ctx: []string{ctxServer, ctxLocation}, min: 1, max: 4, block: ctxIf, check: ifCondition},
+	"return":                    {ctx: []string{ctxServer, ctxLocation, ctxIf, ctxStreamServer}, min: 1, max: 2, check: returnDirective},
+	"rewrite":                   {ctx: inLocation, min: 2, max: 3, check: rewrite},
+	"set":                       {ctx: inLocation, min: 2, max: 2, check: set},
+	"mirror":                    {ctx: inLocation, min: 1, max: 1, check: mirror},
+	"proxy_pass":                {ctx: []string{ctxLocation, ctxStreamServer}, min: 1, max: 1, check: pass("http://", "https://")},
+	"grpc_pass":                 {ctx: inLocation, min: 1, max: 1, check: pass("grpc://", "grpcs://")},
+	"proxy_set_header":          {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"grpc_set_header":           {ctx: httpLevels, min: 2, max: 2, check: setHeader},
+	"add_header":                {ctx: []string{ctxLocation, ctxIf}, min: 3, max: 3, check: addHeader},
+	"proxy_hide_header":         {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
+	"grpc_hide_header":          {ctx: inLocation, min: 1, max: 1, check: headerNameArg},
 
 	"proxy_read_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
 	"proxy_send_timeout":            {ctx: inLocation, min: 1, max: 1, check: milliseconds},
@@ -131,6 +139,18 @@ var rules = map[string]rule{
 	"grpc_ssl_certificate":          {ctx: inLocation, min: 1, max: 1, check: file},
 	"proxy_ssl_certificate_key":     {ctx: inLocation, min: 1, max: 1, check: file},
 	"grpc_ssl_certificate_key":      {ctx: inLocation, min: 1, max: 1, check: file},
+
+	// Authentication: AuthenticationFilter's Basic, ExternalAuth's
+	// subrequests and the body they may send (confcheck/auth.go).
+	"auth_basic":                 {ctx: inLocation, min: 1, max: 1, check: authBasic},
+	"auth_basic_user_file":       {ctx: inLocation, min: 1, max: 1, check: usersFile},
+	"auth_request":               {ctx: inLocation, min: 1, max: 1, check: authRequest},
+	"auth_request_set":           {ctx: inLocation, min: 2, max: 2, check: authRequestSet},
+	"proxy_method":               {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("$request_method")},
+	"proxy_pass_request_headers": {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("off")},
+	"proxy_pass_request_body":    {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("off")},
+	"proxy_set_body":             {ctx: inLocation, min: 1, max: 1, check: authBody},
+	"rewrite_by_lua_block":       {ctx: inLocation, min: 1, max: 1, check: luaForwardBody},
 
 	// ProxySettingsPolicy.
 	"proxy_buffering":         {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on", "off")},
@@ -186,6 +206,71 @@ func limitConn(c *checker, d *Directive) {
 		c.fail(d, "limit_conn %q: not a number from 1 to 32767", d.Args[1].Value)
 	}
 	c.l4Connections += graph.ConnectionsPerL4Client * n
+}
+
+// sslProtocols: protocols of validation.TLSProtocols, each once, in order.
+func sslProtocols(c *checker, d *Directive) {
+	next := 0
+	for _, a := range d.Args {
+		i := slices.Index(validation.TLSProtocols, a.Value)
+		if i < next {
+			c.fail(d, "ssl_protocols %q: not a protocol of %v, in order, once", a.Value, validation.TLSProtocols)
+			return
+		}
+		next = i + 1
+	}
+}
+
+func sslCiphers(c *checker, d *Directive) {
+	if _, err := validation.CipherString(d.Args[0].Value); err != nil {
+		c.fail(d, "ssl_ciphers: %v", err)
+	}
+}
+
+func sslECDHCurve(c *checker, d *Directive) {
+	if _, auto, err := validation.ParseTLSGroups(d.Args[0].Value); err != nil || auto {
+		c.fail(d, "ssl_ecdh_curve: %v (auto is NGINX's default, never written)", err)
+	}
+}
+
+func sslSessionTimeout(c *checker, d *Directive) {
+	if _, err := validation.ParseSSLSessionTimeout(d.Args[0].Value); err != nil {
+		c.fail(d, "ssl_session_timeout: %v", err)
+	}
+}
+
+// sslSessionCacheRE is a shared session cache: a zone of Gatewall's
+// naming, and its size.
+var sslSessionCacheRE = regexp.MustCompile(`^shared:(sslsess_[a-z0-9_.-]+):([0-9]+[kKmM]?)$`)
+
+// sslSessionCache: off, or a shared cache whose zone has one size
+// wherever it is named; together the zones fit the Gateway's budget.
+func sslSessionCache(c *checker, d *Directive) {
+	v := d.Args[0].Value
+	if v == "off" {
+		return
+	}
+	m := sslSessionCacheRE.FindStringSubmatch(v)
+	if m == nil {
+		c.fail(d, "ssl_session_cache %q", v)
+		return
+	}
+	_, n, err := validation.ParseSSLSessionCache(m[2])
+	if err != nil {
+		c.fail(d, "ssl_session_cache %q: %v", v, err)
+		return
+	}
+	if have, ok := c.sessionZones[m[1]]; ok && have != n {
+		c.fail(d, "session cache zone %s has sizes %d and %d", m[1], have, n)
+	}
+	c.sessionZones[m[1]] = n
+	var total int64
+	for _, size := range c.sessionZones {
+		total += size
+	}
+	if total > validation.SSLSessionCacheBudget {
+		c.fail(d, "the session caches hold %d bytes, more than the Gateway's budget", total)
+	}
 }
 
 // proxyProtocol is on for the whole stream context (its servers pass
@@ -449,9 +534,13 @@ func jsImport(c *checker, d *Directive) {
 // set keeps the request's path before a dispatch rewrites it, or gives the
 // Lua balancer a retrying route's tries.
 func set(c *checker, d *Directive) {
-	if d.Args[0].Value == "$gw_retry_tries" {
+	switch d.Args[0].Value {
+	case "$gw_retry_tries":
 		number(2, 11)(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
-	} else {
+	case authBodyVar:
+		// Emptied before the body is read into it (rewrite_by_lua_block).
+		oneOfArgs("")(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
+	default:
 		words("$gw_orig_uri $uri")(c, d)
 	}
 	c.define(d, d.Args[0].Value)

@@ -20,6 +20,7 @@ func location(c *checker, d *Directive) {
 	if len(d.Args) == 2 {
 		mod, path = d.Args[0].Value, d.Args[1].Value
 	}
+	c.locationPath = path
 	switch mod {
 	case "":
 		if path == "@_gatewall_client_cert_refused" {
@@ -225,6 +226,14 @@ func pass(schemes ...string) func(*checker, *Directive) {
 			return
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(target, scheme), "$request_uri")
+		if up, prefix, ok := strings.Cut(name, "/"); ok && strings.HasPrefix(c.locationPath, config.InternalPrefix+"auth/") {
+			// An authorization location puts the filter's path prefix
+			// before the request's URI.
+			if err := validation.Path("/" + prefix); err != nil || !strings.HasSuffix(target, "$request_uri") {
+				c.fail(d, "%s %q: the path prefix: %v", d.Name, target, err)
+			}
+			name = up
+		}
 		if strings.HasPrefix(name, "$") {
 			c.variablesIn(d, name)
 			return

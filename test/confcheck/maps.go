@@ -23,6 +23,8 @@ type mapKind struct {
 var mapKinds = []mapKind{
 	{"gw_sni_listener_", hostnameKey, listenerID},
 	{"gw_tlsport_", hostnameKey, tlsDestination},
+	{"gw_tlsver_", tlsVersionKey, fixedValue("", "1")},
+	{"gw_tlsgroup_", tlsGroupKey, fixedValue("", "1")},
 	{"gw_c_", conditionKey, fixedValue("0", "1")},
 	{"gw_l_", dispatchKey, internalLocation},
 	{"gw_rp_", compiledRegexKey, rewrittenPath},
@@ -266,6 +268,23 @@ func rewrittenPath(c *checker, d *Directive, v Arg) {
 func emptyKey(c *checker, d *Directive, _, key string) {
 	if key != "" {
 		c.fail(d, "map key %q, want \"\"", key)
+	}
+}
+
+// tlsVersionKey is a protocol a listener allows ($ssl_protocol's words).
+func tlsVersionKey(c *checker, d *Directive, source, key string) {
+	if source != "$ssl_protocol" || !contains(validation.TLSProtocols, key) {
+		c.fail(d, "map of %s: key %q is not a protocol", source, key)
+	}
+}
+
+// tlsGroupKey is a group a listener allows ($ssl_curve's names), or none.
+func tlsGroupKey(c *checker, d *Directive, source, key string) {
+	if key == "" && source == "$ssl_curve" {
+		return
+	}
+	if groups, _, err := validation.ParseTLSGroups(key); source != "$ssl_curve" || err != nil || len(groups) != 1 || groups[0] != key {
+		c.fail(d, "map of %s: key %q is not a group's name", source, key)
 	}
 }
 

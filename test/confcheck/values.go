@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/syntax"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -24,10 +25,12 @@ func validVariableName(s string) bool { return variableNameRE.MatchString(s) }
 var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "args": true, "is_args": true, "scheme": true,
 	"remote_addr": true, "proxy_add_x_forwarded_for": true, "server_port": true, "proxy_protocol_server_port": true,
 	"request_method": true, "request_id": true, "ssl_server_name": true,
-	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true}
+	"ssl_preread_server_name": true, "proxy_protocol_addr": true, "proxy_protocol_port": true, "remote_port": true,
+	"ssl_protocol": true, "ssl_curve": true}
 
 func builtinVariable(name string) bool {
-	return builtins[name] || strings.HasPrefix(name, "http_") && len(name) > len("http_")
+	return builtins[name] || syntax.ValueVariable(name) || strings.HasPrefix(name, "http_") && len(name) > len("http_") ||
+		strings.HasPrefix(name, "upstream_http_") && len(name) > len("upstream_http_")
 }
 
 // variablesIn records the variables of a value NGINX interpolates; a '$'
@@ -43,23 +46,51 @@ func (c *checker) variablesIn(d *Directive, v string) {
 	}
 }
 
-// headerValueExpr checks a header's value: a variable, or literal text
-// with variables. The literal text is what a user wrote, possibly several
-// values joined by commas (a rule's and a backend's modifier composed), so
-// each part must be a valid header value; a variable stands for a
-// non-empty value. The empty value is the renderer's own: it removes a
-// request header, or is a map's value when no header is set.
+var (
+	// ownVariableRE is a value that is one of the renderer's variables
+	// alone (Gatewall's defaults, a map's variable, the client's header).
+	ownVariableRE = regexp.MustCompile(`^\$[a-z_][a-z0-9_]*$`)
+	// appendedRE starts a value appended to the request's own header.
+	appendedRE = regexp.MustCompile(`^\$http_[a-z0-9_]+,`)
+)
+
+// headerValueExpr checks a header's value: the renderer's own (empty: it
+// removes a request header, or is a map's value when no header is set;
+// one of its variables alone), or a user's value written as
+// syntax.HeaderValue writes it, possibly after the request's own value
+// ("$http_<name>,": an added header). A user's value reads variables with
+// braces only, each one of syntax.ValueVariable's or the literal '$'
+// variable, and the value it stands for (possibly a rule's and a
+// backend's values joined by a comma) must be a valid header value.
 func headerValueExpr(c *checker, d *Directive, a Arg) {
-	if a.Value == "" {
+	v := a.Value
+	if v == "" {
 		return
 	}
-	c.variablesIn(d, a.Value)
-	literal := variableRE.ReplaceAllString(a.Value, "v")
-	for _, part := range strings.Split(literal, ",") {
-		if err := validation.HeaderValue(part); err != nil {
-			c.fail(d, "%s: %v", d.Name, err)
-			return
-		}
+	c.variablesIn(d, v)
+	if ownVariableRE.MatchString(v) {
+		return
+	}
+	if m := appendedRE.FindString(v); m != "" {
+		v = v[len(m):]
+	}
+	user, ok := syntax.ReadHeaderValue(v)
+	if !ok {
+		c.fail(d, "%s: %q reads a variable a header value may not read, or a '$' that is not ${%s}", d.Name, v, syntax.DollarVariable)
+		return
+	}
+	if err := validation.HeaderValue(user); err != nil {
+		c.fail(d, "%s: %v", d.Name, err)
+	}
+}
+
+// geoBlock is the declaration of the variable holding a literal '$'
+// (nginx/config writeDollar): its only value.
+func geoBlock(c *checker, d *Directive) {
+	c.defineOnce(d, d.Args[0].Value)
+	if d.Args[0].Value != "$"+syntax.DollarVariable || len(d.Block) != 1 || d.Block[0].Name != "default" ||
+		d.Block[0].NameQuoted || len(d.Block[0].Args) != 1 || d.Block[0].Args[0].Value != "$" || d.Block[0].Block != nil {
+		c.fail(d, "geo: not the declaration of $%s, whose value is \"$\"", syntax.DollarVariable)
 	}
 }
 

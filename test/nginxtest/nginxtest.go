@@ -70,6 +70,12 @@ func WriteRoot(root string, files []config.File) error {
 // HTTP server holding directives: for tests of what NGINX makes of a few
 // directives and the files they name, outside Gatewall's rendering.
 func ServerConf(directives string) config.File {
+	return HTTPConf("    server {\n" + directives + "\n    }\n")
+}
+
+// HTTPConf is a minimal nginx.conf (at its data-plane path) whose http
+// context holds body (servers, maps), as ServerConf.
+func HTTPConf(body string) config.File {
 	return config.File{Path: config.MainConfPath, Mode: 0o644, Data: []byte(`pid /var/run/nginx/nginx.pid;
 error_log stderr;
 events {}
@@ -80,10 +86,7 @@ http {
     fastcgi_temp_path /var/cache/nginx/fastcgi_temp;
     uwsgi_temp_path /var/cache/nginx/uwsgi_temp;
     scgi_temp_path /var/cache/nginx/scgi_temp;
-    server {
-` + directives + `
-    }
-}
+` + body + `}
 `)}
 }
 

@@ -69,7 +69,11 @@ func ServeWith(o ServeOptions) (*Server, error) {
 		os.RemoveAll(root)
 		return nil, err
 	}
-	script := Isolate(root) + "ip link set lo up\n"
+	// The data plane's NGINX runs as one user, who owns the files
+	// nginx-agent writes, 0600 secrets among them; its workers open some
+	// per request (a Basic authentication's file of users). A root
+	// NGINX's workers run as nobody, who is given them here.
+	script := Isolate(root) + "chown -R nobody /etc/nginx\nip link set lo up\n"
 	for _, a := range o.Addrs {
 		script += "ip addr add " + a + " dev lo\n"
 	}
@@ -205,6 +209,12 @@ func (s *Server) Workers() string {
 	return strings.TrimSpace(string(out))
 }
 
+// Command is a command run in NGINX's network namespace (a client such
+// as openssl s_client, which speaks what Go's crypto/tls does not).
+func (s *Server) Command(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=" + s.netns(), "--", name}, args...)...)
+}
+
 // DropPacketsTo makes the namespace drop every packet sent to ip, as the
 // address of a pod that is gone does (iptables).
 func (s *Server) DropPacketsTo(ip string) error {
@@ -213,6 +223,45 @@ func (s *Server) DropPacketsTo(ip string) error {
 		return fmt.Errorf("iptables: %w: %s", err, out)
 	}
 	return nil
+}
+
+// Reload writes files over NGINX's configuration (as nginx-agent does,
+// files no longer in it left in place) and has NGINX reload it, as a pod's
+// configuration change does: the master stays, new workers start. It
+// returns once the workers changed.
+func (s *Server) Reload(files []config.File) error {
+	before := s.Workers()
+	if err := WriteRoot(s.root, files); err != nil {
+		return err
+	}
+	if out, err := exec.Command("chown", "-R", "nobody", filepath.Join(s.root, "etc", "nginx")).CombinedOutput(); err != nil {
+		return fmt.Errorf("chown: %w: %s", err, out)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if w := s.Workers(); w != "" && !sharesPID(w, before) {
+			return nil
+		}
+		if time.Since(start) > 10*time.Second {
+			return fmt.Errorf("NGINX did not reload: workers %q, before %q\n%s", s.Workers(), before, s.Output())
+		}
+	}
+}
+
+// sharesPID says whether two lists of PIDs (one a line) have one in common.
+func sharesPID(a, b string) bool {
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(b) {
+		seen[p] = true
+	}
+	for _, p := range strings.Fields(a) {
+		if seen[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop stops NGINX, removes its files and returns what it wrote.

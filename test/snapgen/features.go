@@ -24,6 +24,9 @@ func Features(s *Snapshot) []string {
 				if l.Hostname != nil {
 					set["listener/hostname/"+hostnameShape(string(*l.Hostname))] = true
 				}
+				if l.TLS != nil && len(l.TLS.Options) > 0 {
+					set["listener/tls-options"] = true
+				}
 			}
 			if o.Spec.TLS != nil && o.Spec.TLS.Frontend != nil {
 				set["gateway/client-validation"] = true

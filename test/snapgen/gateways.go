@@ -136,6 +136,9 @@ func (g *gen) listener(name string) gatewayv1.Listener {
 	if g.one(3) {
 		l.Protocol = gatewayv1.HTTPSProtocolType
 		l.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{g.secretRef()}}
+		if g.one(3) {
+			l.TLS.Options = g.tlsOptions()
+		}
 	}
 	if g.bad() {
 		switch g.intn(4) {
@@ -192,4 +195,32 @@ func (g *gen) listenerSet(index int) {
 	}
 	g.add(ls)
 	g.listenerSets = append(g.listenerSets, routeRef{kind: "ListenerSet", namespace: ns, name: ls.Name})
+}
+
+// tlsOptions are an HTTPS listener's tls.options: NGINX Gateway Fabric's
+// keys with values NGINX and the data plane's OpenSSL take, a key
+// Gatewall does not read, and rarely values it must refuse (one with
+// NGINX syntax in it).
+func (g *gen) tlsOptions() map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue {
+	o := map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{}
+	set := func(k string, values ...string) {
+		if g.one(2) {
+			o[gatewayv1.AnnotationKey(k)] = gatewayv1.AnnotationValue(oneOf(g, values...))
+		}
+	}
+	set("nginx.org/ssl-protocols", "TLSv1.2 TLSv1.3", "TLSv1.3", "TLSv1.2")
+	set("nginx.org/ssl-ciphers", "HIGH:!aNULL:!MD5", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:!aNULL",
+		"kEECDH+AESGCM:@STRENGTH", "DEFAULT:@SECLEVEL=0", "ALL:-RSA:+SHA1")
+	set("nginx.org/ssl-prefer-server-ciphers", "on", "off")
+	set("nginx.org/ssl-ecdh-curve", "auto", "P-384", "X25519:P-256", "P-521:ffdhe2048", "secp384r1:brainpoolP256r1")
+	set("nginx.org/ssl-session-cache", "off", "none", "32k", "1m", "10m")
+	set("nginx.org/ssl-session-timeout", "1", "5m", "1d", "7d")
+	if g.one(8) {
+		o["example.com/other"] = "x"
+	}
+	if g.bad() {
+		o[gatewayv1.AnnotationKey(oneOf(g, "nginx.org/ssl-ciphers", "nginx.org/ssl-ecdh-curve", "nginx.org/ssl-session-timeout"))] =
+			gatewayv1.AnnotationValue(oneOf(g, "HIGH:!aNUL", "LOW", `HIGH"; include /etc/passwd; #`, "P-256:prime256v1", "500ms", "SSLv3"))
+	}
+	return o
 }

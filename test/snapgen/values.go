@@ -103,11 +103,12 @@ func (g *gen) path() string {
 	return "/b/"
 }
 
-// regexAtoms build regular expression values; pathAtoms add what only
-// paths may have (braces: a map's regex may not hold one).
+// regexAtoms build regular expression values, with quantifiers and what
+// NGINX's configuration syntax gives meaning to (carried in quotes);
+// pathAtoms are the same for paths.
 var (
 	regexAtoms = []string{"a", "api", "/", `\.`, ".*", "[0-9]+", "[a-z]", "(v1|v2)", `\d`, "[^/]*", "(?i)x",
-		"[[:alpha:]]", "(?:b)?", `\w+`, "-"}
+		"[[:alpha:]]", "(?:b)?", `\w+`, "-", "header-[a-z]{1}", `"q";`, "x{2,}", " ", "}"}
 	pathAtoms = append([]string{"x{2,3}", "[0-9]{4}"}, regexAtoms...)
 )
 
@@ -122,7 +123,7 @@ func (g *gen) regexOf(atoms []string) string {
 	if g.bad() {
 		// What RE2 and PCRE read differently, and what NGINX's syntax forbids.
 		// And what PCRE2 could backtrack through for a long time.
-		return oneOf(g, "(?=x)", `\1`, "a{1001}", "(", "a$b", "a;b", `a"b`, "a{b", `\Qx\E`, "a b", "\x00", `\z`, "[[:word:]]",
+		return oneOf(g, "(?=x)", `\1`, "a{1001}", "(", "a\nb", "é", "a\tb", "a{b", `\Qx\E`, "a{,2}", "\x00", `\z`, "[[:word:]]",
 			"(?P<host>x)", "(?<n>a)", "(a+)+", "((a|aa)+)+b", "(a|a)*", `(\w+\s?)*`, "(a*)*", "^.*a.*a.*a$", "^(.*a){20}$")
 	}
 	var b strings.Builder
@@ -192,9 +193,11 @@ func (g *gen) headerName() string {
 // headerValue is a header value to match exactly or to set.
 func (g *gen) headerValue() string {
 	if g.bad() {
-		return oneOf(g, repeat("v", 4097), `a"b`, "$host", "a;b", "a{b}", "a\nb", "a\\b", "a'b", "\t", "text/html; q=1", "")
+		// What HTTP forbids in a field value (not DEL or U+0085, which a
+		// snapshot's YAML cannot hold).
+		return oneOf(g, repeat("v", 4097), "a\r\nb", "a\x00", " a", "a ", "a\nb", "\t", "a\tb", "")
 	}
-	switch g.intn(7) {
+	switch g.intn(9) {
 	case 0:
 		return "v"
 	case 1:
@@ -207,9 +210,15 @@ func (g *gen) headerValue() string {
 		return "!#%&()*+,./:<=>?@[]^_`|~-"
 	case 5:
 		if g.edge() {
-			return repeat("v", 4096)
+			// Too long once written: the token, or '$' written as a variable.
+			return oneOf(g, repeat("v", 4096), repeat("$", 400))
 		}
 		return "vv"
+	case 6:
+		// NGINX's syntax and variables, carried.
+		return oneOf(g, `a"b`, "a;b", "a{b}", "a\\b", "a'b", `attachment; filename="a b.txt"`, `x"; } #`, "é ☃")
+	case 7:
+		return oneOf(g, "$remote_addr", "${request_id}", "$request_method", "$host", "$foo", "$uri", "$", "${", "$http_cookie")
 	}
 	return oneOf(g, "1", "yes", "text/html, q=1")
 }
@@ -228,12 +237,12 @@ func (g *gen) queryName() string {
 // queryValue is a query parameter value to match exactly.
 func (g *gen) queryValue() string {
 	if g.bad() {
-		return oneOf(g, "a&b", "a b", "$x", `a"b`, repeat("w", 1025), "a;b", "")
+		return oneOf(g, "a&b", "a b", "a#b", `a"b`, repeat("w", 1025), "a\\b", "")
 	}
 	if g.edge() {
 		return repeat("w", 1024)
 	}
-	return oneOf(g, "1", "a/b?c=d", "x~y", "%41")
+	return oneOf(g, "1", "a/b?c=d", "x~y", "%41", "$x", "a;b")
 }
 
 // method is an HTTP method to match.

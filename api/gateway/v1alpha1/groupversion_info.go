@@ -1,6 +1,7 @@
-// Package v1alpha1 holds Gatewall's inherited policies: ProxySettingsPolicy,
-// ClientSettingsPolicy, RateLimitPolicy and WAFGatewayBindingPolicy (group
-// gateway.nginx.org, version v1alpha1).
+// Package v1alpha1 holds Gatewall's policies (ProxySettingsPolicy,
+// ClientSettingsPolicy, RateLimitPolicy, UpstreamSettingsPolicy and
+// WAFGatewayBindingPolicy) and route filters (AuthenticationFilter), group
+// gateway.nginx.org, version v1alpha1.
 //
 // +kubebuilder:object:generate=true
 // +groupName=gateway.nginx.org

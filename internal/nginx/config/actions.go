@@ -27,11 +27,21 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if grpc {
 		prefix = "grpc"
 	}
+	auth, ok := b.authentication(f.Authentication)
+	if f.Error != "" || !ok {
+		// A filter that must process the requests cannot (the statuses
+		// say why): never serve them without it.
+		return []Directive{D("return", "500")}
+	}
 	// CORS comes first: a preflight is answered before any rewrite or redirect.
 	ds := b.corsDirectives(f.CORS, prefix)
 	if f.Redirect != nil {
 		return append(ds, D("return", strconv.Itoa(f.Redirect.StatusCode), Quote(b.redirectURL(f.Redirect, e, ctx))))
 	}
+	// Authentication runs in the access phase, after the rewrites below
+	// and before the request is passed on (auth.go).
+	access, authHeaders := b.externalAuth(f.ExternalAuth, e.rule.Timeouts, prefix, extra)
+	ds = append(append(ds, auth...), access...)
 	perBackend := ""
 	switch {
 	case hasBackendHeaders(e.rule.Backends) && len(e.rule.Backends) == 1:
@@ -78,6 +88,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if tls := e.rule.TLS; tls != nil {
 		ds = append(ds, b.backendTLS(prefix, tls)...)
 	}
+	ds = withCopiedHeaders(ds, prefix, f.Rewrite, authHeaders)
 	return append(ds, passDirective(grpc, e.rule.TLS != nil, target))
 }
 
@@ -316,10 +327,10 @@ func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
 	var ds []Directive
 	hide := prefix + "_hide_header"
 	for _, h := range m.Set {
-		ds = append(ds, D(hide, h.Name), D("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D(hide, h.Name), D("add_header", h.Name, quoteHeaderValue(h.Value), "always"))
 	}
 	for _, h := range m.Add {
-		ds = append(ds, D("add_header", h.Name, Quote(h.Value), "always"))
+		ds = append(ds, D("add_header", h.Name, quoteHeaderValue(h.Value), "always"))
 	}
 	for _, name := range m.Remove {
 		ds = append(ds, D(hide, name))

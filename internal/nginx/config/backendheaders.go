@@ -104,7 +104,7 @@ func hasBackendHeaders(backends []*graph.Backend) bool {
 func (b *builder) headerValue(name string, op headerOp) string {
 	switch op.kind {
 	case "set":
-		return Quote(op.value)
+		return quoteHeaderValue(op.value)
 	case "add":
 		return b.addHeaderVar(name, op.value)
 	case "remove":
@@ -130,7 +130,7 @@ func untouchedValue(name string, defaults []Directive) string {
 func (b *builder) addHeaderVar(name, value string) string {
 	return b.addMap(kindAddHeaderVar, &Map{
 		Source:  syntax.HeaderVariable(name),
-		Entries: []MapEntry{{Key: `""`, Value: Quote(value)}},
+		Entries: []MapEntry{{Key: `""`, Value: quoteHeaderValue(value)}},
 		Default: Quote(syntax.AppendedHeaderValue(name, value)),
 	})
 }

@@ -21,7 +21,7 @@ import (
 
 // budgetShapes draws a Gateway of every shape that opens sockets: its own
 // listeners and ListenerSets' on shared and separate ports (HTTP, HTTPS,
-// TLS passthrough and terminating), HTTPRoutes (weighted, to missing and
+// TLS passthrough and terminating, with and without tls.options), HTTPRoutes (weighted, to missing and
 // empty Services, mirrored, to h2c backends), GRPCRoutes and TLSRoutes on
 // any of them, either IP family or both, metrics on or off, and few
 // workerConnections, so that the budget refuses some of them.
@@ -69,6 +69,13 @@ func budgetShapes(r *rand.Rand, cert *corev1.Secret) *graph.Input {
 			l.Protocol, l.TLS = gatewayv1.TLSProtocolType, &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}
 		default:
 			l.Protocol, l.TLS = gatewayv1.TLSProtocolType, &gatewayv1.ListenerTLSConfig{CertificateRefs: certs}
+			// Options tell terminating servers apart (Listener.PassKey).
+			switch r.IntN(3) {
+			case 1:
+				l.TLS.Options = map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"nginx.org/ssl-protocols": "TLSv1.3"}
+			case 2:
+				l.TLS.Options = map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"nginx.org/ssl-session-cache": "32k"}
+			}
 		}
 		return l
 	}

@@ -5,7 +5,9 @@
 // It is pure and deterministic: the same graph gives the same bytes, so an
 // unchanged configuration is never pushed or reloaded. Every user value that
 // reaches a file has passed an allow-list in package validation and is
-// written with Quote.
+// written with Quote; a header value, where NGINX interpolates variables,
+// first with syntax.HeaderValue (allow-listed variables read, any other
+// '$' the literal ${gw_dollar}, which http.conf then declares).
 //
 // The configuration shape is chosen for NGINX's own cost, which dominates:
 // one upstream per Service port however many routes use it, no shared memory

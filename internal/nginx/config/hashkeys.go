@@ -20,9 +20,9 @@ import (
 // fail the whole Gateway's configuration.
 //
 // What NGINX hashes, by directive:
-//   - variables: map, split_clients, set, js_var, and the named captures of
-//     every regular expression (in any word: a word that only looks like
-//     one makes a table larger, never too small);
+//   - variables: map, split_clients, geo, set, js_var, auth_request_set,
+//     and the named captures of every regular expression (in any word: a
+//     word that only looks like one makes a table larger, never too small);
 //   - map keys: every map's keys but its regular expressions (writeMap);
 //   - server names: the names of the http servers listening on each
 //     address;
@@ -33,6 +33,10 @@ import (
 // Policies' include files are written apart (includeFile) and are not
 // recorded: the directives policies render declare no variable and set
 // no proxied header (test/confcheck knows every directive they write).
+//
+// The writer also records whether a word reads ${gw_dollar}, the variable
+// holding a literal '$' in header values (syntax.HeaderValue): http.conf
+// declares it only then.
 
 // hashKeys are what one context's files put in NGINX's hash tables.
 type hashKeys struct {
@@ -48,6 +52,8 @@ type hashKeys struct {
 	proxySet, proxyHide map[string][]string
 	// open are the blocks being written, the context itself first.
 	open []*hashBlock
+	// dollar says a word read ${gw_dollar}.
+	dollar bool
 }
 
 // hashBlock is what a block being written holds of the keys.
@@ -72,12 +78,13 @@ func (k *hashKeys) line(words []string) {
 		return
 	}
 	k.captures(words)
+	k.readsDollar(words)
 	b := k.open[len(k.open)-1]
-	if b.directive == "map" || b.directive == "split_clients" {
+	if b.directive == "map" || b.directive == "split_clients" || b.directive == "geo" {
 		return // entries, not directives (writeMap records a map's keys)
 	}
 	switch words[0] {
-	case "set", "js_var":
+	case "set", "js_var", "auth_request_set":
 		if len(words) > 1 {
 			k.declare(words[1])
 		}
@@ -113,8 +120,11 @@ func (k *hashKeys) openBlock(words []string) {
 	if len(words) > 0 {
 		b.directive = words[0]
 	}
-	if (b.directive == "map" || b.directive == "split_clients") && len(words) > 2 {
+	switch {
+	case (b.directive == "map" || b.directive == "split_clients") && len(words) > 2:
 		k.declare(words[2])
+	case b.directive == "geo" && len(words) > 1:
+		k.declare(words[len(words)-1])
 	}
 	k.open = append(k.open, b)
 }
@@ -169,6 +179,19 @@ func (k *hashKeys) addMap(m *Map) {
 }
 
 func (k *hashKeys) declare(v string) { k.variables[strings.TrimPrefix(v, "$")] = true }
+
+// dollarRead is how a word reads the literal '$' variable.
+var dollarRead = "${" + syntax.DollarVariable + "}"
+
+// readsDollar records whether words read the literal '$' variable.
+func (k *hashKeys) readsDollar(words []string) {
+	for _, w := range words {
+		if strings.Contains(w, dollarRead) {
+			k.dollar = true
+			return
+		}
+	}
+}
 
 // captureRE finds named captures, which NGINX declares as variables.
 var captureRE = regexp.MustCompile(`\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>`)

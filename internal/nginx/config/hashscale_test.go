@@ -49,6 +49,28 @@ func conditionRoutes(n int) []any {
 	return objs
 }
 
+// authHeaderRoutes are n routes, each asking the authorization service
+// app and copying 64 headers of its answer: 64·n variables of the
+// answers' headers (auth_request_set).
+func authHeaderRoutes(n int) []any {
+	var objs []any
+	for r := range n {
+		var names []string
+		for i := range 64 {
+			names = append(names, fmt.Sprintf("X-Authz-%04d-%02d", r, i))
+		}
+		objs = append(objs, httpRoute(fmt.Sprintf("authz-%04d", r), []gatewayv1.Hostname{"authz.example.com"}, gatewayv1.HTTPRouteRule{
+			Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, fmt.Sprintf("/a%d", r))},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExternalAuth, ExternalAuth: &gatewayv1.HTTPExternalAuthFilter{
+				ExternalAuthProtocol: gatewayv1.HTTPRouteExternalAuthHTTPProtocol,
+				BackendRef:           appRef[0].BackendObjectReference,
+				HTTPAuthConfig:       &gatewayv1.HTTPAuthConfig{AllowedResponseHeaders: names},
+			}}},
+		}))
+	}
+	return objs
+}
+
 // headerRoutes change as many headers as a rule may, with names of 256
 // characters, on a proxied route.
 func headerRoutes() []any {
@@ -156,6 +178,7 @@ func TestHashesAtScale(t *testing.T) {
 		{"5,000 hostnames", hostnameRoutes(5000), "server_names_hash_"},
 		{"2,000 condition maps", conditionRoutes(2000), "variables_hash_"},
 		{"header names of 256 characters", headerRoutes(), "_headers_hash_"},
+		{"2,048 authorization headers", authHeaderRoutes(32), "variables_hash_"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

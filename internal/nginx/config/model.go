@@ -157,10 +157,60 @@ type Server struct {
 	ClientCerts         bool
 	ClientCertsOptional bool
 	ClientCAPath        string
+	// TLS are the server's TLS settings beyond its certificate (nil:
+	// http.conf's and NGINX's defaults).
+	TLS *ServerTLS
 	// Directives are server-level directives, before the includes and locations.
 	Directives []Directive
 	Locations  []*Location
 	Includes   []string
+}
+
+// ServerTLS are the TLS settings of a server that terminates TLS, from
+// its listener's tls.options (values checked by package validation);
+// unset fields keep the context's defaults.
+type ServerTLS struct {
+	Protocols []string
+	// Ciphers is an OpenSSL cipher string.
+	Ciphers string
+	// PreferServerCiphers is "on", "off" or "".
+	PreferServerCiphers string
+	// ECDHCurve is a list of groups joined by ':'.
+	ECDHCurve string
+	// SessionCache is "off", or a shared cache: its zone and size.
+	SessionCache     string
+	SessionCacheZone string
+	SessionTimeout   string
+}
+
+// directives are the settings' directives, user values quoted.
+func (t *ServerTLS) directives() []Directive {
+	var out []Directive
+	if t == nil {
+		return nil
+	}
+	if len(t.Protocols) > 0 {
+		out = append(out, D("ssl_protocols", t.Protocols...))
+	}
+	if t.Ciphers != "" {
+		out = append(out, D("ssl_ciphers", Quote(t.Ciphers)))
+	}
+	if t.PreferServerCiphers != "" {
+		out = append(out, D("ssl_prefer_server_ciphers", t.PreferServerCiphers))
+	}
+	if t.ECDHCurve != "" {
+		out = append(out, D("ssl_ecdh_curve", Quote(t.ECDHCurve)))
+	}
+	switch {
+	case t.SessionCache == "off":
+		out = append(out, D("ssl_session_cache", "off"))
+	case t.SessionCache != "":
+		out = append(out, D("ssl_session_cache", Quote("shared:"+t.SessionCacheZone+":"+t.SessionCache)))
+	}
+	if t.SessionTimeout != "" {
+		out = append(out, D("ssl_session_timeout", Quote(t.SessionTimeout)))
+	}
+	return out
 }
 
 // Location is one location block.

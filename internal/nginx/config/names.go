@@ -86,6 +86,19 @@ var (
 	kindCORSExpose    = nameKind{prefix: "$gw_cors_e_"}
 	kindTLSSplitVar   = nameKind{prefix: "$gw_tls_split_"}
 	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
+	// Files of users of Basic authentication, by Secret.
+	kindUsersFile = nameKind{prefix: SecretsDir + "htpasswd_", readable: maxFileName - len("htpasswd_")}
+	// Internal locations of authorization subrequests, by what they send.
+	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
+	// Variables of the headers an authorization service's answer gives, by header.
+	kindAuthHeaderVar = nameKind{prefix: "$gw_ea_"}
+	// Variables of the checks of a listener's TLS protocols and groups
+	// after the handshake (handshake.go), by content.
+	kindTLSVersionVar = nameKind{prefix: "$gw_tlsver_"}
+	kindTLSGroupVar   = nameKind{prefix: "$gw_tlsgroup_"}
+	// Shared memory zones of TLS session caches: a port's, or a TLS
+	// listener's in mode Terminate.
+	kindSessionZone = nameKind{prefix: "sslsess_", readable: 1 << 10}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -109,6 +122,8 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
+	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
+	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the
@@ -117,7 +132,7 @@ var nameKinds = []nameKind{
 var ownNames = []string{
 	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
-	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out",
+	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out", externalAuthBodyVar,
 }
 
 // shortDigest is the length of a digest body, in hex digits.

@@ -178,9 +178,10 @@ func fileData(t *testing.T, cfg *config.Config, path string) []byte {
 }
 
 // TestAcceptedRegexesPassNginx: random regexes, built from RE2 and PCRE2
-// syntax that the two read differently, go through every place a user's
-// regex reaches nginx.conf (path, header and query value, gRPC service and
-// method); what the validation accepts, NGINX compiles.
+// syntax that the two read differently and from what NGINX's configuration
+// syntax gives meaning to (quotes, ';', braces, '$', '#'), go through every
+// place a user's regex reaches nginx.conf (path, header and query value,
+// gRPC service and method); what the validation accepts, NGINX compiles.
 func TestAcceptedRegexesPassNginx(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var objs []any
@@ -232,9 +233,11 @@ func grpcRegexRoute(name, re string) *gatewayv1.GRPCRoute {
 // regexAtoms mix what RE2 and PCRE2 read alike with what they do not.
 var regexAtoms = []string{"a", "b", "-", ".", "_", "/", `\.`, `\d`, `\w`, `\s`, `\S`, `\b`, `\B`, `\A`, `\z`, "^", "$",
 	`\x41`, `\x7f`, `\xff`, `\0`, `\012`, `\12`, `\777`, `\pL`, `\v`, `\t`, `\Qa.b\E`, `\Qa`,
-	"[a-z]", "[^/]", "[[:alpha:]]", `[\d-z]`, `[\d-]`, "[]a]", "[[.a.]]", `\{`, `\|`, `\?`, `\\`}
+	"[a-z]", "[^/]", "[[:alpha:]]", `[\d-z]`, `[\d-]`, "[]a]", "[[.a.]]", `\{`, `\|`, `\?`, `\\`,
+	// Carried in quotes: NGINX's configuration syntax, and braces.
+	`"`, `\"`, "'", ";", " ", "#", "}", "{", "$x", "${x}", "[;{}\"]"}
 
-var regexQuantifiers = []string{"", "", "", "*", "+", "?", "*?", "+?"}
+var regexQuantifiers = []string{"", "", "", "*", "+", "?", "*?", "+?", "{2}", "{1,3}", "{2,}", "{0,2}?"}
 
 func randomRegex(r *rand.Rand, depth int) string {
 	var b strings.Builder

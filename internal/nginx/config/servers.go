@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,18 +102,21 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		return s
 	}
 	withClientValidation(def)
+	owner := mostSpecificListener(listeners, "")
 	if ssl {
-		if l := mostSpecificListener(listeners, ""); l != nil && l.TLS != nil {
-			def.CertPath = b.cert(l.TLS)
+		if owner != nil && owner.TLS != nil {
+			def.CertPath = b.cert(owner.TLS)
 		} else {
 			def.RejectHandshake = true
 		}
+		def.TLS = b.serverTLS(port, owner, g.Handshake(gatewayv1.PortNumber(port)))
 	}
 	b.cfg.Servers = append(b.cfg.Servers, def)
 	misdirected := func(*graph.Listener) []Directive { return nil }
 	if ssl {
-		misdirected = b.misdirectedCheck(port, listeners)
-		def.Directives = misdirected(mostSpecificListener(listeners, ""))
+		checks := b.misdirectedCheck(port, listeners)
+		misdirected = func(l *graph.Listener) []Directive { return append(checks(l), b.handshakeChecks(l)...) }
+		def.Directives = misdirected(owner)
 	}
 	for _, h := range hosts {
 		best := mostSpecificListener(listeners, h)
@@ -130,12 +134,47 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
+			if ssl {
+				srv.TLS = b.serverTLS(port, best, nil)
+			}
 			b.cfg.Servers = append(b.cfg.Servers, srv)
 		}
 		b.locations(srv, routes)
 	}
+	if ssl {
+		b.cipherServers(port, listeners, hosts, func(l *graph.Listener) *Server {
+			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: true, Directives: misdirected(l)})
+		})
+	}
 	if len(def.Locations) == 0 {
 		def.Locations = []*Location{notFoundLocation()}
+	}
+}
+
+// cipherServers adds a server named by its hostname for each listener
+// with ciphers of its own that no route gave one (newServer makes it):
+// NGINX picks the server of a handshake by the best match of the client's
+// server name among the port's server names, and without one of its own a
+// name of the listener (*.a.example.com's x.a.example.com) could pick
+// another listener's wildcard server (*.example.com's), whose ciphers the
+// handshake would use before a request for the listener's routes came on
+// the connection. With it, the best match is always a server of the
+// listener the name belongs to.
+func (b *builder) cipherServers(port int32, listeners []*graph.Listener, hosts []string, newServer func(*graph.Listener) *Server) {
+	for _, l := range listeners {
+		if l.Hostname == "" || slices.Contains(hosts, l.Hostname) {
+			continue
+		}
+		t := b.serverTLS(port, l, nil)
+		if t == nil {
+			continue
+		}
+		srv := newServer(l)
+		srv.TLS, srv.Locations = t, []*Location{notFoundLocation()}
+		if l.TLS != nil {
+			srv.CertPath = b.cert(l.TLS)
+		}
+		b.cfg.Servers = append(b.cfg.Servers, srv)
 	}
 }
 

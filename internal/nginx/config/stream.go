@@ -1,6 +1,10 @@
 package config
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/gatewall/gatewall/internal/validation"
+)
 
 // The stream context: the sniffers of cleartext ports (sniff.go), the
 // TLS ports (tlspassthrough.go) and the TCP and UDP listeners (l4.go), in
@@ -23,6 +27,7 @@ func (c *Config) streamConf() []byte {
 		w.line("js_var", "$gw_proto", "h1")
 	}
 	w.line("proxy_protocol", "on")
+	writeDefaultTLSProtocols(w) // TLS listeners in mode Terminate
 	// As for http (writeUpstreamDefaults): a connection that cannot be
 	// established soon goes on to another endpoint.
 	w.line("proxy_connect_timeout", nginxTime(c.Main.Upstreams.ConnectTimeout))
@@ -50,4 +55,13 @@ func (c *Config) streamConf() []byte {
 	}
 	head.writeAll(sizes, w)
 	return head.bytes()
+}
+
+// writeDefaultTLSProtocols writes the protocols of servers that terminate
+// TLS and set none (validation.DefaultTLSProtocols): NGINX 1.22's own
+// default (TLSv1 TLSv1.1 TLSv1.2) leaves TLS 1.3 off, and offers TLS 1.0
+// and 1.1, which the data plane's OpenSSL 3.0 refuses at its security
+// level anyway.
+func writeDefaultTLSProtocols(w *writer) {
+	w.line(append([]string{"ssl_protocols"}, validation.DefaultTLSProtocols...)...)
 }

@@ -50,8 +50,10 @@ type TLSPass struct {
 	Socket string
 	Target string
 	// CertPath, when set, is the certificate (and key) file with which the
-	// server terminates TLS first (a TLS listener in mode Terminate).
+	// server terminates TLS first (a TLS listener in mode Terminate), with
+	// the listener's TLS settings (nil: the stream context's defaults).
 	CertPath string
+	TLS      *ServerTLS
 }
 
 // httpsSocket is the unix socket of a TLS port's HTTPS servers.
@@ -150,11 +152,10 @@ func (b *builder) tlsPort(g *graph.Gateway, port int32, listeners []*graph.Liste
 		if winner == nil {
 			return tlsRejectSocket()
 		}
-		certPath := ""
-		if best.TLS != nil { // mode Terminate
-			certPath = b.cert(best.TLS)
+		if best.TLS == nil { // mode Passthrough
+			return b.tlsPass(winner, nil)
 		}
-		return b.tlsPass(winner, certPath)
+		return b.tlsPass(winner, best)
 	}
 	m := &Map{Source: "$ssl_preread_server_name", Variable: b.names.of(kindTLSPortVar, strconv.Itoa(int(port))), Hostnames: true}
 	hosts := make([]string, 0, len(names))
@@ -172,9 +173,10 @@ func (b *builder) tlsPort(g *graph.Gateway, port int32, listeners []*graph.Liste
 }
 
 // tlsPass registers the server passing connections to a TLSRoute's
-// backends, terminating TLS with the certificate file certPath when set,
-// and returns its socket, or the closing server's when no backend can serve.
-func (b *builder) tlsPass(r *graph.Route, certPath string) string {
+// backends, terminating TLS with the certificate and settings of the
+// listener term when set (mode Terminate), and returns its socket, or the
+// closing server's when no backend can serve.
+func (b *builder) tlsPass(r *graph.Route, term *graph.Listener) string {
 	rules := r.ValidRules()
 	if len(rules) == 0 || len(rules[0].Backends) == 0 {
 		return tlsRejectSocket()
@@ -184,9 +186,19 @@ func (b *builder) tlsPass(r *graph.Route, certPath string) string {
 		return target
 	}
 	// The socket of the server passing connections to target, terminating
-	// TLS with certPath when set.
-	sock := b.names.of(kindTLSPassSocket, target, certPath)
-	b.stream.passes[sock] = &TLSPass{Socket: sock, Target: target, CertPath: certPath}
+	// TLS with certPath and the listener's settings when set.
+	certPath := ""
+	var settings *ServerTLS
+	parts := []string{target, certPath}
+	if term != nil {
+		certPath, settings = b.cert(term.TLS), b.passTLS(term)
+		parts = []string{target, certPath}
+		if key := term.PassKey(); key != "" {
+			parts = append(parts, key)
+		}
+	}
+	sock := b.names.of(kindTLSPassSocket, parts...)
+	b.stream.passes[sock] = &TLSPass{Socket: sock, Target: target, CertPath: certPath, TLS: settings}
 	return sock
 }
 
@@ -200,7 +212,8 @@ func (b *builder) tlsTarget(backends []*graph.Backend) string {
 // streamTarget returns where a stream route's connections go: the upstream
 // (named as kind says) of the one backend, or a split (added to splits)
 // sharing them by weight, where the share of a backend that cannot serve
-// (invalid, or without ready endpoints) goes to closed.
+// (invalid, or without ready endpoints) goes to closed; closed itself when
+// none can.
 func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed string, splitKind nameKind, splits map[string]*Split) string {
 	dest := func(be *graph.Backend) string {
 		if !be.Valid || len(be.Endpoints) == 0 {
@@ -216,8 +229,14 @@ func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed 
 		return dest(backends[0])
 	}
 	split := &Split{}
+	serving := false
 	for _, sh := range shares(backends) {
 		split.Buckets = append(split.Buckets, SplitBucket{Basis: sh.basis, Upstream: dest(sh.backend)})
+		serving = serving || split.Buckets[len(split.Buckets)-1].Upstream != closed
+	}
+	if !serving {
+		// As the graph counts it (passTarget): no server of its own.
+		return closed
 	}
 	split.Variable = b.names.of(splitKind, splitContent(split)...)
 	splits[split.Variable] = split
@@ -280,6 +299,9 @@ func (c *Config) writeTLSPassthrough(w *writer) {
 		if p.CertPath != "" {
 			w.line("ssl_certificate", p.CertPath)
 			w.line("ssl_certificate_key", p.CertPath)
+		}
+		for _, dir := range p.TLS.directives() {
+			writeDirective(w, dir)
 		}
 		w.line("proxy_protocol", "off")
 		w.line("proxy_pass", p.Target)

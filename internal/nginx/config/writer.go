@@ -10,6 +10,12 @@ import (
 // one quoting function, under the name the renderer and policies use.
 func Quote(s string) string { return syntax.Quote(s) }
 
+// quoteHeaderValue writes a user's header value where NGINX interpolates
+// variables (a *_set_header, add_header or map value): allow-listed
+// variables as variables, any other '$' as a literal (syntax.HeaderValue),
+// then quoted.
+func quoteHeaderValue(v string) string { return Quote(syntax.HeaderValue(v)) }
+
 // writer writes NGINX configuration text with indentation, and records
 // in keys (when set) what it writes into NGINX's hash tables (hashkeys.go).
 type writer struct {
