@@ -99,6 +99,11 @@ func Allowed() map[string][]string {
 	return out
 }
 
+// Once says whether NGINX takes a directive of the allow-list once per
+// block (for confcheck: the renderer must write none of them where
+// snippets go).
+func Once(name string) bool { return allowed[name].single }
+
 func firstArg(args []string) string { return args[0] }
 
 // singleKey is what makes two directives the same for NGINX's "is

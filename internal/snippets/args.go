@@ -148,8 +148,8 @@ func zoneDeclaration(arg string) (name string, bytes int64, err error) {
 	if !ok || !hasSize {
 		return "", 0, fmt.Errorf("takes zone=name:size, not %s", conditions.Quote(arg))
 	}
-	if !zoneNameRE.MatchString(name) {
-		return "", 0, fmt.Errorf("a zone's name is 1 to 64 letters, digits, '_' and '-', not %s", conditions.Quote(name))
+	if name == "" {
+		return "", 0, fmt.Errorf("takes zone=name:size, not %s", conditions.Quote(arg))
 	}
 	bytes, err = sizeIn(sz, MinZoneSize, MaxZoneSize)
 	if err != nil {
@@ -174,10 +174,15 @@ func limitConn(args []string) error {
 	if err := count(args, 2, 2); err != nil {
 		return err
 	}
-	if !zoneNameRE.MatchString(args[0]) {
-		return fmt.Errorf("a zone's name is 1 to 64 letters, digits, '_' and '-', not %s", conditions.Quote(args[0]))
-	}
 	return inRange(args[1], 1, 65535)
+}
+
+// userZoneName checks a zone's name as a snippet writes it.
+func userZoneName(name string) error {
+	if !zoneNameRE.MatchString(name) {
+		return fmt.Errorf("a zone's name is 1 to 64 letters, digits, '_' and '-', not %s", conditions.Quote(name))
+	}
+	return nil
 }
 
 // accessAddress takes all, an IPv4 or IPv6 address, or a network whose

@@ -85,11 +85,13 @@ func render(ds []syntax.Directive, rename func(string) string) []syntax.Directiv
 
 // Singles are the directives of a context that NGINX takes once per block
 // (top level; a block's own are its own), by what makes two the same:
-// where the contexts of two objects meet, they must not share one.
+// where the contexts of two objects meet, they must not share one. Those
+// on a zone (limit_conn) are left out: each object's zones are its own,
+// so two objects' never name the same.
 func (c *Checked) Singles(ctx v1alpha1.NginxContext) []string {
 	var out []string
 	for _, d := range c.directives[ctx] {
-		if r := allowed[d.Name]; r.single {
+		if r := allowed[d.Name]; r.single && r.zones == nil {
 			out = append(out, singleKey(d.Name, r, d.Args))
 		}
 	}
@@ -116,7 +118,7 @@ func Check(scope Scope, snippets []v1alpha1.Snippet) (*Checked, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		w := &walk{scope: scope}
+		w := &walk{scope: scope, zoneName: userZoneName}
 		if err := w.block(ds, p); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -157,9 +159,11 @@ var contextPlace = map[v1alpha1.NginxContext]place{
 // walk checks one snippet's directives.
 type walk struct {
 	scope Scope
-	n     int
-	zones []Zone
-	uses  []string
+	// zoneName checks the name of a zone declared or used.
+	zoneName func(string) error
+	n        int
+	zones    []Zone
+	uses     []string
 }
 
 // block checks the directives of one block (or the snippet's top level) at p.
@@ -213,9 +217,15 @@ func (w *walk) directive(d syntax.Directive, p place, singles map[string]bool) e
 	}
 	switch d.Name {
 	case "limit_conn_zone":
-		name, bytes, _ := zoneDeclaration(d.Args[1])
-		w.zones = append(w.zones, Zone{Name: name, Bytes: bytes})
+		zone, bytes, _ := zoneDeclaration(d.Args[1])
+		if err := w.zoneName(zone); err != nil {
+			return fmt.Errorf("directive %s: %w", name, err)
+		}
+		w.zones = append(w.zones, Zone{Name: zone, Bytes: bytes})
 	case "limit_conn":
+		if err := w.zoneName(d.Args[0]); err != nil {
+			return fmt.Errorf("directive %s: %w", name, err)
+		}
 		w.uses = append(w.uses, d.Args[0])
 	}
 	if d.Block != nil {

@@ -215,7 +215,7 @@ func TestSingles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Singles(location), []string{"gzip", "limit_conn a", "limit_except"}; !reflect.DeepEqual(got, want) {
+	if got, want := c.Singles(location), []string{"gzip", "limit_except"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Singles = %v, want %v", got, want)
 	}
 	if got := c.Singles(server); got != nil {

@@ -5,10 +5,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// SnippetsPolicyAffected is the condition type Gatewall sets on every
-// Gateway a SnippetsPolicy changes.
-const SnippetsPolicyAffected = "gateway.nginx.org/SnippetsPolicyAffected"
-
 // SnippetsPolicy inserts NGINX configuration written by hand into the
 // configuration of the Gateways it targets: its http snippet at http
 // level, its http.server snippet in each of their servers, its
