@@ -234,6 +234,15 @@ func (g *Gateway) settleSnippets(routes []*Route) {
 			owners[k] = "SnippetsPolicy " + p.Policy.Namespace + "/" + p.Policy.Name + " of the Gateway"
 		}
 	}
+	// A rule that answers 500 for another filter uses none of its
+	// snippets, nor takes their zones.
+	for _, r := range routes {
+		for _, rule := range r.Rules {
+			if rule.Filters.Error != "" {
+				rule.Filters.Snippets = nil
+			}
+		}
+	}
 	over := g.spendFilterZones(routes)
 	for _, r := range routes {
 		for _, rule := range r.Rules {
@@ -245,16 +254,13 @@ func (g *Gateway) settleSnippets(routes []*Route) {
 			if msg == "" {
 				continue
 			}
-			failed := f.Error != ""
 			f.Snippets = nil
 			f.fail(msg)
 			if r.resolved != nil {
 				r.resolved.addFilter(RouteReasonInvalidFilter, fmt.Sprintf("spec.rules[%d]: %s (the rule answers 500)", rule.Index, msg))
 				r.setResolvedRefs(r.resolved)
 			}
-			if !failed {
-				rule.Notes = append(rule.Notes, "answers 500: a filter it needs cannot process its requests (ResolvedRefs says why)")
-			}
+			rule.Notes = append(rule.Notes, "answers 500: a filter it needs cannot process its requests (ResolvedRefs says why)")
 		}
 	}
 }

@@ -112,6 +112,26 @@ func TestSnippetsMeetOnTheGateway(t *testing.T) {
 	}
 }
 
+// TestSnippetsOfARuleAnswering500: a rule that answers 500 for another
+// of its filters (a missing one) carries no snippets and takes none of
+// the zone budget.
+func TestSnippetsOfARuleAnswering500(t *testing.T) {
+	rule := snippetsRule("/a", "big")
+	rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterExtensionRef,
+		ExtensionRef: &gatewayv1.LocalObjectReference{Group: "gateway.nginx.org", Kind: KindSnippetsFilter, Name: "missing"}})
+	in := testInput(testHTTPRoute("r", rule, snippetsRule("/b", "other-big")),
+		snippetsFilter("big", 1, zones("limit_conn_zone $remote_addr zone=z:64m; limit_conn_zone $server_name zone=y:64m;")),
+		snippetsFilter("other-big", 2, zones("limit_conn_zone $remote_addr zone=z:64m; limit_conn_zone $server_name zone=y:64m;")))
+	in.Snippets = true
+	g := buildTest(t, in)
+	if f := g.Routes[0].Rules[0].Filters; !strings.Contains(f.Error, "SnippetsFilter ns/missing not found") || f.Snippets != nil {
+		t.Errorf("the rule naming a missing filter: error %q, filters %v", f.Error, f.Snippets)
+	}
+	if f := g.Routes[0].Rules[1].Filters; f.Error != "" || len(f.Snippets) != 1 {
+		t.Errorf("the other rule, whose filter's zones fit the budget the first did not take: error %q, filters %v", f.Error, f.Snippets)
+	}
+}
+
 // TestSnippetsDisabled: without --snippets a policy is refused for it and
 // a rule naming a filter answers 500, whatever their snippets.
 func TestSnippetsDisabled(t *testing.T) {
