@@ -211,7 +211,12 @@ func TestNGFSnippetsExample(t *testing.T) {
 	if refused, err := srv.EndpointsClient().Apply(ctx, endpoints.Snapshot(set, 1), set); err != nil || len(refused) > 0 {
 		t.Fatalf("applying endpoints: %v, refused %v", err, refused)
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: srv.DialContext, DisableKeepAlives: true}}
+	// Keep-alive: a request is over for limit_conn when NGINX frees it,
+	// which on a connection kept alive is before it reads the next one;
+	// on a connection the client closes it can be after the client's next
+	// request arrived on another (lingering close), and that one would be
+	// refused as a second in progress.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: srv.DialContext}}
 	do := func(method, path string) int {
 		t.Helper()
 		req, err := http.NewRequest(method, "http://127.0.0.1:80"+path, strings.NewReader("body"))
