@@ -110,6 +110,7 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 		return routes[i].Key.String() < routes[j].Key.String()
 	})
 	boundRetries(g, routes)
+	g.settleSnippets(routes)
 	for _, r := range routes {
 		for _, p := range r.Parents {
 			attach(g, r, p)

@@ -57,6 +57,9 @@ type Options struct {
 	// --plm-storage-bucket and --plm-storage-prefix); the zero Scope
 	// admits every location.
 	PLMScope apiplm.Scope
+	// Snippets is the manager's --snippets: SnippetsFilters and
+	// SnippetsPolicies are used.
+	Snippets bool
 }
 
 // Run reads the manifests, renders them and writes the results. Only input
@@ -86,6 +89,7 @@ func Run(opts Options) error {
 		return fmt.Errorf("PLM storage bucket and prefix: %w", err)
 	}
 	in.PLMScope = opts.PLMScope
+	in.Snippets = opts.Snippets
 	if err := LoadBundles(in, opts.BundlesDir); err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		t.Held = append(t.Held, "its upstreams cannot be given IDs of their own ("+cfg.IDConflict+"); please report this as a bug")
 		return t
 	}
-	t.Files, t.FileOrigins = cfg.Files(), cfg.CertOrigins
+	t.Files, t.FileOrigins = cfg.Files(), cfg.FileOrigins
 	t.Endpoints = cfg.Endpoints()
 	t.Resolver = resolver(g.NginxProxy.DNSResolver)
 	return t

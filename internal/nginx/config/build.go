@@ -31,8 +31,14 @@ type builder struct {
 	names *names
 	// stream holds the stream context's blocks of TLS passthrough.
 	stream streamBuilder
-	// routeIncludes are the policy files of each route's locations.
-	routeIncludes map[graph.ObjectRef][]File
+	// routeIncludes are the policy files of each route's locations;
+	// serverIncludes and locationIncludes the paths of the files of every
+	// server and of every location serving a route.
+	routeIncludes                    map[graph.ObjectRef][]File
+	serverIncludes, locationIncludes []string
+	// filterFiles are the paths of the location files of the
+	// SnippetsFilters rendered so far ("" for one without), by filter.
+	filterFiles map[graph.ObjectRef]string
 	// upstreamSettings are the policies' settings of each Service's upstreams.
 	upstreamSettings map[types.NamespacedName]*UpstreamSettings
 	// backendClientCert is presented to backends spoken to over TLS.
@@ -47,7 +53,7 @@ func Build(g *graph.Gateway, inc Includes) *Config { return build(g, inc, newNam
 // digests collide).
 func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b := &builder{
-		cfg:       &Config{Certs: map[string][]byte{}, CertOrigins: map[string][]string{}},
+		cfg:       &Config{Certs: map[string][]byte{}, FileOrigins: map[string][]string{}},
 		maps:      map[string]*Map{},
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},

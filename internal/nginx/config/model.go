@@ -51,10 +51,11 @@ type Config struct {
 	Sinks []int
 	// Certs are the TLS files, keyed by path.
 	Certs map[string][]byte
-	// CertOrigins are, by path, the objects each of Certs is written from
+	// FileOrigins are, by path, the objects some files (Certs, and
+	// include files written from users' objects) are written from
 	// ("Secret ns/name"), sorted: NGINX's errors name files, users need
 	// the objects.
-	CertOrigins map[string][]string
+	FileOrigins map[string][]string
 	// Includes are policy files at http, server or location level.
 	Includes []File
 	// HTTPIncludes are include paths at http level.

@@ -88,6 +88,10 @@ var (
 	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
 	// Files of users of Basic authentication, by Secret.
 	kindUsersFile = nameKind{prefix: SecretsDir + "htpasswd_", readable: maxFileName - len("htpasswd_")}
+	// Include files of snippets, by object and context (snippets.go).
+	kindSnippetFile = nameKind{prefix: IncludesDir + "snippets/", suffix: ".conf", readable: maxFileName - len(".conf")}
+	// Shared memory zones snippets declare, by object and the snippet's name.
+	kindSnippetZone = nameKind{prefix: "sn_", readable: 1 << 10}
 	// Internal locations of authorization subrequests, by what they send.
 	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
 	// Variables of the headers an authorization service's answer gives, by header.
@@ -122,7 +126,7 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
-	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
+	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar, kindSnippetFile, kindSnippetZone,
 	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
 }
 

@@ -95,7 +95,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	// The default server answers requests no server name matches: it holds
 	// routes for any hostname (""), else answers 404 (or refuses TLS).
-	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl}
+	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl, Includes: b.serverIncludes}
 	certs, optional, ca := b.clientValidation(listeners)
 	withClientValidation := func(s *Server) *Server {
 		s.ClientCerts, s.ClientCertsOptional, s.ClientCAPath = certs, optional, ca
@@ -130,7 +130,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best)})
+			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best), Includes: b.serverIncludes})
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
@@ -143,7 +143,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	if ssl {
 		b.cipherServers(port, listeners, hosts, func(l *graph.Listener) *Server {
-			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: true, Directives: misdirected(l)})
+			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: true, Directives: misdirected(l), Includes: b.serverIncludes})
 		})
 	}
 	if len(def.Locations) == 0 {
