@@ -50,6 +50,13 @@ type Result struct {
 // Render renders every Gateway of a class Gatewall serves. now stamps the
 // conditions' transition times.
 func Render(in *graph.Input, now metav1.Time) Result {
+	standard, _ := Serves(ChannelStandard)
+	return RenderFor(in, now, standard)
+}
+
+// RenderFor renders as Render does for a cluster that serves what serves
+// says (the GatewayClass's supported features follow it: Serves).
+func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement) bool) Result {
 	in = withOfflineBundles(in)
 	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{},
 		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, Held: map[types.NamespacedName]string{}}
@@ -106,7 +113,7 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	for name := range classes {
 		c := graph.BuildGatewayClass(in, name)
 		gc := c.Source.DeepCopy()
-		gc.Status = status.GatewayClass(c, status.SupportedFeatures(nil), gatewayv1.GatewayClassStatus{}, now)
+		gc.Status = status.GatewayClass(c, status.SupportedFeatures(serves), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
 	}
 	offline := func(gw types.NamespacedName) status.DataPlane {

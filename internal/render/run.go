@@ -60,6 +60,9 @@ type Options struct {
 	// Snippets is the manager's --snippets: SnippetsFilters and
 	// SnippetsPolicies are used.
 	Snippets bool
+	// GatewayAPIChannel is the channel whose CRDs the cluster has
+	// (ChannelStandard when empty): the GatewayClass claims what they carry.
+	GatewayAPIChannel string
 }
 
 // Run reads the manifests, renders them and writes the results. Only input
@@ -97,7 +100,11 @@ func Run(opts Options) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	res := Render(in, metav1.NewTime(now.UTC().Truncate(time.Second)))
+	serves, err := Serves(opts.GatewayAPIChannel)
+	if err != nil {
+		return err
+	}
+	res := RenderFor(in, metav1.NewTime(now.UTC().Truncate(time.Second)), serves)
 	warnHeld(res, opts.Warnings)
 	return Write(res, opts.OutputDir)
 }
