@@ -284,3 +284,16 @@ func TestScalarText(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONAsCJSON: what lua-cjson refuses, the reference refuses.
+func TestJSONAsCJSON(t *testing.T) {
+	for text, ok := range map[string]bool{
+		`{"a":"\ud800\udc00"}`: true, `{"a":"\udc00"}`: false, `{"a":"\ud800"}`: false, `{"a":"\ud800x"}`: false,
+		`{"a":"\\udc00"}`: true, `{"a":"\u0041"}`: true, `{"a":NaN}`: false, `{"a":0x10}`: false, `{"a":1e400}`: true,
+		`{"a":01}`: false, `{"a":1,}`: false, `{"a":1} x`: false, `{"a":1,"a":2}`: true,
+	} {
+		if _, got := decodeJSON([]byte(text)); got != ok {
+			t.Errorf("%s: decoded %v, want %v", text, got, ok)
+		}
+	}
+}

@@ -12,8 +12,15 @@ import (
 // decodeJSON decodes JSON as lua-cjson does with the options jwt.lua sets:
 // standard JSON only (no NaN, Infinity or hexadecimal numbers), nested at
 // most MaxJSONDepth deep, numbers as doubles (strtod: one out of range is
-// an infinity or zero, not an error), a repeated member's last value.
+// an infinity or zero, not an error), a repeated member's last value, a
+// \u escape of half a surrogate pair refused. lua-cjson is more lenient
+// in two ways this is not (it reads "1." as a number, and a raw control
+// character inside a string): only a key's holder can sign such a token,
+// so they never decide whether an unsigned token passes.
 func decodeJSON(data []byte) (any, bool) {
+	if loneSurrogate(data) {
+		return nil, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
@@ -92,4 +99,48 @@ func scalar(v any) (string, bool) {
 		return strconv.FormatFloat(v, 'g', 14, 64), true
 	}
 	return "", false
+}
+
+// loneSurrogate says whether a JSON text escapes half a surrogate pair
+// (\ud800 without its low half, or a low half alone), which lua-cjson
+// refuses and Go's decoder would replace.
+func loneSurrogate(data []byte) bool {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString && i+1 < len(data):
+			if data[i+1] != 'u' {
+				i++
+				continue
+			}
+			u, ok := hex4(data, i+2)
+			if !ok {
+				return false // invalid JSON: the decoder refuses it
+			}
+			switch {
+			case u >= 0xdc00 && u <= 0xdfff:
+				return true
+			case u >= 0xd800 && u <= 0xdbff:
+				low, ok := hex4(data, i+8)
+				if i+7 >= len(data) || data[i+6] != '\\' || data[i+7] != 'u' || !ok || low < 0xdc00 || low > 0xdfff {
+					return true
+				}
+				i += 11
+			default:
+				i += 5
+			}
+		}
+	}
+	return false
+}
+
+// hex4 reads four hex digits at data[i:].
+func hex4(data []byte, i int) (uint64, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(string(data[i:i+4]), 16, 32)
+	return u, err == nil
 }
