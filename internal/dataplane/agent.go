@@ -43,10 +43,12 @@ func NewAgentDataPlane(s *agent.Server, feed *endpointfeed.Server) *AgentDataPla
 	return &AgentDataPlane{server: s, feed: feed, started: time.Now()}
 }
 
-// PublishEndpoints hands the endpoints to the feed, which sends each
-// connected pod of the Gateway what changed (nothing when unchanged).
-func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) {
+// PublishEndpoints hands the endpoints and key sources to the feed, which
+// sends each connected pod of the Gateway what changed (nothing when
+// unchanged), in one update when both changed.
+func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver, keys endpoints.KeySources) {
 	if d.feed != nil {
+		d.feed.SetKeySources(gw, keys)
 		d.feed.Set(gw, set, r)
 	}
 }

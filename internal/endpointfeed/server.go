@@ -110,8 +110,13 @@ type gateway struct {
 	// resolver is how its pods resolve the set's names, sent with every
 	// update.
 	resolver endpoints.Resolver
-	hash     string
-	version  uint64
+	// keys are its remote key sets, sent with the first update of a
+	// stream and when they change; keysHash tells them apart.
+	keys     endpoints.KeySources
+	keysHash string
+	// setHash is of the set and resolver; hash of them and the keys.
+	setHash, hash string
+	version       uint64
 	// has is false until the first Set: streams of pods that connect
 	// earlier (just after a manager restart) wait, and the pods keep what
 	// they have.
@@ -221,14 +226,41 @@ func (s *Server) gatewayLocked(gw types.NamespacedName) *gateway {
 // and returns their version. A set and resolver equal to the newest are no
 // new version: pods are sent nothing.
 func (s *Server) Set(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) uint64 {
-	hash := set.Hash() + resolverHash(r)
+	setHash := set.Hash() + resolverHash(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.gatewayLocked(gw)
-	if g.has && g.hash == hash {
+	if g.has && g.setHash == setHash {
 		return g.version
 	}
-	g.set, g.resolver, g.hash, g.has = set, r, hash, true
+	g.set, g.resolver, g.setHash, g.has = set, r, setHash, true
+	return g.newVersionLocked()
+}
+
+// SetKeySources makes ks the Gateway's remote key sets (JWT filters'),
+// which its pods fetch: sent with its next version, a new one when they
+// changed and its endpoints were set (Set). Called before Set, when both
+// change, they go in one update.
+func (s *Server) SetKeySources(gw types.NamespacedName, ks endpoints.KeySources) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gatewayLocked(gw)
+	if h := ks.Hash(); h != g.keysHash {
+		g.keys, g.keysHash = ks, h
+		if g.has {
+			return g.newVersionLocked()
+		}
+	}
+	return g.version
+}
+
+// newVersionLocked makes the gateway's state a new version, which its
+// streams send. Called under the lock.
+func (g *gateway) newVersionLocked() uint64 {
+	g.hash = g.setHash
+	if g.keysHash != "" {
+		g.hash += "+keys" + g.keysHash
+	}
 	g.version++
 	g.setAt[g.version] = time.Now()
 	close(g.changed)
@@ -248,7 +280,8 @@ func (s *Server) Forget(gw types.NamespacedName) {
 		delete(s.gateways, gw)
 		return
 	}
-	g.set, g.hash, g.has = nil, "", false
+	g.set, g.hash, g.setHash, g.has = nil, "", "", false
+	g.keys, g.keysHash = nil, ""
 	clear(g.setAt)
 }
 
@@ -350,11 +383,13 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	var last endpoints.Set
 	var lastResolver endpoints.Resolver
 	var lastVersion uint64
+	lastKeys := ""
 	first, inflight := true, false
 	for {
 		s.mu.Lock()
 		g := s.gatewayLocked(gw)
 		changed, set, resolver, version := g.changed, g.set, g.resolver, g.version
+		keys, keysHash := g.keys, g.keysHash
 		p := g.pods[pod]
 		send := g.has && !inflight && p != nil && p.id == id && (first || version != lastVersion)
 		hash := g.hash
@@ -369,9 +404,19 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 			}
 			resolverChanged := first || !reflect.DeepEqual(resolver, lastResolver)
 			u.Resolver = &resolver
+			// The key sources go whole, and only when the pod's are not
+			// these (a stream's first update tells it it has none).
+			keysChanged := first || keysHash != lastKeys
+			if keysChanged {
+				ks := keys
+				if ks == nil {
+					ks = endpoints.KeySources{}
+				}
+				u.KeySources = &ks
+			}
 			s.sending(gw, pod, id, version, sent{hash: hash, full: u.Full, touched: append(u.Set.IDs(), u.Deleted...)})
-			last, lastResolver, lastVersion, first = set, resolver, version, false
-			if !u.Empty() || resolverChanged {
+			last, lastResolver, lastVersion, lastKeys, first = set, resolver, version, keysHash, false
+			if !u.Empty() || resolverChanged || keysChanged {
 				if err := stream.SendMsg(&u); err != nil {
 					return err
 				}

@@ -92,6 +92,8 @@ var (
 	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
 	// Variables of the headers an authorization service's answer gives, by header.
 	kindAuthHeaderVar = nameKind{prefix: "$gw_ea_"}
+	// Variables of the claims a JWT filter forwards, by filter and claim.
+	kindJWTClaimVar = nameKind{prefix: "$gw_jwt_"}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -115,7 +117,7 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
-	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
+	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar, kindJWTClaimVar,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the
@@ -125,6 +127,7 @@ var ownNames = []string{
 	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
 	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out", externalAuthBodyVar,
+	JWTPoliciesFile,
 }
 
 // shortDigest is the length of a digest body, in hex digits.
