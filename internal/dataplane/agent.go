@@ -151,13 +151,18 @@ func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.Po
 		if ok && len(ep.Unresolved) > 0 {
 			unresolved = append(unresolved, ep.UnresolvedString())
 		}
+		if ok && len(ep.KeySets) > 0 {
+			unresolved = append(unresolved, ep.KeySetsString())
+		}
 	}
 	sort.Strings(refused)
 	sort.Strings(unfed)
 	sort.Strings(unresolved)
 	// A DNS name that does not resolve is its Service's (or its DNS
 	// server's) doing, not the data plane's: the Gateway stays
-	// programmed, and says which upstreams answer without those names.
+	// programmed, and says which upstreams answer without those names;
+	// so is a JWT key set that cannot be fetched its filter's (or its
+	// server's).
 	var msgs []string
 	if len(unfed) > 0 {
 		msgs = append(msgs, fmt.Sprintf("the endpoints client of pod %s is not connected to Gatewall: it serves the endpoints it had", strings.Join(unfed, ", ")))

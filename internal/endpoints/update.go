@@ -125,6 +125,10 @@ type Ack struct {
 	// field, and logs a report as an acknowledgement of a version it did
 	// not send.
 	Unresolved map[string]string `json:"unresolved,omitempty"`
+	// KeySets are the remote key sets (KeySources) whose last fetch
+	// failed, by ID, with why: carried as Unresolved is (every Ack, and a
+	// report when it changes).
+	KeySets map[string]string `json:"keySets,omitempty"`
 }
 
 // Validate checks what NGINX's Lua checks again (endpoints.lua), and
