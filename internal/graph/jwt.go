@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -204,4 +205,56 @@ func jwtAuthorization(a *v1alpha1.Authorization) (*jwks.Requirement, []ClaimHead
 		req.Rules = append(req.Rules, rule)
 	}
 	return req, headers, nil
+}
+
+// admitKeySources gives the remote key sets of routes' JWT filters the
+// Gateway's room for them (endpoints.MaxKeySources: each is fetched by
+// every pod and held by NGINX's dict of fixed size), routes oldest first,
+// as endpoints are admitted: filters sharing a set share its room. A rule
+// whose filter's set does not fit answers 500, and its route's
+// ResolvedRefs says why; the others keep theirs.
+func admitKeySources(routes []*Route) {
+	admitted := map[string]bool{}
+	byAge := append([]*Route(nil), routes...)
+	sort.SliceStable(byAge, func(i, j int) bool { return Older(byAge[i].Source, byAge[j].Source) })
+	for _, r := range byAge {
+		if !r.attached() || r.resolved == nil {
+			continue
+		}
+		refused := false
+		for _, rule := range r.ValidRules() {
+			a := rule.Filters.Authentication
+			if a == nil || a.JWT == nil || a.JWT.Remote == nil || rule.Filters.Error != "" {
+				continue
+			}
+			id := a.JWT.Remote.ID()
+			if admitted[id] || len(admitted) < endpoints.MaxKeySources {
+				admitted[id] = true
+				continue
+			}
+			msg := fmt.Sprintf("%s: its key set %s is not fetched: the Gateway's data plane holds %d remote key sets, which older routes' filters take",
+				a.Filter.Key, a.JWT.Remote.URI, endpoints.MaxKeySources)
+			rule.Filters.fail(msg)
+			r.resolved.addFilter(RouteReasonInvalidFilter, fmt.Sprintf("spec.rules[%d]: %s (the rule answers 500)", rule.Index, msg))
+			refused = true
+		}
+		if refused {
+			r.resolveAgain()
+		}
+	}
+}
+
+// claimHeaderConflict says which header a rule's JWT filter forwards a
+// claim in that its ExternalAuth also copies from the authorization
+// service's answer ("" when none): both would be sent.
+func claimHeaderConflict(f *Filters) string {
+	if f.Authentication == nil || f.Authentication.JWT == nil || f.ExternalAuth == nil {
+		return ""
+	}
+	for _, h := range f.Authentication.JWT.Headers {
+		if containsFold(f.ExternalAuth.ResponseHeaders, h.Header) {
+			return h.Header
+		}
+	}
+	return ""
 }
