@@ -252,7 +252,7 @@ func TestKeySetFetchRefusals(t *testing.T) {
 		answer func(http.ResponseWriter, *http.Request)
 		want   string
 	}{
-		"another CA": {src: endpoints.KeySource{URI: src.URI, CA: otherCA(t)}, want: "certificate signed by unknown authority"},
+		"another CA":                        {src: endpoints.KeySource{URI: src.URI, CA: otherCA(t)}, want: "certificate signed by unknown authority"},
 		"no CA and not in the system store": {src: endpoints.KeySource{URI: src.URI}, want: "certificate signed by unknown authority"},
 		"plain http":                        {src: endpoints.KeySource{URI: "http://idp.test/certs", CA: src.CA}, want: "is not an https URL"},
 		"a redirect": {src: src, answer: func(w http.ResponseWriter, r *http.Request) {

@@ -296,3 +296,52 @@ func TestJWTKeySetsSurviveARestart(t *testing.T) {
 		t.Errorf("with the state file's set: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestKeySetsDictHoldsTheMost: NGINX's dict of remote key sets holds the
+// most a Gateway may have (endpoints.MaxKeySources), each of the largest
+// size (jwks.MaxKeys RSA keys of jwks.MaxRSABits with the longest kids),
+// and takes them again, changed, without refusing one.
+func TestKeySetsDictHoldsTheMost(t *testing.T) {
+	files, ids := renderGateway(t, gateway)
+	d := start(t, files, ids)
+	largest := func(seed byte) []byte {
+		var keys []map[string]any
+		for i := range jwks.MaxKeys {
+			n := make([]byte, jwks.MaxRSABits/8)
+			if _, err := rand.Read(n); err != nil {
+				t.Fatal(err)
+			}
+			n[0] |= 0x80
+			kid := strings.Repeat(string(rune('a'+i%26)), jwks.MaxKidBytes-1) + string(rune('a'+seed%26))
+			keys = append(keys, map[string]any{"kty": "RSA", "kid": kid, "n": jwttest.B64(n), "e": "AQAB"})
+		}
+		data, _ := json.Marshal(map[string]any{"keys": keys})
+		set, refused, err := jwks.Parse(data)
+		if err != nil || len(refused) > 0 {
+			t.Fatal(refused, err)
+		}
+		return set.Encode()
+	}
+	nginx := d.srv.EndpointsClient()
+	for round := range 3 {
+		sets := map[string][]byte{}
+		for i := range endpoints.MaxKeySources {
+			id := (endpoints.KeySource{URI: "https://idp" + strings.Repeat("x", i) + ".example"}).ID()
+			sets[id] = largest(byte(round))
+			if round == 2 && i%2 == 0 {
+				sets[id] = sets[id][:len(sets[id])/2] // no longer a set: refused alone
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		refused, err := nginx.ApplyKeySets(ctx, sets)
+		cancel()
+		switch {
+		case err != nil:
+			t.Fatalf("round %d: %v", round, err)
+		case round < 2 && len(refused) > 0:
+			t.Fatalf("round %d: %d of %d sets refused: %v", round, len(refused), len(sets), refused)
+		case round == 2 && len(refused) != endpoints.MaxKeySources/2:
+			t.Fatalf("round 3: %d refused, want the %d that are not sets", len(refused), endpoints.MaxKeySources/2)
+		}
+	}
+}
