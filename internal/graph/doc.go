@@ -19,6 +19,7 @@
 //     makes the rule answer 500, never serve without it;
 //  5. the Gateway's budgets, spent oldest route first: listening sockets
 //     (sockets.go), then the endpoints its data plane holds
-//     (endpointbudget.go);
+//     (endpointbudget.go), then the remote JWT key sets it fetches
+//     (jwt.go);
 //  6. attached-route counts and the Gateway's own conditions.
 package graph

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -343,5 +344,29 @@ func TestKeySetsDictHoldsTheMost(t *testing.T) {
 		case round == 2 && len(refused) != endpoints.MaxKeySources/2:
 			t.Fatalf("round 3: %d refused, want the %d that are not sets", len(refused), endpoints.MaxKeySources/2)
 		}
+		total := 0
+		for _, s := range sets {
+			total += len(s)
+		}
+		t.Logf("round %d: %d sets, %d bytes; the dict has %d bytes free", round+1, len(sets), total, d.keySetsFree())
 	}
+}
+
+// keySetsFree is what NGINX says its key sets dict has free.
+func (d *dataPlane) keySetsFree() int {
+	d.t.Helper()
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var dialer net.Dialer
+		return dialer.DialContext(ctx, "unix", d.srv.Path(endpoints.Socket))
+	}}}
+	resp, err := c.Get("http://nginx" + endpoints.KeySetsPath)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct{ Free int }
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		d.t.Fatal(err)
+	}
+	return st.Free
 }
