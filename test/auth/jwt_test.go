@@ -42,7 +42,8 @@ func (k jwtKeys) forAlg(alg string) jwttest.Key {
 // jwtRoutes: /jwt verifies tokens with the Secret's key set (a 30 s
 // leeway); /claims also requires claims (NGINX Gateway Fabric's rules:
 // every rule, any claim of the first, all of the second) and forwards two;
-// /open authenticates nothing.
+// /tenant does as /claims for requests with a header, which NGINX reaches
+// through an internal location (a rewrite); /open authenticates nothing.
 func jwtRoutes(set []byte) string {
 	return gateway + `
 ---
@@ -94,6 +95,9 @@ spec:
     filters: [{type: ExtensionRef, extensionRef: {group: gateway.nginx.org, kind: AuthenticationFilter, name: claims}}]
     backendRefs: [{name: app, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /open}}]
+    backendRefs: [{name: app, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /tenant}, headers: [{name: X-Tenant, value: a}]}]
+    filters: [{type: ExtensionRef, extensionRef: {group: gateway.nginx.org, kind: AuthenticationFilter, name: claims}}]
     backendRefs: [{name: app, port: 80}]
 `
 }
@@ -262,6 +266,21 @@ func TestJWTClaims(t *testing.T) {
 		}
 		if tc.status == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer realm="claims", error=`) {
 			t.Errorf("%s: %q", name, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	// A rule reached through an internal location (its match is a
+	// header's) authenticates as well.
+	good := jwttest.Token{Alg: "ES384", Key: keys.p384, Claims: authorized(nil)}.Sign()
+	for _, tc := range []struct {
+		token  string
+		status int
+	}{{good, 200}, {"", 401}, {jwttest.Token{Alg: "ES384", Key: keys.p384, Claims: authorized(map[string]any{"role": "x"})}.Sign(), 401}} {
+		r := request("GET", "/tenant/x", "", "X-Tenant", "a")
+		if tc.token != "" {
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		if resp, _ := d.do(r); resp.StatusCode != tc.status {
+			t.Errorf("/tenant with X-Tenant, token %.10q: %d, want %d", tc.token, resp.StatusCode, tc.status)
 		}
 	}
 	wrongRole := jwttest.Token{Alg: "ES384", Key: keys.p384, Claims: authorized(map[string]any{"role": "viewer"})}.Sign()
