@@ -171,6 +171,9 @@ var parityCases = []parityCase{
 	// externalauth golden needs the experimental channel's HTTPRoute,
 	// which envtest does not install.)
 	{name: "authentication"},
+	// JWT filters: a Secret's key set (its weak keys named), remote sets,
+	// the invalid ones.
+	{name: "jwt"},
 }
 
 // allocatedClusterIPs leaves a Service's cluster IP to the API server,
