@@ -234,8 +234,16 @@ func (k *keySets) run(ctx context.Context) {
 	}
 }
 
+// pushTimeout bounds handing NGINX the sets: an NGINX that does not take
+// them (not running yet, or an older configuration without the key
+// sets' location) must not stop the sets from being fetched; they are
+// handed again.
+const pushTimeout = 10 * time.Second
+
 // push hands NGINX the sets.
 func (k *keySets) push(ctx context.Context, sets map[string][]byte) error {
+	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
+	defer cancel()
 	refused, err := k.opts.Applier.ApplyKeySets(ctx, sets)
 	if err != nil {
 		k.log.Info("NGINX did not take the JWT key sets; they are handed again", "error", err.Error())
