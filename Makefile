@@ -152,8 +152,11 @@ docker-push: ## Push IMG and DATAPLANE_IMG.
 	$(CONTAINER_TOOL) push $(DATAPLANE_IMG)
 
 .PHONY: run-local
-run-local: images ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root).
-	go run ./cmd/gatewall-local
+# INSTALL=helm installs Gatewall with charts/gatewall (helm upgrade --install)
+# instead of config/default's kustomize output.
+INSTALL ?= kustomize
+run-local: images $(if $(filter helm,$(INSTALL)),helm) ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root; INSTALL=helm installs with the chart).
+	go run ./cmd/gatewall-local -install=$(INSTALL)
 
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG.
