@@ -30,11 +30,13 @@ func runRender(args []string) error {
 	var scope plm.Scope
 	fs.StringVar(&scope.Bucket, "plm-storage-bucket", "", "The manager's --plm-storage-bucket: bundle locations elsewhere are refused (empty: any).")
 	fs.StringVar(&scope.Prefix, "plm-storage-prefix", "", "The manager's --plm-storage-prefix.")
+	channel := fs.String("gateway-api-channel", render.ChannelStandard, "The Gateway API channel whose CRDs the cluster has (standard or experimental): the GatewayClass claims the features they carry.")
+	snippets := fs.Bool("snippets", false, "The manager's --snippets: use SnippetsFilters and SnippetsPolicies (off: their statuses say they are not used).")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(paths)+len(kustomizations) == 0 || *out == "" {
 		return errors.New("render: -f or -k, and --output-dir, are required")
 	}
-	return render.Run(render.Options{Paths: paths, Kustomizations: kustomizations, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group, PLMScope: scope})
+	return render.Run(render.Options{Paths: paths, Kustomizations: kustomizations, OutputDir: *out, ControllerName: *ctlr, Warnings: os.Stderr, BundlesDir: *bundles, PLMGroup: *group, PLMScope: scope, Snippets: *snippets, GatewayAPIChannel: *channel})
 }

@@ -1,7 +1,7 @@
 // Package controller holds Gatewall's reconcilers: one per CRD it owns
 // (NginxProxy, a PolicyReconciler for each kind of policy.Kinds, among
 // them WAFGatewayBindingPolicy, and a FilterReconciler for each kind of
-// graph.ExtensionFilterKinds, AuthenticationFilter) and the shared Gateway
+// graph.ExtensionFilterKinds, AuthenticationFilter and SnippetsFilter) and the shared Gateway
 // reconciler, with their watches. Reconcilers are thin: they read a snapshot from the cache
 // (package snapshot), call the pure core (package translate), hand the
 // configuration to the data plane (package dataplane) and write statuses

@@ -24,9 +24,11 @@ import (
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=authenticationfilters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=authenticationfilters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=snippetsfilters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.nginx.org,resources=snippetsfilters/status,verbs=get;update;patch
 
 // FilterReconciler writes the status of the filters of one kind of
-// graph.ExtensionFilterKinds (AuthenticationFilter). A filter's verdict
+// graph.ExtensionFilterKinds (AuthenticationFilter, SnippetsFilter). A filter's verdict
 // depends on the filter and the Secrets it reads only, not on a Gateway:
 // the graph resolves it (graph.ResolveExtensionFilter), package status
 // decides its conditions, statuswrite writes them. The Gateways whose
@@ -50,6 +52,7 @@ func (r *FilterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	in := graph.NewInput(r.Config.ControllerName)
+	in.Snippets = r.Config.Snippets
 	in.Add(o)
 	// Secrets are cached as metadata only: their content comes from the
 	// API server, kept while the filter's last reconcile read it.

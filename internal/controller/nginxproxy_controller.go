@@ -22,9 +22,9 @@ import (
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// NginxProxyReconciler reports in NginxProxies' status whether they are
-// valid and which of their settings the data plane does not carry out
-// (status.NginxProxy); an invalid NginxProxy also gets a Warning Event.
+// NginxProxyReconciler writes the status package status decides for an
+// NginxProxy (status.NginxProxy); an invalid NginxProxy also gets a
+// Warning Event.
 type NginxProxyReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -32,36 +32,28 @@ type NginxProxyReconciler struct {
 
 // Reconcile handles one NginxProxy.
 func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	np := &v1alpha2.NginxProxy{}
-	if err := r.Get(ctx, req.NamespacedName, np); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	var invalid *metav1.Condition
+	var written *v1alpha2.NginxProxy
+	err := statuswrite.WriteStatus(ctx, r.Client, req.NamespacedName, func() client.Object { return &v1alpha2.NginxProxy{} }, func(o client.Object) bool {
+		np := o.(*v1alpha2.NginxProxy)
+		want := status.NginxProxy(np, np.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(want, np.Status) {
+			return false
+		}
+		np.Status = want
+		if c := meta.FindStatusCondition(want.Conditions, "Accepted"); c != nil && c.Status == metav1.ConditionFalse {
+			invalid, written = c, np
+		} else {
+			invalid, written = nil, nil
+		}
+		return true
+	})
+	if err == nil && invalid != nil {
+		// Once per change of the status, not once per reconcile.
+		log.FromContext(ctx).Info("invalid NginxProxy", "message", invalid.Message)
+		userevents.Emit(r.Recorder, written, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: invalid.Message}})
 	}
-	// Decided by package status from the object alone, as gatewall render
-	// decides it.
-	want := status.NginxProxy(np, np.Status.Conditions, metav1.Now())
-	if equality.Semantic.DeepEqual(want, np.Status.Conditions) {
-		return ctrl.Result{}, nil
-	}
-	orig := np.DeepCopy()
-	was := invalidNginxProxy(orig.Status.Conditions)
-	np.Status.Conditions = want
-	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
-	statuswrite.Count(np, err)
-	if c := invalidNginxProxy(want); err == nil && c != nil && (was == nil || was.Message != c.Message) {
-		// Once per change of the verdict, not once per reconcile.
-		log.FromContext(ctx).Info("invalid NginxProxy", "message", c.Message)
-		userevents.Emit(r.Recorder, np, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: c.Message}})
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(err)
-}
-
-// invalidNginxProxy is the Accepted=False condition of a list, or nil.
-func invalidNginxProxy(list []metav1.Condition) *metav1.Condition {
-	c := meta.FindStatusCondition(list, status.NginxProxyAccepted)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return nil
-	}
-	return c
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager registers the reconciler.

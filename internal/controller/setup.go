@@ -55,13 +55,17 @@ type Config struct {
 	// and policies reference (Setup makes it when nil, on the manager's
 	// cache and API reader).
 	Referenced *snapshot.Referenced
+	// Snippets says the installation enables snippets (the manager's
+	// --snippets): SnippetsFilters and SnippetsPolicies are used;
+	// otherwise their statuses say they are not.
+	Snippets bool
 }
 
 // reader reads snapshots with c as this configuration says.
 func (c Config) reader(cl client.Reader) snapshot.Reader {
 	return snapshot.Reader{Client: cl, ControllerName: c.ControllerName, Referenced: c.Referenced, Bundles: c.Bundles,
 		RouteKinds: c.routeKinds, PolicyKinds: c.policyKinds, ListenerSets: func() bool { return c.served(APIListenerSet) },
-		PLMGroup: c.plmGroup, PLMScope: c.PLMScope, WAFModule: c.WAFModule}
+		PLMGroup: c.plmGroup, PLMScope: c.PLMScope, WAFModule: c.WAFModule, Snippets: c.Snippets}
 }
 
 // plmGroup is the API group of the PLM objects in use, "" while no PLM CRD

@@ -12,15 +12,21 @@
 //     allowed kinds, then conflicts between listeners, the budgets of
 //     sockets and TLS session caches, and, once the ListenerSets' listeners
 //     joined, what each HTTPS port's TLS handshake allows (handshake.go);
-//  3. routes that name the Gateway in a parentRef: attachment to listeners
+//  3. the SnippetsPolicies that target the Gateway, oldest first
+//     (snippets.go: the one policy kind the graph reads, since its snippets
+//     meet the rules' SnippetsFilters in the same locations);
+//  4. routes that name the Gateway in a parentRef: attachment to listeners
 //     (sectionName, port, allowed namespaces and kinds, hostname intersection);
-//  4. each route's rules: matches, filters (the objects ExtensionRef filters
+//  5. each route's rules: matches, filters (the objects ExtensionRef filters
 //     name resolved through ExtensionFilterKinds, ExternalAuth's service),
 //     backendRefs (Services resolved through EndpointSlices, ReferenceGrants
-//     for other namespaces); a filter that cannot process a rule's requests
-//     makes the rule answer 500, never serve without it;
-//  5. the Gateway's budgets, spent oldest route first: listening sockets
+//     for other namespaces); then whether each rule's SnippetsFilters can
+//     join the Gateway's policies in its locations; a filter that cannot
+//     process a rule's requests makes the rule answer 500, never serve
+//     without it;
+//  6. the Gateway's budgets, spent oldest route first: listening sockets
 //     (sockets.go), then the endpoints its data plane holds
-//     (endpointbudget.go);
-//  6. attached-route counts and the Gateway's own conditions.
+//     (endpointbudget.go), then the remote JWT key sets it fetches
+//     (jwt.go);
+//  7. attached-route counts and the Gateway's own conditions.
 package graph

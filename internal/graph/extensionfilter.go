@@ -51,7 +51,7 @@ type ExtensionFilterKind struct {
 }
 
 // ExtensionFilterKinds are the kinds ExtensionRef filters may name.
-var ExtensionFilterKinds = []*ExtensionFilterKind{authenticationFilterKind}
+var ExtensionFilterKinds = []*ExtensionFilterKind{authenticationFilterKind, snippetsFilterKind}
 
 // extensionGroup is the API group of every kind ExtensionRefs may name.
 const extensionGroup = "gateway.nginx.org"
@@ -92,15 +92,17 @@ type ExtensionFilter struct {
 	// object is invalid, or what it asks cannot be enforced. Rules that
 	// use it answer 500.
 	Error string
-	// Invalid says the Error is about the object itself (it is not
-	// Accepted); otherwise the object is valid but not programmed, for
-	// Reason.
+	// Invalid says the object is not Accepted: it is invalid, or, with a
+	// Reason, the installation does not use it (snippets disabled).
+	// Otherwise the object is valid but not programmed, for Reason.
 	Invalid bool
 	Reason  string
 	// Detail is what the filter's Accepted message adds when it is valid.
 	Detail string
 	// Authentication is an AuthenticationFilter's authentication.
 	Authentication *Authentication
+	// Snippets are a SnippetsFilter's snippets.
+	Snippets *FilterSnippets
 }
 
 // ResolveExtensionFilter resolves the filter object of a kind in the
@@ -187,12 +189,16 @@ func extensionRefs(in *Input, routeNamespace string, rule int, refs []extensionR
 		}
 		ef := k.Resolve(in, o)
 		switch {
+		case ef.Error != "" && ef.Invalid && ef.Reason != "":
+			deny(RouteReasonInvalidFilter, fmt.Sprintf("%s: %s is not accepted: %s", where, name, ef.Error))
 		case ef.Error != "" && ef.Invalid:
 			deny(RouteReasonInvalidFilter, fmt.Sprintf("%s: %s is invalid: %s", where, name, ef.Error))
 		case ef.Error != "":
 			deny(RouteReasonInvalidFilter, fmt.Sprintf("%s: %s is not programmed: %s", where, name, ef.Error))
 		case ef.Authentication != nil:
 			f.Authentication = ef.Authentication
+		case ef.Snippets != nil:
+			f.Snippets = append(f.Snippets, ef.Snippets)
 		}
 	}
 	if len(errs) > 0 {
@@ -242,6 +248,9 @@ func (f *Filters) namesAuthentication() bool {
 func resolveFilters(in *Input, routeNamespace string, rule *Rule, resolved *resolvedRefs) error {
 	f := &rule.Filters
 	err := extensionRefs(in, routeNamespace, rule.Index, f.extensionRefs, f, resolved)
+	if h := claimHeaderConflict(f); h != "" && err == nil {
+		err = fmt.Errorf("header %q is set both from a claim of the AuthenticationFilter and from the ExternalAuth service's answer; keep one", h)
+	}
 	if ea := f.ExternalAuth; ea != nil {
 		resolved.add(ea.Backend, ea.reason)
 		if !ea.Backend.Valid {

@@ -64,7 +64,7 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	for ref, why := range in.unreadable {
 		f.add("Unreadable\x00%s\x00%s\x00%s", ref.Kind, ref.Key, why)
 	}
-	f.add("Input\x00%s\x00%s\x00%s\x00%s\x00%s", in.ControllerName, in.PLMGroup, in.WAFModule, in.PLMScope.Bucket, in.PLMScope.Prefix)
+	f.add("Input\x00%s\x00%s\x00%s\x00%s\x00%s\x00%t", in.ControllerName, in.PLMGroup, in.WAFModule, in.PLMScope.Bucket, in.PLMScope.Prefix, in.Snippets)
 	slices.Sort(f.lines)
 	h := sha256.New()
 	for _, l := range f.lines {

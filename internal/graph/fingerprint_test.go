@@ -20,6 +20,7 @@ var fingerprinted = []string{
 	"ControllerName", "GatewayClasses", "Gateways", "ListenerSets", "Routes", "ReferenceGrants",
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
 	"Filters", "Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
+	"Snippets",
 	"unreadable",
 }
 
@@ -67,6 +68,7 @@ func TestFingerprintChangesWithEveryChange(t *testing.T) {
 		"an object not decoded": func(in *Input) { in.AddUnreadable(ObjectRef{Kind: "HTTPRoute", Key: key("apps", "bad")}, "bad") },
 		"the WAF module moved":  func(in *Input) { in.WAFModule = "/x.so" },
 		"the storage scope":     func(in *Input) { in.PLMScope = plm.Scope{Bucket: "plm", Prefix: "bundles"} },
+		"snippets enabled":      func(in *Input) { in.Snippets = true },
 	} {
 		in := base()
 		change(in)

@@ -46,6 +46,9 @@ type Gateway struct {
 	// BackendClientCert is the certificate NGINX presents to backends it
 	// speaks TLS to (spec.tls.backend), if any.
 	BackendClientCert *Certificate
+	// Snippets are the SnippetsPolicies that target the Gateway, decided
+	// (snippets.go).
+	Snippets *GatewaySnippets
 
 	readinessPort int32
 	// parametersFrom names the NginxProxies the effective one comes from.
@@ -95,6 +98,7 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	}
 	g.ListenerSets = buildListenerSets(in, g)
 	g.settleHandshakes()
+	g.Snippets = buildGatewaySnippets(in, g)
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)
 	if g.Valid {

@@ -70,6 +70,10 @@ type Input struct {
 	// WAFModule is the path of the App Protect module NGINX loads when WAF
 	// is enabled ("" for the default of the data-plane image).
 	WAFModule string
+	// Snippets says the installation enables snippets (the manager's
+	// --snippets): without it SnippetsFilters and SnippetsPolicies are
+	// read only to say, in their status, that they are not used.
+	Snippets bool
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice

@@ -110,6 +110,7 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 		return routes[i].Key.String() < routes[j].Key.String()
 	})
 	boundRetries(g, routes)
+	g.settleSnippets(routes)
 	for _, r := range routes {
 		for _, p := range r.Parents {
 			attach(g, r, p)
@@ -121,8 +122,9 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	settleTLSClaims(routes)
 	settleListenerClaims(routes)
 	if g.sockets != nil {
-		// Last: only what is configured takes endpoints.
+		// Last: only what is configured takes endpoints, and key sets.
 		admitEndpoints(routes)
+		admitKeySources(routes)
 	}
 	return routes
 }

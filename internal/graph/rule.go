@@ -73,6 +73,10 @@ type Filters struct {
 	// ExternalAuth, when set, asks an authorization service about each
 	// request first (the Gateway API's ExternalAuth filter).
 	ExternalAuth *ExternalAuth
+	// Snippets are the SnippetsFilters the rule names, in the order it
+	// names them; the renderer puts their snippets in the rule's
+	// locations. Empty when the rule answers 500 for them (Error).
+	Snippets []*FilterSnippets
 	// Error, when set, says why the rule's requests are answered 500: a
 	// filter that must process them cannot (an ExtensionRef that does not
 	// resolve, an authentication the data plane cannot enforce, an

@@ -167,3 +167,37 @@ func TestPLMCacheVolumeComponent(t *testing.T) {
 	}
 	t.Errorf("no PersistentVolumeClaim %s in the build", claim)
 }
+
+// TestSnippetsComponent: config/default leaves snippets off, and an
+// overlay with config/components/snippets turns them on (--snippets).
+func TestSnippetsComponent(t *testing.T) {
+	enabled := func(objs []*unstructured.Unstructured) bool {
+		d := managerDeployment(t, objs)
+		var opts Options
+		fs := flag.NewFlagSet("gatewall", flag.ContinueOnError)
+		BindFlags(fs, &opts)
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != "manager" {
+				continue
+			}
+			if err := fs.Parse(append(append([]string(nil), c.Command...), c.Args...)); err != nil {
+				t.Fatalf("the manager's arguments: %v", err)
+			}
+		}
+		return opts.Snippets
+	}
+	base, err := manifest.Kustomize(filepath.Join(configDir(), "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enabled(base) {
+		t.Error("config/default enables snippets: they are a privilege an installation grants")
+	}
+	objs, err := manifest.KustomizeOverlay(filepath.Join(configDir(), "default"), filepath.Join(configDir(), "components", "snippets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !enabled(objs) {
+		t.Error("config/components/snippets does not enable snippets")
+	}
+}

@@ -87,6 +87,9 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 		"Longest delay between retries of a bundle fetch that keeps failing.")
 	fs.StringVar(&opts.PLM.APIGroup, "plm-api-group", "",
 		"Force the PLM API group (appprotect.f5.com or waf.f5.com); empty uses whichever CRD is installed.")
+	fs.BoolVar(&opts.Snippets, "snippets", false,
+		"Enable SnippetsFilters and SnippetsPolicies (NGINX Gateway Fabric's flag): NGINX configuration that teams write by hand, read and held to an allow-list of directives per context (docs/snippets.md). "+
+			"Off, they are not used: their statuses say so, and route rules that name a SnippetsFilter answer 500.")
 	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",
 		"Address the nginx-agent server listens on (e.g. :8443); empty runs no agent server and provisions no data plane.")
 	fs.StringVar(&opts.Agent.ServerAddress, "agent-server-address", "gatewall-agent."+namespace+".svc:8443",

@@ -113,6 +113,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	ctrl.Log.WithName("setup").Info("PLM API", "group", apis.PLMGroup(), "storage", opts.PLM.StorageURL)
+	ctrl.Log.WithName("setup").Info("snippets", "enabled", opts.Snippets)
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:   opts.ControllerName,
 		GatewayClassName: opts.GatewayClassName,
@@ -123,6 +124,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Notifier:         notifier,
 		Translated:       &controller.Notifier{},
 		WAFModule:        opts.WAFModule,
+		Snippets:         opts.Snippets,
 	}, dp, prov)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,12 @@ type Options struct {
 	// uses the data-plane image's.
 	WAFModule string
 
+	// Snippets enables SnippetsFilters and SnippetsPolicies (--snippets):
+	// the NGINX configuration teams write by hand, held to an allow-list
+	// (docs/snippets.md). Off, their statuses say they are not used, and
+	// the rules that name a SnippetsFilter answer 500.
+	Snippets bool
+
 	// APIDiscoveryInterval is how often the manager looks for the CRDs of
 	// optional APIs it does not use yet (0: DefaultAPIDiscoveryInterval).
 	APIDiscoveryInterval time.Duration

@@ -129,6 +129,7 @@ var Kinds = []Kind{
 	upstreamSettingsKind,
 	wafKind,
 	backendTLSKind,
+	snippetsKind,
 }
 
 // KindNamed returns the registered kind with that name, or nil.

@@ -43,7 +43,10 @@ type golden struct {
 	// Resolvers are how each Gateway's data plane resolves their DNS
 	// names, when its NginxProxy sets dnsResolver (render.Result.Resolvers).
 	Resolvers map[string]endpoints.Resolver `json:"resolvers,omitempty"`
-	Warnings  []string                      `json:"warnings,omitempty"`
+	// KeySources are the remote JWT key sets each Gateway's data plane
+	// fetches (render.Result.KeySources).
+	KeySources map[string]endpoints.KeySources `json:"keySources,omitempty"`
+	Warnings   []string                        `json:"warnings,omitempty"`
 }
 
 // warningsExpected says whether a case holds objects the renderer skips or
@@ -99,6 +102,9 @@ func renderCase(t *testing.T, in string) []byte {
 	if warnings.Len() > 0 && !warningsExpected(in) {
 		t.Fatalf("%s has objects the renderer skips or refuses:\n%s", in, warnings.String())
 	}
+	// testdata/<case>.flags lists the case's render flags, a line each
+	// (the manager's it stands for).
+	applyFlags(t, input, strings.TrimSuffix(in, ".in.yaml")+".flags")
 	// testdata/<case>.bundles/ holds the case's WAF bundles, standing in for PLM storage.
 	if dir := strings.TrimSuffix(in, ".in.yaml") + ".bundles"; exists(dir) {
 		if err := render.LoadBundles(input, dir); err != nil {
@@ -116,6 +122,12 @@ func renderCase(t *testing.T, in string) []byte {
 			g.Resolvers = map[string]endpoints.Resolver{}
 		}
 		g.Resolvers[k.String()] = r
+	}
+	for k, ks := range res.KeySources {
+		if g.KeySources == nil {
+			g.KeySources = map[string]endpoints.KeySources{}
+		}
+		g.KeySources[k.String()] = ks
 	}
 	if warningsExpected(in) {
 		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")
@@ -159,6 +171,27 @@ func renderCase(t *testing.T, in string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// applyFlags sets what a case's flags file says: "--snippets" (the
+// manager's --snippets) is the one flag cases need so far.
+func applyFlags(t *testing.T, in *graph.Input, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range strings.Fields(string(data)) {
+		switch flag {
+		case "--snippets":
+			in.Snippets = true
+		default:
+			t.Fatalf("%s: flag %q is not one the golden cases take", path, flag)
+		}
+	}
 }
 
 func exists(path string) bool {

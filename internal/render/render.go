@@ -39,6 +39,9 @@ type Result struct {
 	// Resolvers are how the data plane of each Gateway with endpoints
 	// resolves their DNS names, when its NginxProxy says (dnsResolver).
 	Resolvers map[types.NamespacedName]endpoints.Resolver
+	// KeySources are the remote JWT key sets each Gateway's data plane
+	// fetches, when its filters have some.
+	KeySources map[types.NamespacedName]endpoints.KeySources
 	// Held are the Gateways whose configuration the manager would hold
 	// back, with why (translate.Translation.HeldMessage): their files are
 	// not written, as the manager would not push them.
@@ -51,9 +54,17 @@ type Result struct {
 // Render renders every Gateway of a class Gatewall serves. now stamps the
 // conditions' transition times.
 func Render(in *graph.Input, now metav1.Time) Result {
+	standard, _ := Serves(ChannelStandard)
+	return RenderFor(in, now, standard)
+}
+
+// RenderFor renders as Render does for a cluster that serves what serves
+// says (the GatewayClass's supported features follow it: Serves).
+func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement) bool) Result {
 	in = withOfflineBundles(in)
 	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{},
-		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, Held: map[types.NamespacedName]string{}}
+		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, KeySources: map[types.NamespacedName]endpoints.KeySources{},
+		Held: map[types.NamespacedName]string{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
@@ -76,6 +87,9 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			res.Endpoints[k] = t.Endpoints
 			if !reflect.DeepEqual(t.Resolver, endpoints.Resolver{}) {
 				res.Resolvers[k] = t.Resolver
+			}
+			if t.KeySources != nil {
+				res.KeySources[k] = t.KeySources
 			}
 		}
 		dp := status.Offline
@@ -107,8 +121,15 @@ func Render(in *graph.Input, now metav1.Time) Result {
 	for name := range classes {
 		c := graph.BuildGatewayClass(in, name)
 		gc := c.Source.DeepCopy()
-		gc.Status = status.GatewayClass(c, status.SupportedFeatures(nil), gatewayv1.GatewayClassStatus{}, now)
+		gc.Status = status.GatewayClass(c, status.SupportedFeatures(serves), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
+	}
+	// Every NginxProxy gets a status, as the manager gives it, whether or
+	// not a class or Gateway names it.
+	for _, np := range in.NginxProxies {
+		c := np.DeepCopy()
+		c.Status = status.NginxProxy(c, v1alpha2.NginxProxyStatus{}, now)
+		res.Statuses = append(res.Statuses, c)
 	}
 	offline := func(gw types.NamespacedName) status.DataPlane {
 		if held := res.Held[gw]; held != "" {
@@ -136,18 +157,11 @@ func Render(in *graph.Input, now metav1.Time) Result {
 			res.Statuses = append(res.Statuses, c)
 		}
 	}
-	// Every NginxProxy gets a status, as the manager's NginxProxy
-	// reconciler gives it (decided from the object alone).
-	for _, np := range in.NginxProxies {
-		c := np.DeepCopy()
-		c.Status.Conditions = status.NginxProxy(np, nil, now)
-		res.Statuses = append(res.Statuses, c)
-	}
 	for k, reason := range in.UnreadableOf("NginxProxy") {
 		// What the manager reads of one: a stub marked with why.
 		np := &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name,
 			Annotations: map[string]string{graph.UnreadableAnnotation: reason}}}
-		np.Status.Conditions = status.NginxProxy(np, nil, now)
+		np.Status = status.NginxProxy(np, v1alpha2.NginxProxyStatus{}, now)
 		np.Annotations = nil
 		np.SetGroupVersionKind(v1alpha2.GroupVersion.WithKind("NginxProxy"))
 		res.Statuses = append(res.Statuses, np)

@@ -57,6 +57,12 @@ type Options struct {
 	// --plm-storage-bucket and --plm-storage-prefix); the zero Scope
 	// admits every location.
 	PLMScope apiplm.Scope
+	// Snippets is the manager's --snippets: SnippetsFilters and
+	// SnippetsPolicies are used.
+	Snippets bool
+	// GatewayAPIChannel is the channel whose CRDs the cluster has
+	// (ChannelStandard when empty): the GatewayClass claims what they carry.
+	GatewayAPIChannel string
 }
 
 // Run reads the manifests, renders them and writes the results. Only input
@@ -86,6 +92,7 @@ func Run(opts Options) error {
 		return fmt.Errorf("PLM storage bucket and prefix: %w", err)
 	}
 	in.PLMScope = opts.PLMScope
+	in.Snippets = opts.Snippets
 	if err := LoadBundles(in, opts.BundlesDir); err != nil {
 		return err
 	}
@@ -93,7 +100,11 @@ func Run(opts Options) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	res := Render(in, metav1.NewTime(now.UTC().Truncate(time.Second)))
+	serves, err := Serves(opts.GatewayAPIChannel)
+	if err != nil {
+		return err
+	}
+	res := RenderFor(in, metav1.NewTime(now.UTC().Truncate(time.Second)), serves)
 	warnHeld(res, opts.Warnings)
 	return Write(res, opts.OutputDir)
 }

@@ -53,15 +53,18 @@ type Reader struct {
 	PLMGroup  func() string
 	PLMScope  apiplm.Scope
 	WAFModule string
+	// Snippets says the installation enables snippets (--snippets).
+	Snippets bool
 }
 
 // Settings sets what the configuration tells a snapshot about PLM and
-// WAF: the API group of its objects, where their bundles may come from, the
-// App Protect module's path.
+// WAF (the API group of its objects, where their bundles may come from,
+// the App Protect module's path) and whether snippets are enabled.
 func (r Reader) Settings(in *graph.Input) {
 	in.PLMGroup = r.PLMGroup()
 	in.PLMScope = r.PLMScope
 	in.WAFModule = r.WAFModule
+	in.Snippets = r.Snippets
 }
 
 // Gateway reads from the cache what the graph of one Gateway needs: its

@@ -90,10 +90,21 @@ var supported = []struct {
 // Fields are the optional fields some features need, for the manager to
 // look for in the schemas the API server serves.
 func Fields() []Requirement {
+	var out []Requirement
+	for _, r := range Requirements() {
+		if r.Field != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Requirements are every optional kind and field some feature needs.
+func Requirements() []Requirement {
 	seen := map[Requirement]bool{}
 	var out []Requirement
 	for _, f := range supported {
-		if f.needs != nil && f.needs.Field != "" && !seen[*f.needs] {
+		if f.needs != nil && !seen[*f.needs] {
 			seen[*f.needs] = true
 			out = append(out, *f.needs)
 		}

@@ -51,6 +51,10 @@ func filterConditions(ef *graph.ExtensionFilter) []metav1.Condition {
 	accepted, programmed := v1alpha1.AuthenticationFilterConditionAccepted, v1alpha1.AuthenticationFilterConditionProgrammed
 	kind := ef.Ref.Kind
 	switch {
+	case ef.Error != "" && ef.Invalid && ef.Reason != "":
+		// Not used for a reason of the installation's (snippets disabled).
+		return []metav1.Condition{conditions.False(accepted, ef.Reason,
+			kind+" is not accepted, and the route rules that use it answer 500: "+ef.Error)}
 	case ef.Error != "" && ef.Invalid:
 		return []metav1.Condition{conditions.False(accepted, v1alpha1.AuthenticationFilterReasonInvalid,
 			kind+" is invalid, and the route rules that use it answer 500: "+ef.Error)}

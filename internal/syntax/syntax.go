@@ -7,6 +7,11 @@
 // carrying it saying why; the renderer (package config) uses it to write
 // the value. Check and output are the same code, so they cannot disagree.
 //
+// It also reads configuration text that users write (Read: the snippets
+// of SnippetsFilters and SnippetsPolicies) token by token as NGINX does,
+// refusing what NGINX would read otherwise than a person does, and
+// writes directives back (Format) so that they read the same.
+//
 // The package is pure and has no dependencies on the rest of Gatewall.
 package syntax
 

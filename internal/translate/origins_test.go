@@ -9,7 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/manifest"
+	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/internal/translate"
 	"github.com/gatewall/gatewall/test/certgen"
 )
@@ -72,4 +76,42 @@ func TestNameFilesNamesTheObjects(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNameFilesNamesSnippets: a snippet that passes the allow-list is
+// written into a file of its object's, so that when NGINX fails on the
+// whole configuration (a data plane's own error, which the allow-list
+// cannot foresee) the Gateway's message names the SnippetsPolicy or
+// SnippetsFilter first.
+func TestNameFilesNamesSnippets(t *testing.T) {
+	objs, err := manifest.ReadFiles("../render/testdata/snippets.in.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := render.Decode(objs, graph.DefaultControllerName, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Snippets = true
+	tr := translate.Gateway(in, types.NamespacedName{Namespace: "default", Name: "gateway"})
+	if tr == nil || tr.Files == nil {
+		t.Fatal("the Gateway does not render")
+	}
+	for _, c := range []struct {
+		kind, name string
+		ctx        v1alpha1.NginxContext
+	}{
+		{graph.KindSnippetsPolicy, "limit-conn-sp", v1alpha1.NginxContextHTTP},
+		{graph.KindSnippetsPolicy, "limit-conn-sp", v1alpha1.NginxContextHTTPServerLocation},
+		{graph.KindSnippetsPolicy, "gzip", v1alpha1.NginxContextHTTPServer},
+		{graph.KindSnippetsFilter, "limit-except-sf", v1alpha1.NginxContextHTTPServerLocation},
+		{graph.KindSnippetsFilter, "per-client", v1alpha1.NginxContextHTTP},
+	} {
+		path := config.SnippetIncludePath(c.kind, types.NamespacedName{Namespace: "default", Name: c.name}, c.ctx)
+		msg := fmt.Sprintf(`pod gateway-1 rejected it and keeps its last good configuration: nginx: [emerg] ... in %s:2`, path)
+		want := fmt.Sprintf("NGINX failed on a file written from %s default/%s (%s): %s", c.kind, c.name, path, msg)
+		if got := tr.NameFiles(msg); got != want {
+			t.Errorf("NameFiles:\n got %s\nwant %s", got, want)
+		}
+	}
 }

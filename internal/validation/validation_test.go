@@ -33,6 +33,10 @@ func validate(o client.Object) field.ErrorList {
 		return validation.UpstreamSettingsPolicy(o)
 	case *v1alpha2.NginxProxy:
 		return validation.NginxProxy(o)
+	case *v1alpha1.SnippetsFilter:
+		return validation.SnippetsFilter(o)
+	case *v1alpha1.SnippetsPolicy:
+		return validation.SnippetsPolicy(o)
 	case *v1alpha1.AuthenticationFilter:
 		return validation.AuthenticationFilter(o)
 	}

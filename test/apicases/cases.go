@@ -57,6 +57,7 @@ func All() []Case {
 	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, upstreamSettingsCases()...)
 	cs = append(cs, limitCases()...)
+	cs = append(cs, snippetsCases()...)
 	cs = append(cs, authenticationFilterCases()...)
 	return cs
 }

@@ -1,6 +1,8 @@
 package confcheck
 
 import (
+	"github.com/gatewall/gatewall/internal/jwks"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -47,7 +49,11 @@ type checker struct {
 	sessionZones map[string]int64
 	// locations are the exact locations of every server, internal or not.
 	locations map[string]bool
-	uses      []use
+	// zones are the zones snippets declare; snippets the snippet files
+	// read, each checked once in each context.
+	zones    map[string]bool
+	snippets map[string]bool
+	uses     []use
 	// server is the server block being read (nil outside one).
 	server *server
 	// ctx is the context of the directive being checked.
@@ -58,6 +64,8 @@ type checker struct {
 	upstream string
 	// upstreamIn is the context of that upstream block: http or stream.
 	upstreamIn string
+	// policies are the JWT policies file's, read once (jwt.go).
+	policies jwks.Policies
 }
 
 // use is a reference to something defined elsewhere.
@@ -80,7 +88,7 @@ type server struct {
 func Check(files []config.File) error {
 	c := &checker{files: map[string][]byte{}, parsed: map[string][]*Directive{}, reached: map[string]bool{},
 		variables: map[string]bool{}, upstreams: map[string]bool{}, locations: map[string]bool{}, listening: map[string]bool{},
-		sessionZones: map[string]int64{}}
+		sessionZones: map[string]int64{}, zones: map[string]bool{}, snippets: map[string]bool{}}
 	for _, f := range files {
 		if _, dup := c.files[f.Path]; dup {
 			c.fail(nil, "file %s is rendered twice", f.Path)
@@ -168,6 +176,9 @@ func (c *checker) refer(at *Directive, path string) {
 func (c *checker) walk(ds []*Directive, ctx string) {
 	for _, d := range ds {
 		switch {
+		case d.Name == "include" && len(d.Args) == 1 && d.Block == nil && snippetFile(d.Args[0].Value):
+			c.snippet(d, d.Args[0].Value, ctx)
+			continue
 		case d.Name == "include" && len(d.Args) == 1 && d.Block == nil:
 			c.walk(c.include(d, d.Args[0].Value), ctx)
 			continue
@@ -229,6 +240,10 @@ func (c *checker) resolve() {
 		case "upstream":
 			if !c.upstreams[u.name] {
 				c.fail(u.at, "upstream %q is not defined", u.name)
+			}
+		case "zone":
+			if !c.zones[u.name] {
+				c.fail(u.at, "zone %q is not declared", u.name)
 			}
 		case "location":
 			defined := c.locations

@@ -10,6 +10,10 @@
 //     and is reached from nginx.conf or referred to by a directive;
 //   - every directive is one the renderer writes, in a context where it
 //     writes it, with the number of arguments it writes;
+//   - every snippet file (SnippetsFilter's, SnippetsPolicy's) holds only
+//     what package snippets allows in the context it is included in, the
+//     same allow-list users' snippets are held to, and its zones are
+//     named by the renderer, declared once and declared where used;
 //   - every user value (hostnames, paths, header names and values, regular
 //     expressions, query parameters, sizes, log destinations, endpoint
 //     addresses) passes package validation's check for its kind;

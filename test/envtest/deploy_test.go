@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/test/testenv"
@@ -33,12 +34,13 @@ func TestDeployManifests(t *testing.T) {
 			rest = append(rest, o)
 		}
 	}
-	// CRDs: NginxProxy and one per policy kind of Gatewall's API (the
-	// engine's other kinds are the Gateway API's); ClusterRoles: the manager's and the metrics reader's;
+	// CRDs: NginxProxy, one per policy kind of Gatewall's API (the
+	// engine's other kinds are the Gateway API's) and one per filter kind
+	// ExtensionRef filters may name; ClusterRoles: the manager's and the metrics reader's;
 	// Services: the agent server's and the metrics'; admission policies
 	// (and their bindings): the manager's writes, pods, Services and Secrets.
 	for kind, want := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 1 + gatewallKinds(), "Deployment": 1, "ServiceAccount": 1,
+		"Namespace": 1, "CustomResourceDefinition": 1 + gatewallKinds() + len(graph.ExtensionFilterKinds), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
 		"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4,
 	} {

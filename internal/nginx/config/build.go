@@ -9,7 +9,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/jwks"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -31,12 +33,24 @@ type builder struct {
 	names *names
 	// stream holds the stream context's blocks of TLS passthrough.
 	stream streamBuilder
-	// routeIncludes are the policy files of each route's locations.
-	routeIncludes map[graph.ObjectRef][]File
+	// routeIncludes are the policy files of each route's locations;
+	// serverIncludes and locationIncludes the paths of the files of every
+	// server and of every location serving a route.
+	routeIncludes                    map[graph.ObjectRef][]File
+	serverIncludes, locationIncludes []string
+	// filterFiles are the paths of the location files of the
+	// SnippetsFilters rendered so far ("" for one without), by filter.
+	filterFiles map[graph.ObjectRef]string
 	// upstreamSettings are the policies' settings of each Service's upstreams.
 	upstreamSettings map[types.NamespacedName]*UpstreamSettings
 	// backendClientCert is presented to backends spoken to over TLS.
 	backendClientCert *graph.Certificate
+	// jwtPolicies are the JWT filters' policies by ID, jwtOrigins the
+	// objects they are written from, keySources their remote key sets
+	// (jwt.go).
+	jwtPolicies jwks.Policies
+	jwtOrigins  []string
+	keySources  endpoints.KeySources
 }
 
 // Build builds the NGINX configuration of a Gateway's graph with the policies'
@@ -47,13 +61,16 @@ func Build(g *graph.Gateway, inc Includes) *Config { return build(g, inc, newNam
 // digests collide).
 func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b := &builder{
-		cfg:       &Config{Certs: map[string][]byte{}, CertOrigins: map[string][]string{}},
+		cfg:       &Config{Certs: map[string][]byte{}, FileOrigins: map[string][]string{}},
 		maps:      map[string]*Map{},
 		splits:    map[string]*Split{},
 		upstreams: map[string]*Upstream{},
 		sinks:     map[int]bool{},
 		names:     n,
 		stream:    newStreamBuilder(),
+
+		jwtPolicies: jwks.Policies{},
+		keySources:  endpoints.KeySources{},
 
 		backendClientCert: g.BackendClientCert,
 	}
@@ -63,6 +80,7 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b.cfg.Main.L4.MaxConnections = g.L4MaxConnections()
 	b.register(inc)
 	b.servers(g)
+	b.finishJWT()
 	for _, s := range b.splits {
 		b.cfg.Splits = append(b.cfg.Splits, s)
 	}

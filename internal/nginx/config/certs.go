@@ -11,17 +11,22 @@ import (
 // the same path, and its origins are all of theirs.
 func (b *builder) addCert(path string, data []byte, origins ...string) {
 	b.cfg.Certs[path] = data
-	all := b.cfg.CertOrigins[path]
+	b.origin(path, origins...)
+}
+
+// origin records the objects a file is written from.
+func (b *builder) origin(path string, origins ...string) {
+	all := b.cfg.FileOrigins[path]
 	for _, o := range origins {
 		if !slices.Contains(all, o) {
 			all = append(all, o)
 		}
 	}
 	slices.Sort(all)
-	b.cfg.CertOrigins[path] = all
+	b.cfg.FileOrigins[path] = all
 }
 
-// objectNames names objects of a kind for CertOrigins.
+// objectNames names objects of a kind for FileOrigins.
 func objectNames(kind string, keys []types.NamespacedName) []string {
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {

@@ -190,7 +190,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	ctx := actionContext{port: srv.Port, ssl: srv.SSL}
 	if !cands[0].conditional() {
 		loc.Directives = b.action(cands[0], ctx, extra)
-		loc.Includes = b.includesOf(cands[0].route)
+		loc.Includes = b.includesOf(cands[0])
 		return
 	}
 	// The location's dispatch variable names it; its internal locations
@@ -210,7 +210,7 @@ func (b *builder) location(srv *Server, k locKey, cands []entry, extra map[strin
 	paths := make([]string, len(conds))
 	for i, c := range cands[:len(conds)] {
 		paths[i] = InternalPrefix + lid + "/" + strconv.Itoa(i)
-		extra[paths[i]] = &Location{Modifier: "=", Path: paths[i], Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c.route)}
+		extra[paths[i]] = &Location{Modifier: "=", Path: paths[i], Internal: true, Directives: b.action(c, ictx, extra), Includes: b.includesOf(c)}
 	}
 	conditional := len(conds)
 	next := ""

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/datafile"
+	"github.com/gatewall/gatewall/internal/endpoints"
 )
 
 // File is one file of a data plane's configuration (the renderer's name
@@ -52,10 +53,11 @@ type Config struct {
 	Sinks []int
 	// Certs are the TLS files, keyed by path.
 	Certs map[string][]byte
-	// CertOrigins are, by path, the objects each of Certs is written from
+	// FileOrigins are, by path, the objects some files (Certs, and
+	// include files written from users' objects) are written from
 	// ("Secret ns/name"), sorted: NGINX's errors name files, users need
 	// the objects.
-	CertOrigins map[string][]string
+	FileOrigins map[string][]string
 	// Includes are policy files at http, server or location level.
 	Includes []File
 	// HTTPIncludes are include paths at http level.
@@ -82,6 +84,8 @@ type Config struct {
 	// (two upstreams' identities share one: assignIDs); "" when they were.
 	// Such a configuration must not reach a data plane.
 	IDConflict string
+	// keySources are the remote key sets of JWT filters (KeySources).
+	keySources endpoints.KeySources
 }
 
 // Main holds the main-context settings.

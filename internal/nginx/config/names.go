@@ -88,6 +88,10 @@ var (
 	kindL4SplitVar    = nameKind{prefix: "$gw_l4_split_"}
 	// Files of users of Basic authentication, by Secret.
 	kindUsersFile = nameKind{prefix: SecretsDir + "htpasswd_", readable: maxFileName - len("htpasswd_")}
+	// Include files of snippets, by object and context (snippets.go).
+	kindSnippetFile = nameKind{prefix: IncludesDir + "snippets/", suffix: ".conf", readable: maxFileName - len(".conf")}
+	// Shared memory zones snippets declare, by object and the snippet's name.
+	kindSnippetZone = nameKind{prefix: "sn_", readable: 1 << 10}
 	// Internal locations of authorization subrequests, by what they send.
 	kindExternalAuthPath = nameKind{prefix: InternalPrefix + "auth/"}
 	// Variables of the headers an authorization service's answer gives, by header.
@@ -99,6 +103,8 @@ var (
 	// Shared memory zones of TLS session caches: a port's, or a TLS
 	// listener's in mode Terminate.
 	kindSessionZone = nameKind{prefix: "sslsess_", readable: 1 << 10}
+	// Variables of the claims a JWT filter forwards, by filter and claim.
+	kindJWTClaimVar = nameKind{prefix: "$gw_jwt_"}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -122,8 +128,8 @@ var nameKinds = []nameKind{
 	kindTLSPassSocket, kindConditionVar, kindDispatchVar, kindSplitVar, kindMirrorVar, kindRewriteVar,
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
-	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar,
-	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
+	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar, kindSnippetFile, kindSnippetZone,
+	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone, kindJWTClaimVar,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the
@@ -133,6 +139,7 @@ var ownNames = []string{
 	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
 	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out", externalAuthBodyVar,
+	JWTPoliciesFile,
 }
 
 // shortDigest is the length of a digest body, in hex digits.

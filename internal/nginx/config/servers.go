@@ -96,7 +96,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	// The default server answers requests no server name matches: it holds
 	// routes for any hostname (""), else answers 404 (or refuses TLS).
 	h2 := ssl && !b.cfg.Main.Proxy.NoHTTP2
-	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: h2}
+	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: h2, Includes: b.serverIncludes}
 	certs, optional, ca := b.clientValidation(listeners)
 	withClientValidation := func(s *Server) *Server {
 		s.ClientCerts, s.ClientCertsOptional, s.ClientCAPath = certs, optional, ca
@@ -131,7 +131,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: h2, Directives: misdirected(best)})
+			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: h2, Directives: misdirected(best), Includes: b.serverIncludes})
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
@@ -144,7 +144,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	if ssl {
 		b.cipherServers(port, listeners, hosts, func(l *graph.Listener) *Server {
-			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: h2, Directives: misdirected(l)})
+			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: h2, Directives: misdirected(l), Includes: b.serverIncludes})
 		})
 	}
 	if len(def.Locations) == 0 {
