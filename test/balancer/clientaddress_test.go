@@ -160,7 +160,6 @@ func selfSigned(t *testing.T, name string) (certPEM, keyPEM []byte) {
 // ip_hash backends and a TCP backend echoing what it reads.
 type addressPlane struct {
 	*dataPlane
-	hashed []string
 }
 
 func startAddressPlane(t *testing.T, rewrite string) *addressPlane {
