@@ -21,7 +21,7 @@ var fingerprinted = []string{
 	"Namespaces", "Services", "EndpointSlices", "Secrets", "ConfigMaps", "BackendTLSPolicies", "NginxProxies",
 	"Filters", "Policies", "PLMGroup", "PLMScope", "APPolicies", "APLogConfs", "Bundles", "WAFModule",
 	"Snippets",
-	"unreadable",
+	"unreadable", "UnreadableNginxProxies",
 }
 
 func TestFingerprintCoversEveryInputField(t *testing.T) {

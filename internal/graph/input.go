@@ -77,6 +77,10 @@ type Input struct {
 
 	// sliceIndex groups EndpointSlices by Service; built on first use.
 	sliceIndex map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	// UnreadableNginxProxies are the marked stubs of NginxProxies that do
+	// not decode (Add), which are not used but get a status saying why.
+	UnreadableNginxProxies map[types.NamespacedName]*v1alpha2.NginxProxy
+
 	// unreadable are the objects that do not decode, and why (AddUnreadable).
 	unreadable map[ObjectRef]string
 }
@@ -115,7 +119,7 @@ func key(namespace, name string) types.NamespacedName {
 // that does not decode: it is recorded as unreadable (AddUnreadable) and,
 // for the kinds with stubs, added as the stub; the others (ReferenceGrant,
 // NginxProxy, the PLM kinds) are only recorded: what refers to them reports
-// them.
+// them (an NginxProxy's stub is kept apart, for its own status).
 func (in *Input) Add(obj any) bool {
 	m, ok := obj.(metav1.Object)
 	if !ok {
@@ -126,8 +130,13 @@ func (in *Input) Add(obj any) bool {
 		return in.add(obj)
 	}
 	ref := ObjectRef{Kind: reflect.TypeOf(obj).Elem().Name(), Key: key(m.GetNamespace(), m.GetName())}
-	switch obj.(type) {
-	case *gatewayv1beta1.ReferenceGrant, *gatewayv1.ReferenceGrant, *v1alpha2.NginxProxy:
+	switch o := obj.(type) {
+	case *v1alpha2.NginxProxy:
+		if in.UnreadableNginxProxies == nil {
+			in.UnreadableNginxProxies = map[types.NamespacedName]*v1alpha2.NginxProxy{}
+		}
+		in.UnreadableNginxProxies[ref.Key] = o
+	case *gatewayv1beta1.ReferenceGrant, *gatewayv1.ReferenceGrant:
 	case *appprotectv1.APPolicy, *appprotectv1.APLogConf:
 		if in.PLMGroup != appprotectv1.GroupVersion.Group {
 			return false

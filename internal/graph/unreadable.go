@@ -34,21 +34,6 @@ func (in *Input) Unreadable(kind string, k types.NamespacedName) (msg string, ok
 	return UnreadableMessage(ref, reason), true
 }
 
-// UnreadableOf returns the objects of a kind that could not be read, with
-// why (nil when there are none).
-func (in *Input) UnreadableOf(kind string) map[types.NamespacedName]string {
-	var out map[types.NamespacedName]string
-	for ref, reason := range in.unreadable {
-		if ref.Kind == kind {
-			if out == nil {
-				out = map[types.NamespacedName]string{}
-			}
-			out[ref.Key] = reason
-		}
-	}
-	return out
-}
-
 // UnreadableMessage is the sentence that reports an object that could not
 // be read, and why.
 func UnreadableMessage(ref ObjectRef, reason string) string {

@@ -157,10 +157,9 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 			res.Statuses = append(res.Statuses, c)
 		}
 	}
-	for k, reason := range in.UnreadableOf("NginxProxy") {
-		// What the manager reads of one: a stub marked with why.
-		np := &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name,
-			Annotations: map[string]string{graph.UnreadableAnnotation: reason}}}
+	for _, stub := range in.UnreadableNginxProxies {
+		// Reported as the manager reports the marked stub it reads.
+		np := stub.DeepCopy()
 		np.Status = status.NginxProxy(np, v1alpha2.NginxProxyStatus{}, now)
 		np.Annotations = nil
 		np.SetGroupVersionKind(v1alpha2.GroupVersion.WithKind("NginxProxy"))
