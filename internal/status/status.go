@@ -129,18 +129,19 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 // its effective NginxProxy the data plane does not carry out, whether it
 // applied the rest or not yet (a condition kept across a restart has it).
 func withNotProgrammed(c metav1.Condition, notes []string) metav1.Condition {
-	if len(notes) == 0 || c.Reason == string(gatewayv1.GatewayReasonInvalid) || strings.Contains(c.Message, notProgrammedPrefix) {
+	if len(notes) == 0 || c.Reason == string(gatewayv1.GatewayReasonInvalid) || strings.Contains(c.Message, NotProgrammedPrefix) {
 		return c
 	}
-	msg := c.Message + notProgrammedPrefix + strings.Join(notes, "; ")
+	msg := c.Message + NotProgrammedPrefix + strings.Join(notes, "; ")
 	if c.Status == metav1.ConditionTrue {
 		return conditions.True(c.Type, c.Reason, msg) // truncated as any message
 	}
 	return conditions.False(c.Type, c.Reason, msg)
 }
 
-// notProgrammedPrefix starts what withNotProgrammed adds.
-const notProgrammedPrefix = "; the effective NginxProxy's settings are programmed but: "
+// NotProgrammedPrefix starts what withNotProgrammed adds to a Gateway's
+// Programmed message.
+const NotProgrammedPrefix = "; the effective NginxProxy's settings are programmed but: "
 
 // listenerProgrammed is a listener's Programmed condition; parentValid says
 // whether the Gateway (or ListenerSet) declaring it is.
