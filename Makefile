@@ -30,6 +30,10 @@ GO_TEST_FLAGS ?= -count=1 -timeout 45m
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
 GOLANGCI_LINT := $(BIN)/golangci-lint
+# The Helm chart: `make manifests` copies the CRDs and config/rbac's rules and
+# admission policies into it, so that it and config/default never drift.
+CHART := charts/gatewall
+CHART_RBAC := role.yaml leader_election_role.yaml metrics_reader_role.yaml dataplane_policy.yaml
 
 .PHONY: help
 help: ## Show the targets.
@@ -47,7 +51,7 @@ help: ## Show the targets.
 # each tool once.
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) helm envtest-tools local-tools nginx test-servers ## Build or link every tool the tests need.
 
 .PHONY: envtest-tools
 envtest-tools: ## kube-apiserver and etcd for envtest.
@@ -72,6 +76,10 @@ $(KUSTOMIZE): Makefile
 $(GOLANGCI_LINT): Makefile
 	@hack/go-tool.sh golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(GOLANGCI_LINT_VERSION)
 
+.PHONY: helm
+helm: ## Helm v3 (renders and installs charts/gatewall: the chart's tests, make run-local INSTALL=helm).
+	@hack/helm.sh
+
 .PHONY: test-servers
 test-servers: nginx ## What integration tests run: versitygw (plays PLM storage), the App Protect test double, nginx-agent.
 	@hack/versitygw.sh
@@ -85,10 +93,13 @@ nginx: ## Install Debian's NGINX when missing.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the API types and markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the API types and markers, and copy them (with config/rbac's other rules and admission policies) into the chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/gateway/..." paths="./internal/controller/..." paths="./internal/dataplane/..." paths="./internal/policy/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="./api/plm/..." output:crd:artifacts:config=config/plm/crd
+	rm -f $(CHART)/crds/*.yaml $(CHART)/files/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+	cp $(addprefix config/rbac/,$(CHART_RBAC)) $(CHART)/files/
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
@@ -141,8 +152,11 @@ docker-push: ## Push IMG and DATAPLANE_IMG.
 	$(CONTAINER_TOOL) push $(DATAPLANE_IMG)
 
 .PHONY: run-local
-run-local: images ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root).
-	go run ./cmd/gatewall-local
+# INSTALL=helm installs Gatewall with charts/gatewall (helm upgrade --install)
+# instead of config/default's kustomize output.
+INSTALL ?= kustomize
+run-local: images $(if $(filter helm,$(INSTALL)),helm) ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root; INSTALL=helm installs with the chart).
+	go run ./cmd/gatewall-local -install=$(INSTALL)
 
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG.
@@ -181,7 +195,7 @@ unit: unit-tools ## The fast tests: no images, no cluster, no root (about two mi
 	go test $(UNIT_PKGS)
 
 .PHONY: integration
-integration: unit-tools test-servers ## Real parts without images or a cluster: envtest, real NGINX, nginx-agent, an S3 server (root for the tests that join namespaces).
+integration: unit-tools test-servers helm ## Real parts without images or a cluster: envtest, real NGINX, nginx-agent, an S3 server (root for the tests that join namespaces).
 	go test $(GO_TEST_FLAGS) $(INTEGRATION_PKGS)
 
 .PHONY: lint

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when the generated files (deepcopy code, CRDs, RBAC) are not what the
-# generators make of the current sources:
+# Fails when the generated files (deepcopy code, CRDs, RBAC, and their copies
+# in the Helm chart) are not what the generators make of the current sources:
 #   CONTROLLER_GEN=bin/controller-gen hack/verify-generated.sh
 # It regenerates them from nothing in a scratch copy of the tree (the copy's
 # generated files are deleted first, so a file the generators no longer
@@ -19,6 +19,10 @@ generated() {
     find api -name 'zz_generated.*.go'
     find config/crd/bases config/plm/crd -name '*.yaml'
     [ ! -e config/rbac/role.yaml ] || echo config/rbac/role.yaml
+    # make manifests copies the CRDs and config/rbac's rules and admission
+    # policies into the chart: a copy edited by hand, or left behind by a
+    # change of config/, is stale too.
+    find charts/gatewall/crds charts/gatewall/files -name '*.yaml' 2>/dev/null || true
   ) | LC_ALL=C sort
 }
 

@@ -31,6 +31,7 @@ func runLocal(args []string) error {
 	fs := flag.NewFlagSet("gatewall-local run", flag.ContinueOnError)
 	state := fs.String("state-dir", ".local", "Directory for the local cluster's state and logs.")
 	samples := fs.String("samples", "config/samples", "Kustomization applied once Gatewall runs; empty applies nothing.")
+	install := fs.String("install", "kustomize", "How Gatewall is installed: kustomize (config/default, as make deploy) or helm (charts/gatewall, with bin/helm).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -38,6 +39,10 @@ func runLocal(args []string) error {
 	}
 	if os.Geteuid() != 0 {
 		return errors.New("the local runtime needs root (namespaces, cgroups, containerd); run it with sudo")
+	}
+	deployment, from, err := deploymentFor(*install, *samples != "")
+	if err != nil {
+		return err
 	}
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	root, err := os.Getwd()
@@ -93,9 +98,9 @@ func runLocal(args []string) error {
 			fmt.Fprintln(os.Stderr, "gatewall-local: stopping:", err)
 		}
 	}()
-	fmt.Printf("Cluster up (%s). Deploying Gatewall from config/default with image %s...\n",
-		time.Since(start).Round(time.Millisecond), images.Manager)
-	if err := rt.Deploy(ctx, localrun.Deployment{}); err != nil {
+	fmt.Printf("Cluster up (%s). Deploying Gatewall from %s with image %s...\n",
+		time.Since(start).Round(time.Millisecond), from, images.Manager)
+	if err := rt.Deploy(ctx, deployment); err != nil {
 		return interrupted(ctx, err)
 	}
 	fmt.Printf("Gatewall is running (%s).\n", time.Since(start).Round(time.Millisecond))
@@ -119,6 +124,23 @@ func runLocal(args []string) error {
 	fmt.Printf("Logs of the control plane and the node are under %s. Press Ctrl-C to stop everything.\n", stateDir)
 	<-ctx.Done()
 	return nil
+}
+
+// deploymentFor is how Gatewall is installed with the named installer, and
+// what from. The chart makes no GatewayClass when the sample brings its own.
+func deploymentFor(installer string, samples bool) (localrun.Deployment, string, error) {
+	with, err := localrun.ParseInstaller(installer)
+	if err != nil {
+		return localrun.Deployment{}, "", err
+	}
+	if with == localrun.Kustomize {
+		return localrun.Deployment{}, "config/default", nil
+	}
+	d := localrun.Deployment{With: with}
+	if samples {
+		d.Values = map[string]any{"nginxGateway": map[string]any{"createGatewayClass": false}}
+	}
+	return d, "charts/gatewall (helm upgrade --install)", nil
 }
 
 // sampleServed waits until the sample Gateway is Programmed and its address

@@ -20,7 +20,7 @@ const module = "github.com/gatewall/gatewall/"
 // pure are the packages of the pure core (DESIGN.md: same input, same
 // output, no I/O): what they may not import or call is below.
 var pure = []string{
-	"internal/conditions", "internal/datafile", "internal/endpoints", "internal/graph", "internal/nginx/config",
+	"internal/conditions", "internal/datafile", "internal/endpoints", "internal/graph", "internal/jwks", "internal/nginx/config",
 	"internal/pki", "internal/policy", "internal/routekind", "internal/snippets", "internal/status", "internal/syntax",
 	"internal/translate", "internal/validation",
 }
@@ -55,7 +55,7 @@ var forbiddenSelectors = map[string][]string{
 // layers are the stages of translation, lowest first: a package may
 // import only those before it (and what is not listed).
 var layers = [][]string{
-	{"internal/validation", "internal/syntax", "internal/conditions", "internal/routekind", "internal/datafile", "internal/endpoints", "internal/pki", "internal/snippets"},
+	{"internal/validation", "internal/syntax", "internal/conditions", "internal/routekind", "internal/datafile", "internal/endpoints", "internal/pki", "internal/snippets", "internal/jwks"},
 	{"internal/graph"},
 	{"internal/nginx/config"},
 	{"internal/policy"},

@@ -130,7 +130,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		logger.Info("Configuration held back", "why", held)
 	}
 	if published {
-		r.DataPlane.PublishEndpoints(req.NamespacedName, t.Endpoints, t.Resolver)
+		r.DataPlane.PublishEndpoints(req.NamespacedName, t.Endpoints, t.Resolver, t.KeySources)
 		version = r.DataPlane.Publish(req.NamespacedName, t.Files)
 		recordConfiguration(req.NamespacedName, t.Files)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),

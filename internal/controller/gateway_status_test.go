@@ -24,9 +24,10 @@ import (
 // with NGINX's message about a file.
 type failingDataPlane struct{ message string }
 
-func (f failingDataPlane) Publish(types.NamespacedName, []config.File) string                       { return "v" }
-func (f failingDataPlane) PublishEndpoints(types.NamespacedName, endpoints.Set, endpoints.Resolver) {}
-func (f failingDataPlane) Forget(types.NamespacedName)                                              {}
+func (f failingDataPlane) Publish(types.NamespacedName, []config.File) string { return "v" }
+func (f failingDataPlane) PublishEndpoints(types.NamespacedName, endpoints.Set, endpoints.Resolver, endpoints.KeySources) {
+}
+func (f failingDataPlane) Forget(types.NamespacedName) {}
 func (f failingDataPlane) State(types.NamespacedName, string) status.DataPlane {
 	return status.DataPlane{State: status.Failed, Message: f.message}
 }

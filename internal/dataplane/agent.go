@@ -43,10 +43,12 @@ func NewAgentDataPlane(s *agent.Server, feed *endpointfeed.Server) *AgentDataPla
 	return &AgentDataPlane{server: s, feed: feed, started: time.Now()}
 }
 
-// PublishEndpoints hands the endpoints to the feed, which sends each
-// connected pod of the Gateway what changed (nothing when unchanged).
-func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) {
+// PublishEndpoints hands the endpoints and key sources to the feed, which
+// sends each connected pod of the Gateway what changed (nothing when
+// unchanged), in one update when both changed.
+func (d *AgentDataPlane) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver, keys endpoints.KeySources) {
 	if d.feed != nil {
+		d.feed.SetKeySources(gw, keys)
 		d.feed.Set(gw, set, r)
 	}
 }
@@ -149,13 +151,18 @@ func (d *AgentDataPlane) endpointsState(gw types.NamespacedName, pods []agent.Po
 		if ok && len(ep.Unresolved) > 0 {
 			unresolved = append(unresolved, ep.UnresolvedString())
 		}
+		if ok && len(ep.KeySets) > 0 {
+			unresolved = append(unresolved, ep.KeySetsString())
+		}
 	}
 	sort.Strings(refused)
 	sort.Strings(unfed)
 	sort.Strings(unresolved)
 	// A DNS name that does not resolve is its Service's (or its DNS
 	// server's) doing, not the data plane's: the Gateway stays
-	// programmed, and says which upstreams answer without those names.
+	// programmed, and says which upstreams answer without those names;
+	// so is a JWT key set that cannot be fetched its filter's (or its
+	// server's).
 	var msgs []string
 	if len(unfed) > 0 {
 		msgs = append(msgs, fmt.Sprintf("the endpoints client of pod %s is not connected to Gatewall: it serves the endpoints it had", strings.Join(unfed, ", ")))

@@ -20,11 +20,12 @@ type DataPlane interface {
 	// give the same version, whoever computes it.
 	Publish(gw types.NamespacedName, files []config.File) (version string)
 	// PublishEndpoints hands a Gateway's endpoints to its data plane,
-	// which takes them without a reload, and how it resolves their DNS
-	// names (r). A reconcile hands them before the
-	// files, so that a new upstream's endpoints are there when NGINX first
-	// uses it.
-	PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver)
+	// which takes them without a reload, how it resolves their DNS names
+	// (r), and the remote key sets its JWT filters verify with (keys),
+	// which it fetches. A reconcile hands them before the files, so that
+	// a new upstream's endpoints are there when NGINX first uses it (and
+	// a new key set is being fetched).
+	PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver, keys endpoints.KeySources)
 	// Forget drops the configuration of a Gateway that is gone.
 	Forget(gw types.NamespacedName)
 	// State reports what the data plane did with a version.
@@ -54,7 +55,7 @@ func (h *HeldFiles) Publish(gw types.NamespacedName, files []config.File) string
 }
 
 // PublishEndpoints keeps the endpoints.
-func (h *HeldFiles) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) {
+func (h *HeldFiles) PublishEndpoints(gw types.NamespacedName, set endpoints.Set, _ endpoints.Resolver, _ endpoints.KeySources) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endpoints[gw] = set

@@ -51,6 +51,9 @@ type ClientOptions struct {
 	MaxBackoff time.Duration
 	// DNS configures the resolution of upstreams' names (names.go).
 	DNS DNSOptions
+	// KeySets configures the fetching of JWT filters' remote key sets
+	// (keysets.go).
+	KeySets KeySetOptions
 }
 
 // maxUpdateSize bounds one update the client accepts: a full set of tens
@@ -73,9 +76,12 @@ func Run(ctx context.Context, opts ClientOptions) error {
 	// again before it hands NGINX the whole set.
 	dns := newNames(opts.DNS)
 	go dns.run(ctx)
+	// So do the key sets: NGINX keeps verifying with them meanwhile.
+	keys := newKeySets(opts.KeySets, opts.Log)
+	go keys.run(ctx)
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := watchOnce(ctx, opts, dns)
+		err := watchOnce(ctx, opts, dns, keys)
 		if ctx.Err() != nil {
 			break
 		}
@@ -100,7 +106,7 @@ func errString(err error) string {
 }
 
 // watchOnce runs one stream: the whole set first, then changes.
-func watchOnce(ctx context.Context, opts ClientOptions, dns *names) error {
+func watchOnce(ctx context.Context, opts ClientOptions, dns *names, keys *keySets) error {
 	creds, err := transportCredentials(opts)
 	if err != nil {
 		return err
@@ -138,7 +144,7 @@ func watchOnce(ctx context.Context, opts ClientOptions, dns *names) error {
 			}
 		}
 	}()
-	w := &streamState{opts: opts, dns: dns, stream: stream}
+	w := &streamState{opts: opts, dns: dns, keys: keys, stream: stream}
 	var wait <-chan time.Time
 	for {
 		select {
@@ -155,6 +161,10 @@ func watchOnce(ctx context.Context, opts ClientOptions, dns *names) error {
 		case <-wait:
 			wait = nil
 			if err := w.resolved(ctx); err != nil {
+				return err
+			}
+		case <-keys.failed:
+			if err := w.report(); err != nil {
 				return err
 			}
 		case err := <-recvErr:
@@ -176,15 +186,17 @@ const firstAnswers = time.Second
 type streamState struct {
 	opts   ClientOptions
 	dns    *names
+	keys   *keySets
 	stream grpc.ClientStream
 	// set is the manager's set applied, with names; nginx is what NGINX
 	// holds of it, addresses only; version is the last version applied.
 	set, nginx endpoints.Set
 	version    uint64
 	// reported is the last map of unresolved upstreams the manager was
-	// sent; resolvedAt when answers last reached NGINX.
-	reported   map[string]string
-	resolvedAt time.Time
+	// sent, reportedKeys of key sets failing; resolvedAt when answers
+	// last reached NGINX.
+	reported, reportedKeys map[string]string
+	resolvedAt             time.Time
 }
 
 // update applies an update of the manager and acknowledges it.
@@ -198,6 +210,9 @@ func (w *streamState) update(ctx context.Context, u endpoints.Update) error {
 		// An upstream refused keeps what it had; the others are applied.
 		u = u.Without(refused)
 		next = w.set.Apply(u)
+		if u.KeySources != nil {
+			w.keys.configure(*u.KeySources)
+		}
 		w.dns.configure(ptr.Deref(u.Resolver, endpoints.Resolver{}))
 		w.dns.want(next)
 		w.dns.wait(ctx, u.Set, firstAnswers)
@@ -221,8 +236,19 @@ func (w *streamState) update(ctx context.Context, u endpoints.Update) error {
 			"name", names[id].Name, "error", refused[id])
 	}
 	w.opts.Log.V(1).Info("Endpoints applied", "version", u.Version, "full", u.Full, "changed", len(u.Set), "deleted", len(u.Deleted), "refused", len(refused))
-	w.reported = w.dns.unresolved(w.set)
-	return w.stream.SendMsg(&endpoints.Ack{Version: u.Version, Refused: refused, Unresolved: w.reported})
+	w.reported, w.reportedKeys = w.dns.unresolved(w.set), w.keys.failures()
+	return w.stream.SendMsg(&endpoints.Ack{Version: u.Version, Refused: refused, Unresolved: w.reported, KeySets: w.reportedKeys})
+}
+
+// report tells the manager that the key sets failing changed: the version
+// last acknowledged, again, with both maps.
+func (w *streamState) report() error {
+	failing := w.keys.failures()
+	if w.set == nil || maps.Equal(failing, w.reportedKeys) {
+		return nil
+	}
+	w.reportedKeys = failing
+	return w.stream.SendMsg(&endpoints.Ack{Version: w.version, Unresolved: w.reported, KeySets: failing})
 }
 
 // apply hands NGINX the set with its names resolved: what changed from
@@ -281,7 +307,7 @@ func (w *streamState) resolved(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(unresolved)) {
 		w.opts.Log.Info("Names of an upstream do not resolve", "upstream", id, "name", w.set[id].Name, "why", unresolved[id])
 	}
-	return w.stream.SendMsg(&endpoints.Ack{Version: w.version, Unresolved: unresolved})
+	return w.stream.SendMsg(&endpoints.Ack{Version: w.version, Unresolved: unresolved, KeySets: w.reportedKeys})
 }
 
 func transportCredentials(opts ClientOptions) (credentials.TransportCredentials, error) {

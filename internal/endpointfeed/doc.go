@@ -31,9 +31,17 @@
 // acknowledged, again); a name that does not resolve is the Service's
 // doing, not the data plane's: the pod stays current.
 //
-// A pod that loses the manager keeps serving its last endpoints; the
-// client keeps them in a state file that a restarted NGINX loads, and on
-// reconnecting receives the whole set again.
+// The same stream carries the remote key sets of the Gateway's JWT
+// filters (endpoints.KeySources): the client fetches each in the
+// background (keysets.go: https only, to addresses endpoints.Address
+// allows, bounded in time and size, checked by jwks.Parse), hands NGINX
+// the sets on the same control socket, fetches them again every refresh,
+// keeps a set whose server fails, and names the sets that fail in its
+// acknowledgements. No request ever waits for a fetch.
+//
+// A pod that loses the manager keeps serving its last endpoints (and key
+// sets); the client keeps them in state files that a restarted NGINX
+// loads, and on reconnecting receives the whole set again.
 //
 // Messages are JSON (the codec Codec names), so that the protocol needs no
 // generated code: an Update from the server, an Ack from the client.

@@ -24,6 +24,10 @@ type NGINX struct {
 	Socket, Path string
 	// StateFile is config.EndpointsStateFile.
 	StateFile string
+	// KeySetsPath is the control location of remote JWT key sets
+	// (config.KeySetsPath), KeySetsStateFile where they are kept for a
+	// starting NGINX (config.KeySetsStateFile).
+	KeySetsPath, KeySetsStateFile string
 
 	client *http.Client
 	// dirty: the last update did not reach NGINX, whose endpoints are
@@ -46,12 +50,7 @@ func (n *NGINX) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set
 	if err := n.writeState(whole.ForNGINX()); err != nil {
 		return nil, err
 	}
-	if n.client == nil {
-		n.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", n.Socket)
-		}}, Timeout: 30 * time.Second}
-	}
+	n.ensureClient()
 	for {
 		send := u
 		if n.dirty {
@@ -77,6 +76,47 @@ func (n *NGINX) Apply(ctx context.Context, u endpoints.Update, set endpoints.Set
 	}
 }
 
+// ApplyKeySets writes the key sets to their state file, then hands them
+// to NGINX, trying again until it answers or ctx ends. It returns the
+// sets NGINX refused alone (they keep what they had); an answer refusing
+// them whole is ErrRejected.
+func (n *NGINX) ApplyKeySets(ctx context.Context, sets map[string][]byte) (map[string]string, error) {
+	doc := keySetsUpdate{Sets: map[string]string{}}
+	for id, s := range sets {
+		doc.Sets[id] = string(s)
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	// The sets may hold HMAC secrets: the file is NGINX's and this
+	// client's alone.
+	if err := writeFile(n.KeySetsStateFile, body, 0o600); err != nil {
+		return nil, fmt.Errorf("writing the key sets state file: %w", err)
+	}
+	n.ensureClient()
+	for {
+		refused, err := n.postTo(ctx, n.KeySetsPath, body)
+		if err == nil {
+			return refused, nil
+		}
+		if r, rejected := err.(rejection); rejected {
+			return nil, fmt.Errorf("%w: %v", ErrRejected, r.msg)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("NGINX did not take the key sets: %w", err)
+		case <-time.After(retryWait):
+		}
+	}
+}
+
+// keySetsUpdate is what NGINX's gatewall/keysets.lua takes: every set, by
+// source ID, as the JSON of a jwks.Set.
+type keySetsUpdate struct {
+	Sets map[string]string `json:"sets"`
+}
+
 // rejection is NGINX's refusal of an update, as opposed to not reaching
 // it; partial when NGINX may have applied some of it.
 type rejection struct {
@@ -91,6 +131,16 @@ type answer struct {
 	Refused map[string]string `json:"refused"`
 }
 
+// ensureClient makes the client of the control socket, once.
+func (n *NGINX) ensureClient() {
+	if n.client == nil {
+		n.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", n.Socket)
+		}}, Timeout: 30 * time.Second}
+	}
+}
+
 func (n *NGINX) post(ctx context.Context, u endpoints.Update) (map[string]string, error) {
 	body, err := json.Marshal(u)
 	if err != nil {
@@ -99,7 +149,12 @@ func (n *NGINX) post(ctx context.Context, u endpoints.Update) (map[string]string
 	if len(body) > endpoints.MaxUpdateBytes {
 		return nil, rejection{msg: fmt.Sprintf("the update is %d bytes, over the %d NGINX takes", len(body), endpoints.MaxUpdateBytes)}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://nginx"+n.Path, bytes.NewReader(body))
+	return n.postTo(ctx, n.Path, body)
+}
+
+// postTo posts body to a control location and reads NGINX's answer.
+func (n *NGINX) postTo(ctx context.Context, path string, body []byte) (map[string]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://nginx"+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -145,21 +200,29 @@ func (n *NGINX) writeState(whole endpoints.Update) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(n.StateFile), ".endpoints-*")
-	if err != nil {
+	if err := writeFile(n.StateFile, data, 0o644); err != nil {
 		return fmt.Errorf("writing the endpoints state file: %w", err)
+	}
+	return nil
+}
+
+// writeFile replaces a file in one rename.
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("writing the endpoints state file: %w", err)
+		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), n.StateFile)
+	return os.Rename(tmp.Name(), path)
 }

@@ -110,8 +110,13 @@ type gateway struct {
 	// resolver is how its pods resolve the set's names, sent with every
 	// update.
 	resolver endpoints.Resolver
-	hash     string
-	version  uint64
+	// keys are its remote key sets, sent with the first update of a
+	// stream and when they change; keysHash tells them apart.
+	keys     endpoints.KeySources
+	keysHash string
+	// setHash is of the set and resolver; hash of them and the keys.
+	setHash, hash string
+	version       uint64
 	// has is false until the first Set: streams of pods that connect
 	// earlier (just after a manager restart) wait, and the pods keep what
 	// they have.
@@ -141,8 +146,9 @@ type podStream struct {
 	// refuse the same endpoints again.
 	refused map[string]string
 	// unresolved are the upstreams some of whose names the pod cannot
-	// resolve, by ID, with why, as its last acknowledgement or report said.
-	unresolved map[string]string
+	// resolve, by ID, with why, as its last acknowledgement or report said;
+	// keySets the remote key sets it could not fetch, the same way.
+	unresolved, keySets map[string]string
 }
 
 // sent is what a version sent to a pod was.
@@ -172,6 +178,10 @@ type PodStatus struct {
 	// (none: 503). It is the Service's doing (or its DNS's), not the
 	// data plane's: its endpoints are applied.
 	Unresolved []RefusedUpstream
+	// KeySets are the remote JWT key sets it could not fetch (ID, the
+	// URL as Name, why), sorted: their filters' requests are answered
+	// 503 until it has a set, or verified with the last one it fetched.
+	KeySets []RefusedUpstream
 }
 
 // RefusedUpstream is an upstream a pod could not apply.
@@ -221,14 +231,41 @@ func (s *Server) gatewayLocked(gw types.NamespacedName) *gateway {
 // and returns their version. A set and resolver equal to the newest are no
 // new version: pods are sent nothing.
 func (s *Server) Set(gw types.NamespacedName, set endpoints.Set, r endpoints.Resolver) uint64 {
-	hash := set.Hash() + resolverHash(r)
+	setHash := set.Hash() + resolverHash(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.gatewayLocked(gw)
-	if g.has && g.hash == hash {
+	if g.has && g.setHash == setHash {
 		return g.version
 	}
-	g.set, g.resolver, g.hash, g.has = set, r, hash, true
+	g.set, g.resolver, g.setHash, g.has = set, r, setHash, true
+	return g.newVersionLocked()
+}
+
+// SetKeySources makes ks the Gateway's remote key sets (JWT filters'),
+// which its pods fetch: sent with its next version, a new one when they
+// changed and its endpoints were set (Set). Called before Set, when both
+// change, they go in one update.
+func (s *Server) SetKeySources(gw types.NamespacedName, ks endpoints.KeySources) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gatewayLocked(gw)
+	if h := ks.Hash(); h != g.keysHash {
+		g.keys, g.keysHash = ks, h
+		if g.has {
+			return g.newVersionLocked()
+		}
+	}
+	return g.version
+}
+
+// newVersionLocked makes the gateway's state a new version, which its
+// streams send. Called under the lock.
+func (g *gateway) newVersionLocked() uint64 {
+	g.hash = g.setHash
+	if g.keysHash != "" {
+		g.hash += "+keys" + g.keysHash
+	}
 	g.version++
 	g.setAt[g.version] = time.Now()
 	close(g.changed)
@@ -248,7 +285,8 @@ func (s *Server) Forget(gw types.NamespacedName) {
 		delete(s.gateways, gw)
 		return
 	}
-	g.set, g.hash, g.has = nil, "", false
+	g.set, g.hash, g.setHash, g.has = nil, "", "", false
+	g.keys, g.keysHash = nil, ""
 	clear(g.setAt)
 }
 
@@ -263,7 +301,7 @@ func (s *Server) Status(gw types.NamespacedName) Status {
 	st := Status{Version: g.version}
 	for pod, p := range g.pods {
 		ps := PodStatus{Pod: pod, Version: p.acked, Current: g.has && p.hash == g.hash && len(p.refused) == 0, Error: p.err,
-			Refused: upstreamsOf(g.set, p.refused), Unresolved: upstreamsOf(g.set, p.unresolved)}
+			Refused: upstreamsOf(g.set, p.refused), Unresolved: upstreamsOf(g.set, p.unresolved), KeySets: keySetsOf(g.keys, p.keySets)}
 		st.Pods = append(st.Pods, ps)
 	}
 	sort.Slice(st.Pods, func(i, j int) bool { return st.Pods[i].Pod.String() < st.Pods[j].Pod.String() })
@@ -275,6 +313,18 @@ func upstreamsOf(set endpoints.Set, reasons map[string]string) []RefusedUpstream
 	var out []RefusedUpstream
 	for id, why := range reasons {
 		out = append(out, RefusedUpstream{ID: id, Name: set[id].Name, Reason: why})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return cmp.Or(cmp.Compare(out[i].Name, out[j].Name), cmp.Compare(out[i].ID, out[j].ID)) < 0
+	})
+	return out
+}
+
+// keySetsOf names the key sets of reasons by their URL, sorted.
+func keySetsOf(keys endpoints.KeySources, reasons map[string]string) []RefusedUpstream {
+	var out []RefusedUpstream
+	for id, why := range reasons {
+		out = append(out, RefusedUpstream{ID: id, Name: keys[id].URI, Reason: why})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return cmp.Or(cmp.Compare(out[i].Name, out[j].Name), cmp.Compare(out[i].ID, out[j].ID)) < 0
@@ -322,7 +372,8 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	id := s.streams.Add(1)
 	s.mu.Lock()
 	g := s.gatewayLocked(gw)
-	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]sent{}, refused: map[string]string{}, unresolved: map[string]string{}}
+	g.pods[pod] = &podStream{id: id, since: time.Now(), pending: map[uint64]sent{}, refused: map[string]string{}, unresolved: map[string]string{},
+		keySets: map[string]string{}}
 	s.changedFor(gw)
 	s.mu.Unlock()
 	log.V(1).Info("Endpoints client connected")
@@ -350,11 +401,13 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 	var last endpoints.Set
 	var lastResolver endpoints.Resolver
 	var lastVersion uint64
+	lastKeys := ""
 	first, inflight := true, false
 	for {
 		s.mu.Lock()
 		g := s.gatewayLocked(gw)
 		changed, set, resolver, version := g.changed, g.set, g.resolver, g.version
+		keys, keysHash := g.keys, g.keysHash
 		p := g.pods[pod]
 		send := g.has && !inflight && p != nil && p.id == id && (first || version != lastVersion)
 		hash := g.hash
@@ -369,9 +422,19 @@ func (s *Server) watch(stream grpc.ServerStream) error {
 			}
 			resolverChanged := first || !reflect.DeepEqual(resolver, lastResolver)
 			u.Resolver = &resolver
+			// The key sources go whole, and only when the pod's are not
+			// these (a stream's first update tells it it has none).
+			keysChanged := first || keysHash != lastKeys
+			if keysChanged {
+				ks := keys
+				if ks == nil {
+					ks = endpoints.KeySources{}
+				}
+				u.KeySources = &ks
+			}
 			s.sending(gw, pod, id, version, sent{hash: hash, full: u.Full, touched: append(u.Set.IDs(), u.Deleted...)})
-			last, lastResolver, lastVersion, first = set, resolver, version, false
-			if !u.Empty() || resolverChanged {
+			last, lastResolver, lastVersion, lastKeys, first = set, resolver, version, keysHash, false
+			if !u.Empty() || resolverChanged || keysChanged {
 				if err := stream.SendMsg(&u); err != nil {
 					return err
 				}
@@ -432,7 +495,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	if !sentIt && a.Version <= p.acked && a.Error == "" {
 		// A report: what the pod resolves changed since it acknowledged
 		// the version (an older one's is stale: the ack of a newer came).
-		if a.Version == p.acked && p.setUnresolved(g.set, a.Unresolved) {
+		if a.Version == p.acked && (p.setUnresolved(g.set, a.Unresolved) || p.setKeySets(g.keys, a.KeySets)) {
 			s.changedFor(gw)
 		}
 		s.mu.Unlock()
@@ -455,6 +518,7 @@ func (s *Server) ack(gw, pod types.NamespacedName, id uint64, a endpoints.Ack) {
 	if a.Error == "" {
 		p.acked, p.hash = a.Version, version.hash
 		unresolvedChanged = p.setUnresolved(g.set, a.Unresolved)
+		unresolvedChanged = p.setKeySets(g.keys, a.KeySets) || unresolvedChanged
 		// What the version set or deleted is what the pod now holds,
 		// but for the upstreams it refused again.
 		if version.full {
@@ -515,6 +579,22 @@ func (p *podStream) setUnresolved(set endpoints.Set, unresolved map[string]strin
 	return true
 }
 
+// setKeySets keeps the key sets a pod says it cannot fetch, as
+// setUnresolved does.
+func (p *podStream) setKeySets(keys endpoints.KeySources, failing map[string]string) bool {
+	next := map[string]string{}
+	for id, why := range failing {
+		if _, ok := keys[id]; ok {
+			next[id] = cutReason(why)
+		}
+	}
+	if maps.Equal(next, p.keySets) {
+		return false
+	}
+	p.keySets = next
+	return true
+}
+
 // maxVersionsTimed bounds the versions whose Set time is kept for a Gateway
 // whose pods do not acknowledge them (a pod that hangs).
 const maxVersionsTimed = 1024
@@ -565,6 +645,23 @@ func (p PodStatus) String() string {
 			p.Pod.Name, p.Version, strings.Join(names, ", "), more)
 	}
 	return fmt.Sprintf("pod %s holds endpoints version %d", p.Pod.Name, p.Version)
+}
+
+// KeySetsString describes the key sets a pod cannot fetch, for messages;
+// "" when there are none.
+func (p PodStatus) KeySetsString() string {
+	if len(p.KeySets) == 0 {
+		return ""
+	}
+	var names []string
+	for _, r := range p.KeySets[:min(len(p.KeySets), maxRefusedShown)] {
+		names = append(names, r.Reason)
+	}
+	more := ""
+	if n := len(p.KeySets) - maxRefusedShown; n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("pod %s cannot fetch JWT key sets: %s%s", p.Pod.Name, strings.Join(names, ", "), more)
 }
 
 // UnresolvedString describes the upstreams whose names a pod cannot

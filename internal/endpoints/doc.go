@@ -17,5 +17,9 @@
 // plane connects to, an EndpointSlice's or a DNS answer, passes one check
 // (Address, address.go).
 //
+// Updates also carry the remote key sets of JWT filters (KeySources,
+// keysources.go), which the pod's endpoints client fetches; acknowledgements
+// name those it cannot.
+//
 // It is pure: values and functions on them, no I/O.
 package endpoints

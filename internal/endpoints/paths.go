@@ -8,4 +8,8 @@ const (
 	Socket      = "/var/run/nginx/gatewall-endpoints.sock"
 	ControlPath = "/endpoints"
 	StateFile   = "/var/run/nginx/gatewall-endpoints.json"
+	// KeySetsPath is the control location of remote JWT key sets (on
+	// Socket); KeySetsStateFile where the client keeps them.
+	KeySetsPath      = "/jwks"
+	KeySetsStateFile = "/var/run/nginx/gatewall-jwks.json"
 )

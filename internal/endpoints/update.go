@@ -24,6 +24,11 @@ type Update struct {
 	// manager sends it with every update (a client of a manager that
 	// sends none asks the pod's own resolver). NGINX is never sent it.
 	Resolver *Resolver `json:"resolver,omitempty"`
+	// KeySources, when set, are all the Gateway's remote key sets, which
+	// the data plane fetches (keysources.go): the manager sends them with
+	// the first update of a stream and when they change; unset, they are
+	// as before. NGINX is never sent them (it gets the sets fetched).
+	KeySources *KeySources `json:"keySources,omitempty"`
 }
 
 // Diff returns the update that takes a data plane holding from to to: only
@@ -72,12 +77,13 @@ func (s Set) Apply(u Update) Set {
 
 // ForNGINX is the update as NGINX takes it: without the upstreams' names,
 // which NGINX does not use, so that its size is bounded by the endpoints
-// (MaxUpdateBytes) and not by how long the names are; and without DNS
-// names and the resolver, which the endpoints client resolves: NGINX gets
-// addresses only.
+// (MaxUpdateBytes) and not by how long the names are; without DNS names
+// and the resolver, which the endpoints client resolves: NGINX gets
+// addresses only; and without the key sources, whose sets the client
+// hands NGINX apart.
 func (u Update) ForNGINX() Update {
 	out := u
-	out.Resolver = nil
+	out.Resolver, out.KeySources = nil, nil
 	out.Set = make(Set, len(u.Set))
 	for id, up := range u.Set {
 		out.Set[id] = Upstream{Endpoints: up.Endpoints}
@@ -119,6 +125,10 @@ type Ack struct {
 	// field, and logs a report as an acknowledgement of a version it did
 	// not send.
 	Unresolved map[string]string `json:"unresolved,omitempty"`
+	// KeySets are the remote key sets (KeySources) whose last fetch
+	// failed, by ID, with why: carried as Unresolved is (every Ack, and a
+	// report when it changes).
+	KeySets map[string]string `json:"keySets,omitempty"`
 }
 
 // Validate checks what NGINX's Lua checks again (endpoints.lua), and
@@ -136,7 +146,8 @@ func (u Update) Validate() error {
 
 // Check checks an update as NGINX's Lua does (endpoints.lua): an error
 // when its form is wrong (IDs of other than 32 hex digits, a full update
-// that deletes, a resolver that is not one), which refuses it whole; and
+// that deletes, a resolver that is not one, key sources that cannot be
+// fetched), which refuses it whole; and
 // the upstreams refused alone, by ID, with why: more than
 // MaxEndpointsPerUpstream endpoints (each name counting as
 // MaxAnswersPerName), an endpoint that is not an IPv4 address or a
@@ -148,6 +159,11 @@ func (u Update) Check() (map[string]string, error) {
 	}
 	if u.Resolver != nil {
 		if err := u.Resolver.Check(); err != nil {
+			return nil, err
+		}
+	}
+	if u.KeySources != nil {
+		if err := u.KeySources.Check(); err != nil {
 			return nil, err
 		}
 	}

@@ -43,10 +43,9 @@ type Authentication struct {
 	// Filter names the AuthenticationFilter.
 	Filter ObjectRef
 	Type   v1alpha1.AuthType
-	// Basic is set for type Basic.
+	// Basic is set for type Basic, JWT for type JWT.
 	Basic *BasicAuth
-	// JWT is the filter's jwt, for type JWT.
-	JWT *v1alpha1.JWTAuth
+	JWT   *JWTAuth
 }
 
 // BasicAuth is HTTP Basic authentication, checked.
@@ -64,23 +63,39 @@ type BasicAuth struct {
 // reason of the filter's Programmed=False and why. A type Gatewall comes
 // to enforce leaves this table, and gets a function in the renderer.
 var authNotEnforced = map[v1alpha1.AuthType]struct{ reason, why string }{
-	v1alpha1.AuthTypeJWT: {v1alpha1.AuthenticationFilterReasonNotImplemented,
-		"JWT validation is not implemented yet: NGINX OSS has no JWT module (NGINX Plus's auth_jwt), and Gatewall's own verifier is not there yet"},
 	v1alpha1.AuthTypeOIDC: {v1alpha1.AuthenticationFilterReasonRequiresNGINXPlus,
 		"OpenID Connect needs NGINX Plus's OpenID Connect module (auth_oidc), which the data plane's NGINX OSS does not have"},
 }
 
-// authenticationSecrets are the Secrets an AuthenticationFilter reads.
+// authenticationSecrets are the Secrets an AuthenticationFilter reads:
+// Basic's htpasswd, JWT's key set or the CAs of its remote one.
 func authenticationSecrets(o client.Object) []types.NamespacedName {
 	f := o.(*v1alpha1.AuthenticationFilter)
-	if f.Spec.Basic != nil && f.Spec.Basic.SecretRef.Name != "" {
-		return []types.NamespacedName{key(f.Namespace, f.Spec.Basic.SecretRef.Name)}
+	var out []types.NamespacedName
+	add := func(name string) {
+		if name != "" {
+			out = append(out, key(f.Namespace, name))
+		}
 	}
-	return nil
+	switch {
+	case f.Spec.Type == v1alpha1.AuthTypeBasic && f.Spec.Basic != nil:
+		add(f.Spec.Basic.SecretRef.Name)
+	case f.Spec.Type == v1alpha1.AuthTypeJWT && f.Spec.JWT != nil:
+		if j := f.Spec.JWT; j.File != nil {
+			add(j.File.SecretRef.Name)
+		}
+		if j := f.Spec.JWT; j.Remote != nil {
+			for _, r := range j.Remote.CACertificateRefs {
+				add(r.Name)
+			}
+		}
+	}
+	return out
 }
 
 // resolveAuthentication checks an AuthenticationFilter of the input: its
-// fields, and for Basic its Secret and every line of the htpasswd file.
+// fields, and for Basic its Secret and every line of the htpasswd file,
+// for JWT its keys and authorization (jwt.go).
 func resolveAuthentication(in *Input, o client.Object) *ExtensionFilter {
 	f := o.(*v1alpha1.AuthenticationFilter)
 	ef := &ExtensionFilter{Ref: ObjectRef{Kind: KindAuthenticationFilter, Key: key(f.Namespace, f.Name)}}
@@ -93,7 +108,16 @@ func resolveAuthentication(in *Input, o client.Object) *ExtensionFilter {
 	}
 	if n, ok := authNotEnforced[f.Spec.Type]; ok {
 		ef.Error, ef.Reason = n.why, n.reason
-		ef.Authentication = &Authentication{Filter: ef.Ref, Type: f.Spec.Type, JWT: f.Spec.JWT}
+		ef.Authentication = &Authentication{Filter: ef.Ref, Type: f.Spec.Type}
+		return ef
+	}
+	if f.Spec.Type == v1alpha1.AuthTypeJWT {
+		j, detail, msg := resolveJWT(in, f)
+		if msg != "" {
+			return invalid("%s", msg)
+		}
+		ef.Authentication = &Authentication{Filter: ef.Ref, Type: v1alpha1.AuthTypeJWT, JWT: j}
+		ef.Detail = detail
 		return ef
 	}
 	b := f.Spec.Basic

@@ -26,6 +26,7 @@
 //     without it;
 //  6. the Gateway's budgets, spent oldest route first: listening sockets
 //     (sockets.go), then the endpoints its data plane holds
-//     (endpointbudget.go);
+//     (endpointbudget.go), then the remote JWT key sets it fetches
+//     (jwt.go);
 //  7. attached-route counts and the Gateway's own conditions.
 package graph

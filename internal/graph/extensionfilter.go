@@ -248,6 +248,9 @@ func (f *Filters) namesAuthentication() bool {
 func resolveFilters(in *Input, routeNamespace string, rule *Rule, resolved *resolvedRefs) error {
 	f := &rule.Filters
 	err := extensionRefs(in, routeNamespace, rule.Index, f.extensionRefs, f, resolved)
+	if h := claimHeaderConflict(f); h != "" && err == nil {
+		err = fmt.Errorf("header %q is set both from a claim of the AuthenticationFilter and from the ExternalAuth service's answer; keep one", h)
+	}
 	if ea := f.ExternalAuth; ea != nil {
 		resolved.add(ea.Backend, ea.reason)
 		if !ea.Backend.Valid {

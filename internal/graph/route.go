@@ -122,8 +122,9 @@ func buildRoutes(in *Input, g *Gateway) []*Route {
 	settleTLSClaims(routes)
 	settleListenerClaims(routes)
 	if g.sockets != nil {
-		// Last: only what is configured takes endpoints.
+		// Last: only what is configured takes endpoints, and key sets.
 		admitEndpoints(routes)
+		admitKeySources(routes)
 	}
 	return routes
 }

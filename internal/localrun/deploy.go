@@ -106,6 +106,35 @@ type Deployment struct {
 	// Args are appended to the manager's arguments in config/manager (a
 	// flag given twice takes its last value).
 	Args []string
+	// With is what installs it: config/default's kustomize output, as
+	// `make deploy` (the zero value), or charts/gatewall.
+	With Installer
+	// Values are more of the chart's values (With Helm), over those that
+	// make it the Installation: {"nginxGateway": {"createGatewayClass":
+	// false}}, say.
+	Values map[string]any
+}
+
+// Installer is what installs Gatewall.
+type Installer string
+
+const (
+	// Kustomize applies config/default's kustomize output (server-side),
+	// as `make deploy` does.
+	Kustomize Installer = ""
+	// Helm installs charts/gatewall with `helm upgrade --install`.
+	Helm Installer = "helm"
+)
+
+// ParseInstaller reads an Installer by name: kustomize or helm.
+func ParseInstaller(name string) (Installer, error) {
+	switch name {
+	case "kustomize", "":
+		return Kustomize, nil
+	case string(Helm):
+		return Helm, nil
+	}
+	return "", fmt.Errorf("localrun: install with %q: want kustomize or helm", name)
 }
 
 // overlay is the kustomization Deploy builds: config/default, as `make
@@ -137,20 +166,29 @@ type overlayPatch struct {
 }
 
 // Deploy installs Gatewall from config/default (namespace, CRDs, RBAC,
-// manager Deployment and Services) with the manager image images.Manager,
-// as d's Installation, then waits until the manager runs the new
-// configuration and holds the leader Lease. Deploying again with other Args
-// rolls the manager out.
+// manager Deployment and Services), or from charts/gatewall, with the
+// manager image images.Manager, as d's Installation, then waits until the
+// manager runs the new configuration and holds the leader Lease. Deploying
+// again with other Args rolls the manager out.
 func (r *Runtime) Deploy(ctx context.Context, d Deployment) error {
 	if d.Installation != (Installation{}) && d.NamePrefix == "" {
 		return fmt.Errorf("localrun: installation %+v has no NamePrefix: its cluster-wide RBAC would replace config/default's", d.Installation)
 	}
-	objs, err := r.kustomize(d)
-	if err != nil {
-		return err
-	}
-	if err := manifest.Apply(ctx, r.Client, "gatewall-local", objs); err != nil {
-		return fmt.Errorf("localrun: deploying Gatewall: %w", err)
+	switch d.With {
+	case Kustomize:
+		objs, err := r.kustomize(d)
+		if err != nil {
+			return err
+		}
+		if err := manifest.Apply(ctx, r.Client, "gatewall-local", objs); err != nil {
+			return fmt.Errorf("localrun: deploying Gatewall: %w", err)
+		}
+	case Helm:
+		if err := r.helm().Install(ctx, r.release(d)); err != nil {
+			return fmt.Errorf("localrun: deploying Gatewall: %w", err)
+		}
+	default:
+		return fmt.Errorf("localrun: no installer %q", d.With)
 	}
 	key := d.deployment()
 	if err := r.WaitDeployment(ctx, key.Namespace, key.Name, 3*time.Minute); err != nil {
@@ -391,6 +429,9 @@ func (r *Runtime) ScaleManager(ctx context.Context, replicas int32) error {
 func (r *Runtime) Undeploy(ctx context.Context, d Deployment) error {
 	if d.Installation == (Installation{}) || d.NamePrefix == "" {
 		return fmt.Errorf("localrun: Undeploy removes only an installation beside config/default's, with a NamePrefix (not %+v)", d.Installation)
+	}
+	if d.With == Helm {
+		return r.helmUninstall(ctx, d)
 	}
 	objs, err := r.kustomize(d)
 	if err != nil {

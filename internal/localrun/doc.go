@@ -4,8 +4,9 @@
 // containerd, the kubelet and kube-proxy in their own namespaces), a load
 // balancer for LoadBalancer Services (package loadbalancer) and CoreDNS, with
 // the images `make images` builds imported into the node. Deploy then
-// installs Gatewall as `make deploy` does: the manager runs as a Pod from its
-// image, with its ServiceAccount and only the RBAC of config/rbac, and
-// provisions NGINX data planes that run the data-plane image.
+// installs Gatewall as `make deploy` does, or with the Helm chart
+// (charts/gatewall, `helm upgrade --install` with bin/helm): the manager runs
+// as a Pod from its image, with its ServiceAccount and only the RBAC of
+// config/rbac, and provisions NGINX data planes that run the data-plane image.
 // `make run-local`, the end-to-end tests and the conformance suite use it.
 package localrun

@@ -43,7 +43,10 @@ type golden struct {
 	// Resolvers are how each Gateway's data plane resolves their DNS
 	// names, when its NginxProxy sets dnsResolver (render.Result.Resolvers).
 	Resolvers map[string]endpoints.Resolver `json:"resolvers,omitempty"`
-	Warnings  []string                      `json:"warnings,omitempty"`
+	// KeySources are the remote JWT key sets each Gateway's data plane
+	// fetches (render.Result.KeySources).
+	KeySources map[string]endpoints.KeySources `json:"keySources,omitempty"`
+	Warnings   []string                        `json:"warnings,omitempty"`
 }
 
 // warningsExpected says whether a case holds objects the renderer skips or
@@ -119,6 +122,12 @@ func renderCase(t *testing.T, in string) []byte {
 			g.Resolvers = map[string]endpoints.Resolver{}
 		}
 		g.Resolvers[k.String()] = r
+	}
+	for k, ks := range res.KeySources {
+		if g.KeySources == nil {
+			g.KeySources = map[string]endpoints.KeySources{}
+		}
+		g.KeySources[k.String()] = ks
 	}
 	if warningsExpected(in) {
 		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")

@@ -38,6 +38,9 @@ type Result struct {
 	// Resolvers are how the data plane of each Gateway with endpoints
 	// resolves their DNS names, when its NginxProxy says (dnsResolver).
 	Resolvers map[types.NamespacedName]endpoints.Resolver
+	// KeySources are the remote JWT key sets each Gateway's data plane
+	// fetches, when its filters have some.
+	KeySources map[types.NamespacedName]endpoints.KeySources
 	// Held are the Gateways whose configuration the manager would hold
 	// back, with why (translate.Translation.HeldMessage): their files are
 	// not written, as the manager would not push them.
@@ -59,7 +62,8 @@ func Render(in *graph.Input, now metav1.Time) Result {
 func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement) bool) Result {
 	in = withOfflineBundles(in)
 	res := Result{Files: map[types.NamespacedName][]config.File{}, Endpoints: map[types.NamespacedName]endpoints.Set{},
-		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, Held: map[types.NamespacedName]string{}}
+		Resolvers: map[types.NamespacedName]endpoints.Resolver{}, KeySources: map[types.NamespacedName]endpoints.KeySources{},
+		Held: map[types.NamespacedName]string{}}
 	classes := map[string]bool{}
 	routeParents := map[string][]gatewayv1.RouteParentStatus{}
 	routeObjs := map[string]client.Object{}
@@ -82,6 +86,9 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 			res.Endpoints[k] = t.Endpoints
 			if !reflect.DeepEqual(t.Resolver, endpoints.Resolver{}) {
 				res.Resolvers[k] = t.Resolver
+			}
+			if t.KeySources != nil {
+				res.KeySources[k] = t.KeySources
 			}
 		}
 		dp := status.Offline

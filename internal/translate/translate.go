@@ -35,6 +35,9 @@ type Translation struct {
 	// Resolver is how the data plane resolves the DNS names of Endpoints
 	// (the NginxProxy's dnsResolver), sent with them.
 	Resolver endpoints.Resolver
+	// KeySources are the remote key sets of the files' JWT filters, which
+	// the data plane fetches: sent with the endpoints; nil with the files.
+	KeySources endpoints.KeySources
 	// FileOrigins are, by path, the objects some of Files are written
 	// from (see NameFiles).
 	FileOrigins map[string][]string
@@ -77,6 +80,7 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 	}
 	t.Files, t.FileOrigins = cfg.Files(), cfg.FileOrigins
 	t.Endpoints = cfg.Endpoints()
+	t.KeySources = cfg.KeySources()
 	t.Resolver = resolver(g.NginxProxy.DNSResolver)
 	return t
 }

@@ -274,3 +274,18 @@ func Realm(v string) error {
 	}
 	return nil
 }
+
+// BearerRealm checks a JWT filter's realm, which Gatewall's Lua writes into
+// the WWW-Authenticate header of a 401 answer (Bearer realm="...") with
+// its quotes and backslashes escaped: control characters are refused (a
+// line break would end the header). Unlike auth_basic's, nothing reads it
+// as a variable or as "off".
+func BearerRealm(v string) error {
+	switch {
+	case len(v) > maxRealm:
+		return fmt.Errorf("the realm is %d bytes long, more than %d", len(v), maxRealm)
+	case strings.ContainsFunc(v, isControl):
+		return fmt.Errorf("the realm %q holds a control character", v)
+	}
+	return nil
+}

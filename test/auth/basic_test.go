@@ -16,7 +16,7 @@ const (
 
 // basicRoutes: /basic authenticates with Basic against the users of the
 // Secret, realm holding quotes and a backslash; /open does not; /jwt
-// names a JWT filter, which the data plane does not enforce; /realm-off a
+// names a JWT filter whose remote key set is never fetched; /realm-off a
 // filter whose realm, "off", would turn NGINX's authentication off;
 // /missing a filter that does not exist.
 func basicRoutes(users []byte) string {
@@ -92,10 +92,10 @@ func basicRequest(path, user, pass string) *http.Request {
 // TestBasic: without credentials, or with a wrong password or user, the
 // answer is 401 with the realm (its quotes escaped in the header);
 // every user of every hash format gets in with the password; a rule
-// without the filter serves everyone; a rule whose filter the data plane
-// does not enforce (JWT), is refused (realm "off", which NGINX reads as
-// no authentication: written, it served everyone) or does not exist
-// answers 500, with or without credentials.
+// without the filter serves everyone; a rule whose filter is refused
+// (realm "off", which NGINX reads as no authentication: written, it served
+// everyone) or does not exist answers 500, with or without credentials;
+// a JWT rule whose key set never came serves no one.
 func TestBasic(t *testing.T) {
 	file := readFile(t, everyFormat)
 	files, ids := renderGateway(t, basicRoutes(file))
@@ -128,11 +128,18 @@ func TestBasic(t *testing.T) {
 	if resp, _ := d.do(request("GET", "/open/x", "")); resp.StatusCode != 200 {
 		t.Errorf("/open: %d, want 200", resp.StatusCode)
 	}
-	for _, path := range []string{"/jwt/x", "/realm-off/x", "/missing/x"} {
+	for _, path := range []string{"/realm-off/x", "/missing/x"} {
 		for _, r := range []*http.Request{request("GET", path, ""), basicRequest(path, "plain", password)} {
 			if resp, _ := d.do(r); resp.StatusCode != 500 {
 				t.Errorf("%s: %d, want 500 (never served unauthenticated)", path, resp.StatusCode)
 			}
+		}
+	}
+	// The JWT filter's remote key set was never fetched (no endpoints
+	// client runs here): its requests wait for it, never let through.
+	for _, r := range []*http.Request{request("GET", "/jwt/x", ""), basicRequest("/jwt/x", "plain", password)} {
+		if resp, _ := d.do(r); resp.StatusCode == 200 {
+			t.Errorf("/jwt: %d, never served before its key set is fetched", resp.StatusCode)
 		}
 	}
 	if got := app.requests(); len(got) != 1 || !strings.HasPrefix(got[0].URI, "/open") {

@@ -59,6 +59,14 @@ spec: {ports: [{name: http, port: 80}]}
 // manager's pipeline: its files, and its dynamic upstreams' IDs by name.
 func renderGateway(t testing.TB, manifests string) ([]config.File, map[string]string) {
 	t.Helper()
+	files, ids, _ := renderWithKeys(t, manifests)
+	return files, ids
+}
+
+// renderWithKeys is renderGateway, with the remote key sets the data plane
+// fetches.
+func renderWithKeys(t testing.TB, manifests string) ([]config.File, map[string]string, endpoints.KeySources) {
+	t.Helper()
 	objs, err := manifest.Decode([]byte(manifests))
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +82,10 @@ func renderGateway(t testing.TB, manifests string) ([]config.File, map[string]st
 		for id, up := range res.Endpoints[gw] {
 			ids[up.Name] = id
 		}
-		return files, ids
+		return files, ids, res.KeySources[gw]
 	}
 	t.Fatal("the Gateway was not rendered")
-	return nil, nil
+	return nil, nil, nil
 }
 
 // dataPlane is one NGINX running a Gateway's configuration.
@@ -95,8 +103,16 @@ type dataPlane struct {
 // start serves files in a new NGINX, with ids the configuration's upstreams.
 func start(t testing.TB, files []config.File, ids map[string]string) *dataPlane {
 	t.Helper()
+	return startWith(t, nginxtest.ServeOptions{Files: files}, ids)
+}
+
+// startWith serves as start does, with more options (its port is the
+// readiness port).
+func startWith(t testing.TB, o nginxtest.ServeOptions, ids map[string]string) *dataPlane {
+	t.Helper()
 	nginxtest.RequireRoot(t)
-	srv, err := nginxtest.ServeWith(nginxtest.ServeOptions{Files: files, Port: 8081})
+	o.Port = 8081
+	srv, err := nginxtest.ServeWith(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +132,7 @@ func start(t testing.TB, files []config.File, ids map[string]string) *dataPlane 
 // others' upstreams having none.
 func (d *dataPlane) endpoints(eps map[string][]string) {
 	d.t.Helper()
-	set := endpoints.Set{}
-	for name, id := range d.ids {
-		set[id] = endpoints.Upstream{Name: name, Endpoints: []string{}}
-	}
-	for svc, addrs := range eps {
-		name := "svc_ns_" + svc + "_80"
-		id, ok := d.ids[name]
-		if !ok {
-			d.t.Fatalf("no upstream %s in the configuration", name)
-		}
-		set[id] = endpoints.Upstream{Name: name, Endpoints: addrs}
-	}
+	set := d.endpointSet(eps)
 	d.version++
 	u := endpoints.Snapshot(set, d.version)
 	if d.set != nil {
@@ -140,6 +145,25 @@ func (d *dataPlane) endpoints(eps map[string][]string) {
 		d.t.Fatalf("applying endpoints: %v, refused %v", err, refused)
 	}
 	d.set = set
+}
+
+// endpointSet is the set of the endpoints of Services (by name, port 80),
+// the others' upstreams having none.
+func (d *dataPlane) endpointSet(eps map[string][]string) endpoints.Set {
+	d.t.Helper()
+	set := endpoints.Set{}
+	for name, id := range d.ids {
+		set[id] = endpoints.Upstream{Name: name, Endpoints: []string{}}
+	}
+	for svc, addrs := range eps {
+		name := "svc_ns_" + svc + "_80"
+		id, ok := d.ids[name]
+		if !ok {
+			d.t.Fatalf("no upstream %s in the configuration", name)
+		}
+		set[id] = endpoints.Upstream{Name: name, Endpoints: addrs}
+	}
+	return set
 }
 
 // do sends a request to the Gateway's port and returns the answer with

@@ -1,7 +1,6 @@
 package balancer
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,25 +9,20 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/dnstest"
+	"github.com/gatewall/gatewall/test/feedtest"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -85,9 +79,9 @@ func TestDNSNamedBackends(t *testing.T) {
 
 	dns := dnstest.Start(t)
 	dns.Set("backend.test", 1, "10.99.0.1")
-	f := startTestFeed(t)
+	f := feedtest.Start(t, gwKey)
 	f.Set(gwKey, set, endpoints.Resolver{Servers: []string{dns.Addr}})
-	f.runClient(t, d.feed, endpointfeed.DNSOptions{MinRefresh: 300 * time.Millisecond, StaleFor: time.Second})
+	f.RunClient(t, endpointfeed.ClientOptions{Applier: d.feed, DNS: endpointfeed.DNSOptions{MinRefresh: 300 * time.Millisecond, StaleFor: time.Second}})
 
 	d.eventually("the ExternalName backend answering", func() bool { return d.route("/ext") == "200 one" })
 	if _, ok := hosts.Load("backend.test"); !ok {
@@ -132,67 +126,6 @@ func TestDNSNamedBackends(t *testing.T) {
 	if err != nil || strings.Contains(string(state), "127.0.0.1") || strings.Contains(string(state), ".test") {
 		t.Errorf("the state file NGINX loads holds %s (%v)", state, err)
 	}
-}
-
-// testFeed is the manager's endpoint feed on a gRPC server over TLS on the
-// test's loopback, for one data-plane pod.
-type testFeed struct {
-	*endpointfeed.Server
-	addr, ca string
-}
-
-func startTestFeed(t *testing.T) *testFeed {
-	t.Helper()
-	pod := types.NamespacedName{Namespace: "ns", Name: "gw-pod"}
-	s, err := endpointfeed.NewServer(endpointfeed.Options{Log: logr.Discard(),
-		Identify: func(context.Context) (types.NamespacedName, types.NamespacedName, bool) { return pod, gwKey, true }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &testFeed{Server: s, ca: filepath.Join(t.TempDir(), "ca.crt")}
-	if err := os.WriteFile(f.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.addr = l.Addr().String()
-	g := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS13,
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})))
-	s.Register(g)
-	go func() { _ = g.Serve(l) }()
-	t.Cleanup(g.Stop)
-	return f
-}
-
-// runClient runs the data plane's endpoints client against the feed,
-// handing NGINX what it receives, until the test ends.
-func (f *testFeed) runClient(t *testing.T, nginx *endpointfeed.NGINX, dns endpointfeed.DNSOptions) {
-	t.Helper()
-	tok := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tok, []byte("token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = endpointfeed.Run(ctx, endpointfeed.ClientOptions{Address: f.addr, ServerName: "localhost", CAFile: f.ca, TokenFile: tok,
-			Applier: nginx, Log: logr.Discard(), MaxBackoff: 200 * time.Millisecond, DNS: dns})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // TestExternalNameOverTLS: a BackendTLSPolicy on an ExternalName Service
@@ -264,9 +197,9 @@ spec:
 	serve("10.99.0.5", wrong)
 	dns := dnstest.Start(t)
 	dns.Set("backend.test", 1, "10.99.0.4")
-	f := startTestFeed(t)
+	f := feedtest.Start(t, gwKey)
 	f.Set(gwKey, set, endpoints.Resolver{Servers: []string{dns.Addr}})
-	f.runClient(t, d.feed, endpointfeed.DNSOptions{MinRefresh: 300 * time.Millisecond, StaleFor: time.Second})
+	f.RunClient(t, endpointfeed.ClientOptions{Applier: d.feed, DNS: endpointfeed.DNSOptions{MinRefresh: 300 * time.Millisecond, StaleFor: time.Second}})
 	d.eventually("the ExternalName answering over TLS", func() bool { return d.route("/ext") == "200 10.99.0.4" })
 	mu.Lock()
 	if sni[0] != "backend.test" || host[0] != "backend.test" {

@@ -1,6 +1,8 @@
 package confcheck
 
 import (
+	"github.com/gatewall/gatewall/internal/jwks"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -62,6 +64,8 @@ type checker struct {
 	upstream string
 	// upstreamIn is the context of that upstream block: http or stream.
 	upstreamIn string
+	// policies are the JWT policies file's, read once (jwt.go).
+	policies jwks.Policies
 }
 
 // use is a reference to something defined elsewhere.

@@ -151,6 +151,8 @@ var rules = map[string]rule{
 	"proxy_pass_request_body":    {ctx: inLocation, min: 1, max: 1, check: oneOfArgs("off")},
 	"proxy_set_body":             {ctx: inLocation, min: 1, max: 1, check: authBody},
 	"rewrite_by_lua_block":       {ctx: inLocation, min: 1, max: 1, check: luaForwardBody},
+	// JWT (confcheck/jwt.go).
+	"access_by_lua_block": {ctx: inLocation, min: 1, max: 1, check: luaJWTVerify},
 
 	// ProxySettingsPolicy.
 	"proxy_buffering":         {ctx: httpLevels, min: 1, max: 1, check: oneOfArgs("on", "off")},
@@ -539,6 +541,9 @@ func set(c *checker, d *Directive) {
 		number(2, 11)(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
 	case authBodyVar:
 		// Emptied before the body is read into it (rewrite_by_lua_block).
+		oneOfArgs("")(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
+	case jwtClaimVar(d.Args[0].Value):
+		// Emptied before the JWT's Lua sets a claim into it.
 		oneOfArgs("")(c, &Directive{Name: d.Name, Args: d.Args[1:], Line: d.Line})
 	default:
 		words("$gw_orig_uri $uri")(c, d)

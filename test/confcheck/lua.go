@@ -15,11 +15,14 @@ import (
 var (
 	balanceRE = regexp.MustCompile(`^require\("gatewall\.balancer"\)\.balance\("([0-9a-f]{32})", "(round_robin|least_conn|ip_hash|hash|hash_consistent|random|random_two)"\)$`)
 	luaInitRE = regexp.MustCompile(`^require\("gatewall\.endpoints"\)\.init\("` + regexp.QuoteMeta(config.EndpointsStateFile) +
-		`", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\)$`)
-	luaLog     = `require("gatewall.balancer").log()`
-	luaReady   = `require("gatewall.endpoints").ready()`
-	luaServe   = `require("gatewall.endpoints").serve()`
-	luaModules = []string{config.LuaDir + "gatewall/balancer.lua", config.LuaDir + "gatewall/endpoints.lua"}
+		`", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `\) require\("gatewall\.balancer"\)\.configure\([1-9][0-9]?, [1-9][0-9]*\) ` +
+		`require\("gatewall\.jwt"\)\.init\("` + regexp.QuoteMeta(config.JWTPoliciesFile) + `", "` + regexp.QuoteMeta(config.KeySetsStateFile) + `"\)$`)
+	luaLog         = `require("gatewall.balancer").log()`
+	luaReady       = `require("gatewall.endpoints").ready()`
+	luaServe       = `require("gatewall.endpoints").serve()`
+	luaServeKeySet = `require("gatewall.keysets").serve()`
+	luaModules     = []string{config.LuaDir + "gatewall/balancer.lua", config.LuaDir + "gatewall/endpoints.lua",
+		config.LuaDir + "gatewall/jwt.lua", config.LuaDir + "gatewall/jwtcrypto.lua", config.LuaDir + "gatewall/keysets.lua"}
 )
 
 // luaPackagePath: the modules' directory, whose files it refers to.
@@ -33,7 +36,7 @@ func luaPackagePath(c *checker, d *Directive) {
 }
 
 func luaSharedDict(c *checker, d *Directive) {
-	if w := strings.Join(d.values(), " "); w != "gatewall_endpoints 32m" && w != "gatewall_balancer 16m" {
+	if w := strings.Join(d.values(), " "); w != "gatewall_endpoints 32m" && w != "gatewall_balancer 16m" && w != "gatewall_jwks 8m" {
 		c.fail(d, "lua_shared_dict %s", w)
 	}
 }
@@ -63,9 +66,10 @@ func luaBalancer(c *checker, d *Directive) {
 	}
 }
 
-// luaContent: the readiness answer, or the endpoints server's.
+// luaContent: the readiness answer, or the endpoints server's (endpoints
+// and key sets).
 func luaContent(c *checker, d *Directive) {
-	if v := d.Args[0].Value; v != luaReady && v != luaServe {
+	if v := d.Args[0].Value; v != luaReady && v != luaServe && v != luaServeKeySet {
 		c.fail(d, "content_by_lua_block %q is not Gatewall's", v)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"testing"
 	"time"
@@ -20,12 +21,14 @@ import (
 
 // TestInstallationsSideBySide: two more Gatewall installations, each for
 // its own controllerName and GatewayClass, run beside config/default's: one
-// in a namespace of its own, one in gatewall-system itself (both under a
-// name prefix, as README's overlay makes them). Each Gateway is served
-// by its own installation's data plane, and none of them fails a request
-// while the others start and run: no installation deletes, rewrites or
-// serves another's data plane (the second one used to delete the first's
-// every few seconds), and each Gateway's status comes from its controller.
+// in a namespace of its own, installed with the Helm chart (charts/gatewall,
+// whose GatewayClass and NginxProxy it serves), one in gatewall-system
+// itself under a name prefix, as README's overlay makes it. Each Gateway is
+// served by its own installation's data plane, and none of them fails a
+// request while the others start and run: no installation deletes,
+// rewrites or serves another's data plane (the second one used to delete
+// the first's every few seconds), and each Gateway's status comes from its
+// controller.
 func TestInstallationsSideBySide(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "e2e-installations")
@@ -39,17 +42,19 @@ func TestInstallationsSideBySide(t *testing.T) {
 	serves(t, addr, "first.example.com", "/", 200, `"pod": "echo-`, 60*time.Second)
 	loads["first"] = testenv.StartLoad(t, addr, "first.example.com", "/")
 
-	others := map[string]localrun.Installation{
-		"second": {Namespace: "gatewall-second", NamePrefix: "second-", Instance: "second",
-			ControllerName: "example.com/gatewall-second", GatewayClass: "second"},
-		"third": {NamePrefix: "third-", Instance: "third",
-			ControllerName: "example.com/gatewall-third", GatewayClass: "third"},
+	others := map[string]localrun.Deployment{
+		// The chart makes the GatewayClass, naming its NginxProxy.
+		"second": {Installation: localrun.Installation{Namespace: "gatewall-second", NamePrefix: "second-", Instance: "second",
+			ControllerName: "example.com/gatewall-second", GatewayClass: "second"}, With: localrun.Helm},
+		"third": {Installation: localrun.Installation{NamePrefix: "third-", Instance: "third",
+			ControllerName: "example.com/gatewall-third", GatewayClass: "third"}},
 	}
 	controllers := map[string]string{"first": manager.DefaultControllerName}
 	for _, name := range []string{"second", "third"} {
-		inst := others[name]
+		d := others[name]
+		d.Args = testenv.TestArgs()
+		inst := d.Installation
 		controllers[name] = inst.ControllerName
-		d := localrun.Deployment{Installation: inst, Args: testenv.TestArgs()}
 		t.Cleanup(func() {
 			if err := rt.Undeploy(context.Background(), d); err != nil {
 				t.Error(err)
@@ -59,11 +64,16 @@ func TestInstallationsSideBySide(t *testing.T) {
 		if err := rt.Deploy(ctx, d); err != nil {
 			t.Fatalf("installing %s: %v", name, err)
 		}
-		t.Logf("installation %s (%s) leads after %s", name, inst.ControllerName, time.Since(started).Round(time.Millisecond))
-		class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: inst.GatewayClass},
-			Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayv1.GatewayController(inst.ControllerName)}}
-		create(t, class)
-		t.Cleanup(func() { _ = rt.Client.Delete(context.Background(), class) })
+		t.Logf("installation %s (%s, with %s) leads after %s", name, inst.ControllerName, cmp.Or(string(d.With), "kustomize"),
+			time.Since(started).Round(time.Millisecond))
+		if d.With == localrun.Kustomize {
+			class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: inst.GatewayClass},
+				Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayv1.GatewayController(inst.ControllerName)}}
+			create(t, class)
+			t.Cleanup(func() { _ = rt.Client.Delete(context.Background(), class) })
+		} else {
+			chartClass(t, inst)
+		}
 		gw := classedGateway(ns, name, inst.GatewayClass)
 		host := name + ".example.com"
 		create(t, gw, httpRoute(ns, name, name, host, "/", "echo"))
@@ -134,4 +144,30 @@ func dataPlaneOf(t *testing.T, ns, name, controller string) *appsv1.Deployment {
 		t.Errorf("Gateway %s's data plane was made by %q, want %q", name, got, controller)
 	}
 	return d
+}
+
+// chartClass checks the GatewayClass the chart made for inst: it names the
+// NginxProxy the chart made beside the manager, and its controller accepted
+// it with that NginxProxy.
+func chartClass(t *testing.T, inst localrun.Installation) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		class := &gatewayv1.GatewayClass{}
+		err := rt.Client.Get(context.Background(), types.NamespacedName{Name: inst.GatewayClass}, class)
+		var accepted *metav1.Condition
+		if err == nil {
+			if ref := class.Spec.ParametersRef; ref == nil || ref.Kind != "NginxProxy" || ref.Namespace == nil || string(*ref.Namespace) != inst.Namespace {
+				t.Fatalf("the chart's GatewayClass %s names %+v, want an NginxProxy in %s", inst.GatewayClass, ref, inst.Namespace)
+			}
+			accepted = meta.FindStatusCondition(class.Status.Conditions, string(gatewayv1.GatewayClassConditionStatusAccepted))
+			if accepted != nil && accepted.Status == metav1.ConditionTrue && accepted.ObservedGeneration == class.Generation {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chart's GatewayClass %s is not accepted after a minute (%v): %+v", inst.GatewayClass, err, accepted)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"crypto/elliptic"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
 	"github.com/gatewall/gatewall/internal/manager"
 	"github.com/gatewall/gatewall/internal/nginx/config"
+	"github.com/gatewall/gatewall/test/jwttest"
 )
 
 // filterConditions are this controller's conditions on an
@@ -153,4 +155,74 @@ func TestAuthenticationFilterFollowsItsSecret(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestJWTFilterFollowsItsSecret: a JWT filter's status and the Gateway's
+// policies file follow the key set of the filter's Secret: its keys in the
+// file, a weak key refused and named while the others verify, a set of
+// weak keys only making the filter invalid and the rule answer 500, a
+// rotated set its new keys.
+func TestJWTFilterFollowsItsSecret(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	if err := env.Client.Create(ctx, gatewayClass()); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	route := httpRoute(ns, "r", "gw", "app")
+	route.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef,
+		ExtensionRef: &gatewayv1.LocalObjectReference{Group: "gateway.nginx.org", Kind: "AuthenticationFilter", Name: "jwt"}}}
+	first, weak, rotated := jwttest.EC("first", elliptic.P256()), jwttest.RSA("weak", 1024), jwttest.EC("rotated", elliptic.P384())
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jwks"},
+		Data: map[string][]byte{"auth": jwttest.JWKS([]jwttest.Key{first})}}
+	filter := &v1alpha1.AuthenticationFilter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jwt"},
+		Spec: v1alpha1.AuthenticationFilterSpec{Type: v1alpha1.AuthTypeJWT, JWT: &v1alpha1.JWTAuth{Realm: "api", Source: v1alpha1.JWTKeySourceFile,
+			File: &v1alpha1.JWTFileKeySource{SecretRef: v1alpha1.LocalObjectReference{Name: "jwks"}}}}}
+	create(t, service(ns, "app"), endpointSlice(ns, "app", "10.1.3.11"), gateway(ns, "gw"), route, secret, filter)
+	gwKey, filterKey := types.NamespacedName{Namespace: ns, Name: "gw"}, client.ObjectKeyFromObject(filter)
+	expect := func(what, filterWant, kidWant string, msgWant ...string) {
+		t.Helper()
+		eventually(t, 20*time.Second, func() error {
+			got, msg, err := filterConditions(filterKey)
+			if err != nil {
+				return err
+			}
+			if got != filterWant {
+				return fmt.Errorf("%s: the filter is %s (%s), want %s", what, got, msg, filterWant)
+			}
+			for _, m := range msgWant {
+				if !strings.Contains(msg, m) {
+					return fmt.Errorf("%s: the filter's message %q does not say %q", what, msg, m)
+				}
+			}
+			policies := heldFile(gwKey, config.JWTPoliciesFile)
+			switch {
+			case kidWant == "" && policies != "":
+				return fmt.Errorf("%s: the policies file is still rendered: %s", what, policies)
+			case kidWant != "" && !strings.Contains(policies, `"kid":"`+kidWant+`"`):
+				return fmt.Errorf("%s: the policies file does not hold key %s: %s", what, kidWant, policies)
+			}
+			return nil
+		})
+	}
+	expect("a valid Secret", "Accepted=True/Accepted", "first", "holds 1 keys")
+	update := func(keys ...jwttest.Key) {
+		t.Helper()
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(secret), s); err != nil {
+			t.Fatal(err)
+		}
+		s.Data["auth"] = jwttest.JWKS(keys)
+		if err := env.Client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(first, weak)
+	expect("a weak key beside", "Accepted=True/Accepted", "first", "holds 1 keys", `key 2 (kid "weak"): an RSA key of 1024 bits`)
+	update(weak)
+	expect("a weak key alone", "Accepted=False/Invalid", "", "no key of the set can verify tokens")
+	if f := heldFile(gwKey, config.ServersConfPath); !strings.Contains(f, "return 500;") || strings.Contains(f, "gatewall.jwt") {
+		t.Errorf("the rule is not answering 500:\n%s", f)
+	}
+	update(rotated)
+	expect("a rotated set", "Accepted=True/Accepted", "rotated", "holds 1 keys")
 }

@@ -177,6 +177,9 @@ var parityCases = []parityCase{
 	// is compared by no manager here: TestSnippetsFollowTheFlag runs
 	// one with the flag).
 	{name: "snippets-disabled"},
+	// JWT filters: a Secret's key set (its weak keys named), remote sets,
+	// the invalid ones.
+	{name: "jwt"},
 }
 
 // allocatedClusterIPs leaves a Service's cluster IP to the API server,

@@ -49,8 +49,9 @@ type ServeOptions struct {
 	Addrs []string
 	// EndpointsState, when set, is in NGINX's run directory before it
 	// starts: the state file a pod's endpoints client leaves for an NGINX
-	// that starts again in the pod.
-	EndpointsState []byte
+	// that starts again in the pod; KeySetsState the same of the remote
+	// JWT key sets.
+	EndpointsState, KeySetsState []byte
 }
 
 // ServeWith starts NGINX as Serve does, with more options.
@@ -84,6 +85,14 @@ func ServeWith(o ServeOptions) (*Server, error) {
 			return nil, err
 		}
 		script += "cp " + state + " " + endpoints.StateFile + "\n"
+	}
+	if o.KeySetsState != nil {
+		state := filepath.Join(root, ".key-sets-state")
+		if err := os.WriteFile(state, o.KeySetsState, 0o600); err != nil {
+			os.RemoveAll(root)
+			return nil, err
+		}
+		script += "cp " + state + " " + endpoints.KeySetsStateFile + "\n"
 	}
 	port := o.Port
 	s := &Server{root: root}
@@ -180,10 +189,11 @@ func (s *Server) SetEndpoints(set endpoints.Set) error {
 	return err
 }
 
-// EndpointsClient hands NGINX endpoint updates through its control socket,
-// with the data plane's own client code.
+// EndpointsClient hands NGINX endpoint updates (and remote JWT key sets)
+// through its control socket, with the data plane's own client code.
 func (s *Server) EndpointsClient() *endpointfeed.NGINX {
-	return &endpointfeed.NGINX{Socket: s.Path(endpoints.Socket), Path: endpoints.ControlPath, StateFile: s.Path(endpoints.StateFile)}
+	return &endpointfeed.NGINX{Socket: s.Path(endpoints.Socket), Path: endpoints.ControlPath, StateFile: s.Path(endpoints.StateFile),
+		KeySetsPath: endpoints.KeySetsPath, KeySetsStateFile: s.Path(endpoints.KeySetsStateFile)}
 }
 
 // Path is a path of NGINX's mount namespace, seen from the test's. /var/run

@@ -9,9 +9,10 @@ import (
 // kind AuthenticationFilter, in the route's namespace): HTTPRoute and
 // GRPCRoute rules. The object is NGINX Gateway Fabric's AuthenticationFilter,
 // field for field, so its manifests apply unchanged. Gatewall enforces
-// type Basic; types JWT and OIDC are validated and reported as not
-// programmed, and the rules that use them answer 500 instead of serving
-// unauthenticated.
+// types Basic and JWT (verified by Gatewall's own Lua on NGINX OSS, where
+// NGINX Gateway Fabric needs NGINX Plus); type OIDC is validated and
+// reported as not programmed, and the rules that use it answer 500 instead
+// of serving unauthenticated.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
@@ -65,7 +66,9 @@ type AuthenticationFilterSpec struct {
 	// +optional
 	OIDC *OIDCAuth `json:"oidc,omitempty"`
 
-	// JWT is JSON Web Token authentication. Set when type is JWT.
+	// JWT is JSON Web Token authentication: a request carries
+	// "Authorization: Bearer <token>", whose signature and times the data
+	// plane verifies. Set when type is JWT.
 	// +optional
 	JWT *JWTAuth `json:"jwt,omitempty"`
 
@@ -242,7 +245,10 @@ type JWTAuth struct {
 	// +optional
 	File *JWTFileKeySource `json:"file,omitempty"`
 
-	// KeyCache is how long keys are kept once read.
+	// KeyCache is how long keys are kept once read: for a Remote source,
+	// how often the data plane fetches the key set again (1m when unset,
+	// taken within 5s and 24h); a File source's keys change with its
+	// Secret.
 	// +optional
 	KeyCache *Duration `json:"keyCache,omitempty"`
 
@@ -250,7 +256,8 @@ type JWTAuth struct {
 	// +optional
 	Remote *JWTRemoteKeySource `json:"remote,omitempty"`
 
-	// Authorization are claims the token must carry.
+	// Authorization are claims the token must carry; a token that does not
+	// is answered 401, as NGINX Gateway Fabric does.
 	// +optional
 	Authorization *Authorization `json:"authorization,omitempty"`
 
@@ -269,13 +276,19 @@ type JWTAuth struct {
 
 // JWTFileKeySource is a key set held in a Secret.
 type JWTFileKeySource struct {
-	// SecretRef is the Secret, in the filter's namespace, holding the key set.
+	// SecretRef is the Secret, in the filter's namespace, whose key "auth"
+	// holds the key set: a JSON Web Key Set ({"keys": [...]}) of RSA keys
+	// (2048 to 8192 bits), EC keys (P-256, P-384) and HMAC secrets (at
+	// least the hash's size). A key that cannot verify signatures is
+	// refused and named in the filter's status.
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // JWTRemoteKeySource is a key set fetched over HTTPS.
 type JWTRemoteKeySource struct {
-	// URI is the key set's https URL.
+	// URI is the key set's https URL. Each data-plane pod fetches it in
+	// the background, never for a request; until it has the set, the
+	// filter's requests are answered 503.
 	// +kubebuilder:validation:Pattern=`^https:\/\/[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?(\/[a-zA-Z0-9._~:\/?@!&'()*+,=-]*)?$`
 	URI string `json:"uri"`
 
@@ -382,8 +395,8 @@ const (
 	// htpasswd file. Reasons Accepted and Invalid.
 	AuthenticationFilterConditionAccepted = "Accepted"
 	// AuthenticationFilterConditionProgrammed is set, False, on a valid
-	// filter the data plane cannot enforce (JWT, OIDC): the rules that use
-	// it answer 500. Reason NotImplemented or RequiresNGINXPlus.
+	// filter the data plane cannot enforce (OIDC): the rules that use it
+	// answer 500. Reason RequiresNGINXPlus.
 	AuthenticationFilterConditionProgrammed = "Programmed"
 
 	AuthenticationFilterReasonAccepted = "Accepted"

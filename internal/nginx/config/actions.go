@@ -27,7 +27,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if grpc {
 		prefix = "grpc"
 	}
-	auth, ok := b.authentication(f.Authentication)
+	auth, claimHeaders, ok := b.authentication(f.Authentication, prefix)
 	if f.Error != "" || !ok {
 		// A filter that must process the requests cannot (the statuses
 		// say why): never serve them without it.
@@ -41,6 +41,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	// Authentication runs in the access phase, after the rewrites below
 	// and before the request is passed on (auth.go).
 	access, authHeaders := b.externalAuth(f.ExternalAuth, e.rule.Timeouts, prefix, extra)
+	authHeaders = append(claimHeaders, authHeaders...)
 	ds = append(append(ds, auth...), access...)
 	perBackend := ""
 	switch {

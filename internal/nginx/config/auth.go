@@ -19,32 +19,37 @@ import (
 // unauthenticated): the graph says so in its statuses (Filters.Error), and
 // the renderer does the same for a type it has no function for.
 
-// authenticators write the directives of an authentication type.
-var authenticators = map[v1alpha1.AuthType]func(*builder, *graph.Authentication) []Directive{
+// authenticators write the directives of an authentication type: the
+// location's, and the headers it sets on the request to the backend (with
+// prefix: proxy or grpc).
+var authenticators = map[v1alpha1.AuthType]func(b *builder, a *graph.Authentication, prefix string) (access, headers []Directive){
 	v1alpha1.AuthTypeBasic: (*builder).basicAuth,
+	v1alpha1.AuthTypeJWT:   (*builder).jwtAuth,
 }
 
-// authentication returns a rule's authentication directives; ok is false
-// when there is no function for its type (the rule must answer 500).
-func (b *builder) authentication(a *graph.Authentication) (ds []Directive, ok bool) {
+// authentication returns a rule's authentication directives and headers;
+// ok is false when there is no function for its type (the rule must
+// answer 500).
+func (b *builder) authentication(a *graph.Authentication, prefix string) (access, headers []Directive, ok bool) {
 	if a == nil {
-		return nil, true
+		return nil, nil, true
 	}
 	write, ok := authenticators[a.Type]
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
-	return write(b, a), true
+	access, headers = write(b, a, prefix)
+	return access, headers, true
 }
 
 // basicAuth is HTTP Basic authentication: the realm, and the file of users
 // written from the filter's Secret (checked and written anew by the
 // graph), as a secret file of the data plane (mode 0600, as certificates).
-func (b *builder) basicAuth(a *graph.Authentication) []Directive {
+func (b *builder) basicAuth(a *graph.Authentication, _ string) (access, headers []Directive) {
 	ba := a.Basic
 	path := b.names.of(kindUsersFile, ba.Secret.Namespace, ba.Secret.Name)
 	b.addCert(path, ba.Users, "Secret "+ba.Secret.String())
-	return []Directive{D("auth_basic", Quote(RealmValue(ba.Realm))), D("auth_basic_user_file", path)}
+	return []Directive{D("auth_basic", Quote(RealmValue(ba.Realm))), D("auth_basic_user_file", path)}, nil
 }
 
 // RealmValue is a realm as auth_basic takes it: NGINX writes it between

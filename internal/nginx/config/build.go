@@ -9,7 +9,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/jwks"
 	"github.com/gatewall/gatewall/internal/validation"
 )
 
@@ -43,6 +45,12 @@ type builder struct {
 	upstreamSettings map[types.NamespacedName]*UpstreamSettings
 	// backendClientCert is presented to backends spoken to over TLS.
 	backendClientCert *graph.Certificate
+	// jwtPolicies are the JWT filters' policies by ID, jwtOrigins the
+	// objects they are written from, keySources their remote key sets
+	// (jwt.go).
+	jwtPolicies jwks.Policies
+	jwtOrigins  []string
+	keySources  endpoints.KeySources
 }
 
 // Build builds the NGINX configuration of a Gateway's graph with the policies'
@@ -61,6 +69,9 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 		names:     n,
 		stream:    newStreamBuilder(),
 
+		jwtPolicies: jwks.Policies{},
+		keySources:  endpoints.KeySources{},
+
 		backendClientCert: g.BackendClientCert,
 	}
 	b.cfg.Main = mainSettings(g.NginxProxy)
@@ -69,6 +80,7 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 	b.cfg.Main.L4.MaxConnections = g.L4MaxConnections()
 	b.register(inc)
 	b.servers(g)
+	b.finishJWT()
 	for _, s := range b.splits {
 		b.cfg.Splits = append(b.cfg.Splits, s)
 	}

@@ -142,11 +142,12 @@ func balanceCall(id, method string) string {
 }
 
 // luaInit is the init_by_lua_block: the bounds of updates, the endpoints a
-// previous NGINX of the pod left, and the Gateway's balancer settings.
+// previous NGINX of the pod left, the Gateway's balancer settings, and the
+// JWT filters' policies and remote key sets (jwt.go).
 func (m Main) luaInit() string {
 	return `require("gatewall.endpoints").init("` + EndpointsStateFile + `", ` + strconv.Itoa(endpoints.MaxEndpointsPerUpstream) + `) ` +
 		`require("gatewall.balancer").configure(` + strconv.Itoa(int(m.Upstreams.MaxTries)) + `, ` +
-		strconv.FormatInt(m.Upstreams.FailTimeout.Milliseconds(), 10) + `)`
+		strconv.FormatInt(m.Upstreams.FailTimeout.Milliseconds(), 10) + `) ` + luaInitJWT()
 }
 
 // assignIDs gives each dynamic upstream its ID (idOf of its identity) and

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gatewall/gatewall/internal/datafile"
+	"github.com/gatewall/gatewall/internal/endpoints"
 )
 
 // File is one file of a data plane's configuration (the renderer's name
@@ -82,6 +83,8 @@ type Config struct {
 	// (two upstreams' identities share one: assignIDs); "" when they were.
 	// Such a configuration must not reach a data plane.
 	IDConflict string
+	// keySources are the remote key sets of JWT filters (KeySources).
+	keySources endpoints.KeySources
 }
 
 // Main holds the main-context settings.

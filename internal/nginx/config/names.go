@@ -103,6 +103,8 @@ var (
 	// Shared memory zones of TLS session caches: a port's, or a TLS
 	// listener's in mode Terminate.
 	kindSessionZone = nameKind{prefix: "sslsess_", readable: 1 << 10}
+	// Variables of the claims a JWT filter forwards, by filter and claim.
+	kindJWTClaimVar = nameKind{prefix: "$gw_jwt_"}
 	// Variables of a port's maps, by port.
 	kindSNIListenerVar = nameKind{prefix: "$gw_sni_listener_", readable: 5}
 	kindTLSPortVar     = nameKind{prefix: "$gw_tlsport_", readable: 5}
@@ -127,7 +129,7 @@ var nameKinds = []nameKind{
 	kindAddHeaderVar, kindBackendIdxVar, kindBackendUpVar, kindBackendHdrVar, kindCORSOrigin, kindCORSPreflight,
 	kindCORSCreds, kindCORSExpose, kindTLSSplitVar, kindSNIListenerVar, kindTLSPortVar,
 	kindUsersFile, kindExternalAuthPath, kindAuthHeaderVar, kindSnippetFile, kindSnippetZone,
-	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone,
+	kindTLSVersionVar, kindTLSGroupVar, kindSessionZone, kindJWTClaimVar,
 }
 
 // ownNames are Gatewall's own fixed names, and the fixed starts of the
@@ -137,6 +139,7 @@ var ownNames = []string{
 	"gatewall_sink_", l4Zone, "unix:" + RunDir + "sink-", "unix:" + RunDir + "port-", tlsRejectSocket(), StatusSocket, EndpointsSocket,
 	"$gw_host", "$gw_connection", "$gw_server_port", "$gw_orig_uri", "$gw_request_path", "$gw_path", "$gw_rest",
 	"$gw_proto", "$gw_cors_preflight", "$gw_hash_", "$gw_loop_in", "$gw_loop_out", externalAuthBodyVar,
+	JWTPoliciesFile,
 }
 
 // shortDigest is the length of a digest body, in hex digits.

@@ -262,6 +262,7 @@ func (c *Config) writeUpstreamDefaults(w *writer) {
 	w.line("lua_package_path", Quote(LuaDir+"?.lua;;"))
 	w.line("lua_shared_dict", endpointsDict, endpointsDictSize)
 	w.line("lua_shared_dict", balancerDict, balancerDictSize)
+	w.line("lua_shared_dict", keySetsDict, keySetsDictSize)
 	w.luaBlock("init_by_lua_block", c.Main.luaInit())
 	w.luaBlock("log_by_lua_block", `require("gatewall.balancer").log()`)
 }
@@ -280,6 +281,10 @@ func writeEndpointsServer(w *writer) {
 	w.line("client_body_buffer_size", strconv.Itoa(endpoints.MaxUpdateBytes))
 	w.open("location", "=", EndpointsPath)
 	w.luaBlock("content_by_lua_block", `require("gatewall.endpoints").serve()`)
+	w.close()
+	// The remote key sets of JWT filters, fetched by the same client.
+	w.open("location", "=", KeySetsPath)
+	w.luaBlock("content_by_lua_block", `require("gatewall.keysets").serve()`)
 	w.close()
 	w.open("location", "/")
 	w.line("return", "404")
