@@ -2,9 +2,9 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -13,18 +13,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
-	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/status"
 	"github.com/gatewall/gatewall/internal/statuswrite"
 	"github.com/gatewall/gatewall/internal/userevents"
-	"github.com/gatewall/gatewall/internal/validation"
 )
 
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.nginx.org,resources=nginxproxies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// NginxProxyReconciler re-validates NginxProxies and reports the result in
-// their status; an invalid NginxProxy also gets a Warning Event.
+// NginxProxyReconciler writes the status package status decides for an
+// NginxProxy (status.NginxProxy); an invalid NginxProxy also gets a
+// Warning Event.
 type NginxProxyReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -32,36 +32,28 @@ type NginxProxyReconciler struct {
 
 // Reconcile handles one NginxProxy.
 func (r *NginxProxyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	np := &v1alpha2.NginxProxy{}
-	if err := r.Get(ctx, req.NamespacedName, np); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	var invalid *metav1.Condition
+	var written *v1alpha2.NginxProxy
+	err := statuswrite.WriteStatus(ctx, r.Client, req.NamespacedName, func() client.Object { return &v1alpha2.NginxProxy{} }, func(o client.Object) bool {
+		np := o.(*v1alpha2.NginxProxy)
+		want := status.NginxProxy(np, np.Status, metav1.Now())
+		if equality.Semantic.DeepEqual(want, np.Status) {
+			return false
+		}
+		np.Status = want
+		if c := meta.FindStatusCondition(want.Conditions, "Accepted"); c != nil && c.Status == metav1.ConditionFalse {
+			invalid, written = c, np
+		} else {
+			invalid, written = nil, nil
+		}
+		return true
+	})
+	if err == nil && invalid != nil {
+		// Once per change of the status, not once per reconcile.
+		log.FromContext(ctx).Info("invalid NginxProxy", "message", invalid.Message)
+		userevents.Emit(r.Recorder, written, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: invalid.Message}})
 	}
-	cond := metav1.Condition{
-		Type:               "Accepted",
-		Status:             metav1.ConditionTrue,
-		Reason:             "Accepted",
-		Message:            "NginxProxy is accepted",
-		ObservedGeneration: np.Generation,
-	}
-	if reason, unreadable := np.Annotations[graph.UnreadableAnnotation]; unreadable {
-		ref := graph.ObjectRef{Kind: "NginxProxy", Key: req.NamespacedName}
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", graph.UnreadableMessage(ref, reason)
-	} else if errs := validation.NginxProxy(np); len(errs) > 0 {
-		msg := fmt.Sprintf("NginxProxy is invalid and is ignored: %s", errs.ToAggregate())
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", msg
-	}
-	orig := np.DeepCopy()
-	if !meta.SetStatusCondition(&np.Status.Conditions, cond) {
-		return ctrl.Result{}, nil
-	}
-	err := r.Status().Patch(ctx, np, client.MergeFrom(orig))
-	statuswrite.Count(np, err)
-	if err == nil && cond.Status == metav1.ConditionFalse {
-		// Once per change of the verdict, not once per reconcile.
-		log.FromContext(ctx).Info("invalid NginxProxy", "message", cond.Message)
-		userevents.Emit(r.Recorder, np, []userevents.Event{{Type: corev1.EventTypeWarning, Reason: "Invalid", Action: "Validate", Note: cond.Message}})
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(err)
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager registers the reconciler.

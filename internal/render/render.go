@@ -20,6 +20,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -122,6 +123,13 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 		gc := c.Source.DeepCopy()
 		gc.Status = status.GatewayClass(c, status.SupportedFeatures(serves), gatewayv1.GatewayClassStatus{}, now)
 		res.Statuses = append(res.Statuses, gc)
+	}
+	// Every NginxProxy gets a status, as the manager gives it, whether or
+	// not a class or Gateway names it.
+	for _, np := range in.NginxProxies {
+		c := np.DeepCopy()
+		c.Status = status.NginxProxy(c, v1alpha2.NginxProxyStatus{}, now)
+		res.Statuses = append(res.Statuses, c)
 	}
 	offline := func(gw types.NamespacedName) status.DataPlane {
 		if held := res.Held[gw]; held != "" {

@@ -469,7 +469,7 @@ func runParity(t *testing.T, c parityCase, explore bool) {
 // too (not NginxProxy: render does not report its status).
 var statusKinds = func() map[string]bool {
 	m := map[string]bool{
-		"GatewayClass": true, "Gateway": true, "ListenerSet": true, "HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true,
+		"GatewayClass": true, "Gateway": true, "ListenerSet": true, "NginxProxy": true, "HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true,
 	}
 	for _, k := range policy.Kinds {
 		m[k.Name()] = true
