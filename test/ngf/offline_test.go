@@ -235,8 +235,8 @@ var negative = map[string]bool{"Conflicted": true, "PartiallyInvalid": true}
 
 // statusProblems lists what in the statuses is not what a working scenario
 // has: an object of a kind Gatewall reports on (Gateways, routes, policies,
-// filters) without a status, a condition not at its good value (Programmed
-// False is good only as Pending: rendered offline).
+// filters, NginxProxies) without a status, a condition not at its good
+// value (Programmed False is good only as Pending: rendered offline).
 func statusProblems(objs []*unstructured.Unstructured, statuses []client.Object) []string {
 	var problems []string
 	reported := map[string]bool{}
@@ -268,7 +268,7 @@ func statusProblems(objs []*unstructured.Unstructured, statuses []client.Object)
 	}
 	for _, o := range objs {
 		k := o.GetKind()
-		if k != "Gateway" && !strings.HasSuffix(k, "Route") && !strings.HasSuffix(k, "Policy") && !strings.HasSuffix(k, "Filter") {
+		if k != "Gateway" && k != "NginxProxy" && !strings.HasSuffix(k, "Route") && !strings.HasSuffix(k, "Policy") && !strings.HasSuffix(k, "Filter") {
 			continue
 		}
 		if id := objectID(k, o.GetNamespace(), o.GetName()); !reported[id] {
