@@ -64,12 +64,6 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	for ref, why := range in.unreadable {
 		f.add("Unreadable\x00%s\x00%s\x00%s", ref.Kind, ref.Key, why)
 	}
-	// Their reasons are in unreadable; a stub's generation is what its
-	// status adds (a stub made offline has none, which is no reason to
-	// refuse a fingerprint).
-	for k, np := range in.UnreadableNginxProxies {
-		f.add("UnreadableNginxProxy\x00%s\x00%d", k, np.Generation)
-	}
 	f.add("Input\x00%s\x00%s\x00%s\x00%s\x00%s\x00%t", in.ControllerName, in.PLMGroup, in.WAFModule, in.PLMScope.Bucket, in.PLMScope.Prefix, in.Snippets)
 	slices.Sort(f.lines)
 	h := sha256.New()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -130,13 +128,6 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 	}
 	d.warn("refusing %s: %s; it is left out of the render", ref, reason)
 	d.in.AddUnreadable(ref, reason)
-	if ref.Kind == "NginxProxy" {
-		// Its status says why, as the manager's reconciler says it of the
-		// marked stub its cache holds.
-		d.in.Add(&v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Key.Namespace, Name: ref.Key.Name,
-			Generation: u.GetGeneration(), Annotations: map[string]string{graph.UnreadableAnnotation: reason}}})
-		return
-	}
 	if _, stubbed := unreadable.Fields(ref.Kind); !stubbed {
 		return
 	}
@@ -144,6 +135,10 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 		if co, ok := stub.(client.Object); ok {
 			co.SetNamespace(ref.Key.Namespace)
 			co.SetName(ref.Key.Name)
+			// Marked as the manager marks its stubs: Add records it as
+			// unreadable, and keeps the kinds the graph must not use
+			// (an NginxProxy) apart.
+			co.SetAnnotations(map[string]string{unreadable.Annotation: reason})
 		}
 		d.in.Add(stub)
 	}

@@ -11,7 +11,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,7 +128,7 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 	}
 	// Every NginxProxy gets a status, as the manager gives it, whether or
 	// not a class or Gateway names it.
-	for _, np := range in.NginxProxies {
+	for _, np := range slices.Concat(slices.Collect(maps.Values(in.NginxProxies)), slices.Collect(maps.Values(in.UnreadableNginxProxies))) {
 		c := np.DeepCopy()
 		c.Status = status.NginxProxy(c, v1alpha2.NginxProxyStatus{}, now)
 		res.Statuses = append(res.Statuses, c)
@@ -156,14 +158,6 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 			*k.Controllers(c) = status.ExtensionFilter(graph.ResolveExtensionFilter(in, k.Kind, key), in.ControllerName, c.GetGeneration(), nil, now)
 			res.Statuses = append(res.Statuses, c)
 		}
-	}
-	for _, stub := range in.UnreadableNginxProxies {
-		// Reported as the manager reports the marked stub it reads.
-		np := stub.DeepCopy()
-		np.Status = status.NginxProxy(np, v1alpha2.NginxProxyStatus{}, now)
-		np.Annotations = nil
-		np.SetGroupVersionKind(v1alpha2.GroupVersion.WithKind("NginxProxy"))
-		res.Statuses = append(res.Statuses, np)
 	}
 	for id, obj := range routeObjs {
 		routeParents[id] = status.OrderRouteParents(obj, obj.GetNamespace(), routeParents[id], in.ControllerName)
