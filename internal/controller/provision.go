@@ -96,8 +96,8 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		return provisioned{}, fmt.Errorf("reading the agents' CA bundle: %w", err)
 	}
 	level := "info"
-	if l := g.NginxProxy.Logging; l != nil && l.AgentLevel != nil {
-		level = string(*l.AgentLevel)
+	if l := g.NginxProxy.Logging.AgentLevelV3(); l != "" {
+		level = l
 	}
 	conf, err := agent.AgentConfig(agent.AgentConfigParams{
 		ServerHost: p.AgentHost, ServerPort: p.AgentPort, ServerName: p.ServerName,

@@ -38,6 +38,11 @@ type Gateway struct {
 	Routes []*Route
 	// Conditions of the Gateway (Accepted; Programmed is added from the data plane's answer).
 	Conditions []metav1.Condition
+	// NotProgrammed is what of the effective NginxProxy the data plane
+	// does not carry out, each "field: why" (NotProgrammed, and
+	// rewriteClientIP's ports that X-Forwarded-For cannot reach): the
+	// Gateway's Programmed condition names them.
+	NotProgrammed []string
 	// BackendClientCert is the certificate NGINX presents to backends it
 	// speaks TLS to (spec.tls.backend), if any.
 	BackendClientCert *Certificate
@@ -96,6 +101,12 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	g.Snippets = buildGatewaySnippets(in, g)
 	g.Routes = buildRoutes(in, g)
 	countAttachedRoutes(g)
+	if g.Valid {
+		g.NotProgrammed = NotProgrammed(g.NginxProxy)
+		if n := g.forwardedForNote(); n != "" {
+			g.NotProgrammed = append(g.NotProgrammed, n)
+		}
+	}
 	return g
 }
 

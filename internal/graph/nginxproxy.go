@@ -35,13 +35,8 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 	}
 	out.IPFamily = pick(g.IPFamily, out.IPFamily)
 	out.WorkerConnections = pick(g.WorkerConnections, out.WorkerConnections)
-	if g.Logging != nil {
-		if out.Logging == nil {
-			out.Logging = &v1alpha2.NginxLogging{}
-		}
-		out.Logging.ErrorLevel = pick(g.Logging.ErrorLevel, out.Logging.ErrorLevel)
-		out.Logging.AgentLevel = pick(g.Logging.AgentLevel, out.Logging.AgentLevel)
-	}
+	out.Logging = overlayLogging(out.Logging, g.Logging)
+	overlayNginx(out, g)
 	if g.Metrics != nil {
 		if out.Metrics == nil {
 			out.Metrics = &v1alpha2.Metrics{}

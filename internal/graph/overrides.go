@@ -14,10 +14,13 @@ import (
 // (docs/security.md): whoever owns a Gateway may tune its data plane, but
 // not choose what runs with the keys of every certificate the Gateway
 // serves (images and pull policies), nor who can reach it (the Service's
-// exposure), nor put prefixed labels and annotations on its objects, which
-// other controllers act on (a Service annotation can make a load balancer
-// public). The class's NginxProxy lets its Gateways do these with
-// allowGatewayOverrides.
+// exposure), nor whose word about a client's address every route's
+// backends, logs and rate limits take (rewriteClientIP's trusted peers,
+// and disableBaseHeaders, which lets clients' own X-Forwarded-For and
+// X-Real-IP through), nor put prefixed labels and annotations on its
+// objects, which other controllers act on (a Service annotation can make
+// a load balancer public). The class's NginxProxy lets its Gateways do
+// these with allowGatewayOverrides.
 
 // allowedOverrides returns the spec of the Gateway's NginxProxy as its class
 // lets it apply (nil when the Gateway has none), and the fields left out,
@@ -32,6 +35,14 @@ func allowedOverrides(class, gateway *v1alpha2.NginxProxy) (*v1alpha2.NginxProxy
 	if out.AllowGatewayOverrides != nil {
 		out.AllowGatewayOverrides = nil
 		refused = append(refused, "allowGatewayOverrides")
+	}
+	if !allowed[v1alpha2.OverrideRewriteClientIP] && out.RewriteClientIP != nil {
+		out.RewriteClientIP = nil
+		refused = append(refused, "rewriteClientIP")
+	}
+	if !allowed[v1alpha2.OverrideDisableBaseHeaders] && out.DisableBaseHeaders != nil {
+		out.DisableBaseHeaders = nil
+		refused = append(refused, "disableBaseHeaders")
 	}
 	if k := out.Kubernetes; k != nil {
 		if !allowed[v1alpha2.OverrideImages] && k.Deployment != nil {

@@ -298,6 +298,11 @@ func attach(g *Gateway, r *Route, p *ParentRef) {
 		set(conditions.False(accepted, string(gatewayv1.RouteReasonNoMatchingParent), fmt.Sprintf("Gateway %s is not accepted", g.Key)))
 		return
 	}
+	if r.Kind == KindGRPCRoute && g.NginxProxy.DisableHTTP2 != nil && *g.NginxProxy.DisableHTTP2 {
+		set(conditions.False(accepted, string(gatewayv1.RouteReasonUnsupportedValue),
+			fmt.Sprintf("Gateway %s does not serve HTTP/2 (its NginxProxy's disableHTTP2), which gRPC needs", g.Key)))
+		return
+	}
 	candidates, parent := g.Listeners, "Gateway"
 	if p.Set != nil {
 		if !p.Set.Accepted {

@@ -317,7 +317,7 @@ func (s UpstreamSettings) config() *config.UpstreamSettings {
 		return *v
 	}
 	c.ZoneSize, c.KeepaliveTime, c.KeepaliveTimeout = deref(s.ZoneSize), deref(s.Time), deref(s.Timeout)
-	c.UseClusterIP = s.UseClusterIP != nil && *s.UseClusterIP
+	c.UseClusterIP = s.UseClusterIP
 	switch m := deref(s.Method); m {
 	case "", "round_robin":
 	case "hash", "hash consistent":

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -99,7 +100,7 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 	if problem != nil && g.Valid {
 		prog = *problem
 	}
-	want = append(want, prog)
+	want = append(want, withNotProgrammed(prog, g.NotProgrammed))
 	st := gatewayv1.GatewayStatus{
 		Addresses:  addresses,
 		Conditions: conditions.Merge(old.Conditions, want, gen, now),
@@ -123,6 +124,24 @@ func Gateway(g *graph.Gateway, dp DataPlane, addresses []gatewayv1.GatewayStatus
 	}
 	return st
 }
+
+// withNotProgrammed adds to a valid Gateway's Programmed condition what of
+// its effective NginxProxy the data plane does not carry out, whether it
+// applied the rest or not yet (a condition kept across a restart has it).
+func withNotProgrammed(c metav1.Condition, notes []string) metav1.Condition {
+	if len(notes) == 0 || c.Reason == string(gatewayv1.GatewayReasonInvalid) || strings.Contains(c.Message, NotProgrammedPrefix) {
+		return c
+	}
+	msg := c.Message + NotProgrammedPrefix + strings.Join(notes, "; ")
+	if c.Status == metav1.ConditionTrue {
+		return conditions.True(c.Type, c.Reason, msg) // truncated as any message
+	}
+	return conditions.False(c.Type, c.Reason, msg)
+}
+
+// NotProgrammedPrefix starts what withNotProgrammed adds to a Gateway's
+// Programmed message.
+const NotProgrammedPrefix = "; the effective NginxProxy's settings are programmed but: "
 
 // listenerProgrammed is a listener's Programmed condition; parentValid says
 // whether the Gateway (or ListenerSet) declaring it is.

@@ -232,3 +232,43 @@ func CheckGRPCHeaders(set, hide []string) error {
 // backend's answer, replacing them with its own.
 var CORSHiddenHeaders = []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
 	"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"}
+
+// NGINX 1.22 builds the table of MIME types of gzip_types with a fixed
+// bucket size and limit (ngx_http_merge_types), with text/html always
+// among them.
+const (
+	typesBucket = 64
+	typesMax    = 2048
+	// MaxGzipType is the longest MIME type one of its buckets holds.
+	MaxGzipType = typesBucket - 8 - 8 - 2
+)
+
+// GzipTypes are the MIME types a gzip_types directive lists for types:
+// lower-cased (as NGINX keys them), without repeats and without
+// text/html, which NGINX always adds (a repeat makes it warn), in order.
+func GzipTypes(types []string) []string {
+	seen := map[string]bool{"text/html": true}
+	var out []string
+	for _, t := range types {
+		if l := strings.ToLower(t); !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// CheckGzipTypes says why NGINX could not build its fixed-size table of
+// the MIME types of gzip_types for types; nil when it can.
+func CheckGzipTypes(types []string) error {
+	keys := append([]string{"text/html"}, GzipTypes(types)...)
+	for _, k := range keys {
+		if len(k) > MaxGzipType {
+			return fmt.Errorf("MIME type %q is %d characters long: NGINX's fixed table of gzip_types takes types of at most %d characters", k, len(k), MaxGzipType)
+		}
+	}
+	if _, ok := HashKeys(keys).Fit(typesBucket, typesBucket-8, typesMax, NewHashScratch(typesMax)); !ok {
+		return fmt.Errorf("NGINX cannot build its fixed-size table of gzip_types for these %d MIME types (shorter or fewer types fit)", len(keys))
+	}
+	return nil
+}

@@ -40,7 +40,7 @@ const (
 	maxImageRepositoryLen = 255
 	maxImageTagLen        = 128
 	maxImagePullSecrets   = 16
-	maxOverrideFields     = 2
+	maxOverrideFields     = 4
 	maxInfrastructureKeys = 64
 	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
 	maxInfrastructureKeyLen = 253 + 1 + 63
@@ -58,16 +58,7 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 	if s.WorkerConnections != nil {
 		errs = append(errs, intRange(spec.Child("workerConnections"), int64(*s.WorkerConnections), 1, maxWorkerConnections)...)
 	}
-	if l := s.Logging; l != nil {
-		if l.ErrorLevel != nil {
-			errs = append(errs, enum(spec.Child("logging", "errorLevel"), string(*l.ErrorLevel),
-				"debug", "info", "notice", "warn", "error", "crit", "alert", "emerg")...)
-		}
-		if l.AgentLevel != nil {
-			errs = append(errs, enum(spec.Child("logging", "agentLevel"), string(*l.AgentLevel),
-				"debug", "info", "warn", "error")...)
-		}
-	}
+	errs = append(errs, logging(spec.Child("logging"), s.Logging)...)
 	if m := s.Metrics; m != nil && m.Port != nil {
 		port := spec.Child("metrics", "port")
 		errs = append(errs, intRange(port, int64(*m.Port), 1, 65535)...)
@@ -96,6 +87,7 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 	}
 	errs = append(errs, durationRange(spec.Child("workerShutdownTimeout"), s.WorkerShutdownTimeout, time.Second, time.Hour, MsgShutdownTimeout)...)
 	errs = append(errs, dnsResolver(spec.Child("dnsResolver"), s.DNSResolver)...)
+	errs = append(errs, nginxFields(spec, &s)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)
 	if k := s.Kubernetes; k != nil {
 		if d := k.Deployment; d != nil {
@@ -159,7 +151,8 @@ func gatewayOverrides(path *field.Path, o *v1alpha2.GatewayOverrides) field.Erro
 		errs = append(errs, field.TooMany(fields, len(o.Fields), maxOverrideFields))
 	}
 	for i, f := range o.Fields {
-		errs = append(errs, enum(fields.Index(i), string(f), string(v1alpha2.OverrideImages), string(v1alpha2.OverrideService))...)
+		errs = append(errs, enum(fields.Index(i), string(f), string(v1alpha2.OverrideImages), string(v1alpha2.OverrideService),
+			string(v1alpha2.OverrideRewriteClientIP), string(v1alpha2.OverrideDisableBaseHeaders))...)
 	}
 	errs = append(errs, unique(fields, o.Fields)...)
 	keys := path.Child("infrastructureKeys")

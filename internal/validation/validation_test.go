@@ -92,6 +92,12 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.ClaimHeaderPattern:       true,
 		validation.ClaimNamePattern:         true,
 		validation.ClaimValuePattern:        true,
+		validation.ServerTokensPattern:      true,
+		validation.AccessLogFormatPattern:   true,
+		validation.MimeTypePattern:          true,
+		validation.TelemetryEndpointPattern: true,
+		validation.ServiceNamePattern:       true,
+		validation.SpanAttributePattern:     true,
 	}
 	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {

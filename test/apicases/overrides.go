@@ -25,6 +25,8 @@ func overrideCases() []Case {
 	return []Case{
 		named("images and service", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages, v1alpha2.OverrideService}}), "", ""),
 		named("keys and prefixes", with(v1alpha2.GatewayOverrides{InfrastructureKeys: []string{"example.com/team", "prometheus.io/", "a.b.example.com/x_y.z"}}), "", ""),
+		named("every field", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages, v1alpha2.OverrideService,
+			v1alpha2.OverrideRewriteClientIP, v1alpha2.OverrideDisableBaseHeaders}}), "", ""),
 		named("unknown field", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{"Replicas"}}),
 			path+".fields[0]", `Unsupported value: "Replicas"`),
 		named("field twice", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages, v1alpha2.OverrideImages}}),

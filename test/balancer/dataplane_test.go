@@ -8,7 +8,9 @@
 // header, query parameter or method; headervalues_test.go and
 // ngfheaders_test.go: header values and regular expressions carried to
 // backends and clients exactly, NGF's header-filter and advanced-routing
-// examples). Each
+// examples; clientaddress_test.go and nginxproxy_test.go: the NginxProxy's
+// rewriteClientIP behind a load balancer or proxy, compression, the
+// access log's format, forwarding headers, HTTP/2, trace context). Each
 // NGINX runs in private mount and network namespaces (nothing touches the
 // host's ports); the backends listen on loopback addresses inside them.
 package balancer

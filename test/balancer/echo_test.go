@@ -132,3 +132,13 @@ func one(t testing.TB, h http.Header, name string) (string, bool) {
 func (x exchange) String() string {
 	return strconv.Itoa(x.status) + " from " + fmt.Sprint(x.echo.Backend)
 }
+
+// decodeEchoed reads an echo backend's answer.
+func decodeEchoed(t testing.TB, body []byte) echoed {
+	t.Helper()
+	var e echoed
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("the backend's answer %q: %v", body, err)
+	}
+	return e
+}

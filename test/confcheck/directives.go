@@ -46,8 +46,6 @@ var rules = map[string]rule{
 	"http":                 {ctx: []string{ctxMain}, block: ctxHTTP},
 	"stream":               {ctx: []string{ctxMain}, block: ctxStream},
 
-	"server_tokens":                  {ctx: http, min: 1, max: 1, check: oneOfArgs("off")},
-	"access_log":                     {ctx: []string{ctxHTTP, ctxServer}, min: 1, max: 1, check: oneOfArgs("/dev/stdout", "off")},
 	"client_body_temp_path":          {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "client_body_temp")},
 	"proxy_temp_path":                {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "proxy_temp")},
 	"fastcgi_temp_path":              {ctx: http, min: 1, max: 1, check: oneOfArgs(config.CacheDir + "fastcgi_temp")},
@@ -99,8 +97,6 @@ var rules = map[string]rule{
 	"ssl_verify_depth":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("10")},
 	"ssl_verify_client":         {ctx: inServer, min: 1, max: 1, check: oneOfArgs("on", "optional_no_ca")},
 	"error_page":                {ctx: inServer, min: 4, max: 4, check: words("495 496 = @_gatewall_client_cert_refused")},
-	"set_real_ip_from":          {ctx: inServer, min: 1, max: 1, check: oneOfArgs("unix:")},
-	"real_ip_header":            {ctx: inServer, min: 1, max: 1, check: oneOfArgs("proxy_protocol")},
 	"location":                  {ctx: []string{ctxServer}, min: 1, max: 2, block: ctxLocation, check: location},
 	"internal":                  {ctx: inLocation, min: 0, max: 0},
 	"stub_status":               {ctx: inLocation, min: 0, max: 0, check: stubStatus},

@@ -42,6 +42,13 @@ var mapKinds = []mapKind{
 	{"gw_server_port", emptyKey, anyExpr},
 	{"gw_hash_", emptyKey, hashKey},
 	{"gw_loop_in", loopKey, fixedValue("0", "1")},
+	// Tracing (nginx/config/tracing.go).
+	{"gw_traceparent_in", compiledRegexKey, anyExpr},
+	{"gw_traceparent_out", emptyKey, traceparentValue},
+	{"gw_tracestate_out", emptyKey, fixedValue("", "$http_tracestate")},
+	{"gw_trace_new", compiledRegexKey, anyExpr},
+	{"gw_span_new", compiledRegexKey, anyExpr},
+	{"otel_", compiledRegexKey, anyExpr},
 	{"gw_loop_out", emptyKey, loopValue},
 }
 

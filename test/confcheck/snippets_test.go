@@ -9,11 +9,14 @@ import (
 )
 
 // TestSnippetsRepeatNothingGatewallWrites: no directive NGINX takes once
-// per block, of those snippets may hold, is one the renderer writes where
-// snippets go (http level, route servers and locations): the two could
-// only meet in a configuration NGINX refuses.
+// per block, of those snippets may hold, is one the renderer writes in a
+// context where snippets may hold it (http level, route servers and
+// locations): the two could only meet in a configuration NGINX refuses.
+// (In an enclosing block it is inherited and overridden, as the
+// NginxProxy's gzip settings at http level by a server's snippet.)
 func TestSnippetsRepeatNothingGatewallWrites(t *testing.T) {
-	for name := range snippets.Allowed() {
+	contexts := map[string]string{"http": ctxHTTP, "http.server": ctxServer, "http.server.location": ctxLocation}
+	for name, places := range snippets.Allowed() {
 		if !snippets.Once(name) {
 			continue
 		}
@@ -21,7 +24,11 @@ func TestSnippetsRepeatNothingGatewallWrites(t *testing.T) {
 		if !ok {
 			continue
 		}
-		for _, ctx := range []string{ctxHTTP, ctxServer, ctxLocation} {
+		for _, place := range places {
+			ctx, ok := contexts[place]
+			if !ok {
+				t.Fatalf("snippets may hold %s in %s, which this test does not know", name, place)
+			}
 			if contains(r.ctx, ctx) {
 				t.Errorf("snippets may hold %s, which NGINX takes once per block and Gatewall writes in %s context", name, ctx)
 			}

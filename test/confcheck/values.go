@@ -29,7 +29,10 @@ var builtins = map[string]bool{"host": true, "request_uri": true, "uri": true, "
 	"ssl_protocol": true, "ssl_curve": true}
 
 func builtinVariable(name string) bool {
-	return builtins[name] || syntax.ValueVariable(name) || strings.HasPrefix(name, "http_") && len(name) > len("http_") ||
+	// The access log's variables are NGINX's, but for the trace's, which
+	// the renderer's maps define (nginx/config/tracing.go).
+	logged := syntax.LogVariable(name) && !strings.HasPrefix(name, "otel_")
+	return builtins[name] || logged || syntax.ValueVariable(name) || strings.HasPrefix(name, "http_") && len(name) > len("http_") ||
 		strings.HasPrefix(name, "upstream_http_") && len(name) > len("upstream_http_")
 }
 

@@ -199,7 +199,8 @@ const bundleMissing = "<bundle not held>"
 // every condition's lastTransitionTime and every bundle's lastFetched
 // removed, and the message of every Programmed condition that is Pending
 // because no data plane applied the configuration (noDataPlaneMessages)
-// replaced by noDataPlane. Where a message says where a bundle comes from
+// replaced by noDataPlane, but for what the Gateway's NginxProxy adds to
+// it. Where a message says where a bundle comes from
 // (bundleSources), that is replaced, and the reason of a condition about a
 // bundle neither side holds (render's Pending: nothing fetches offline;
 // the manager's FetchError) too. Its status and reason, and everything
@@ -214,8 +215,15 @@ func normaliseStatus(v any) any {
 		delete(out, "lastTransitionTime") // a condition's
 		delete(out, "lastFetched")
 		if out["type"] == "Programmed" && out["reason"] == "Pending" {
-			if msg, _ := out["message"].(string); noDataPlaneMessages[msg] {
-				out["message"] = noDataPlane
+			msg, _ := out["message"].(string)
+			// What follows it (the NginxProxy's settings that are not
+			// programmed) is compared.
+			head, rest, _ := strings.Cut(msg, status.NotProgrammedPrefix)
+			if noDataPlaneMessages[head] {
+				if rest != "" {
+					rest = status.NotProgrammedPrefix + rest
+				}
+				out["message"] = noDataPlane + rest
 			}
 		}
 		if msg, ok := out["message"].(string); ok {

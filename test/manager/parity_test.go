@@ -180,6 +180,10 @@ var parityCases = []parityCase{
 	// JWT filters: a Secret's key set (its weak keys named), remote sets,
 	// the invalid ones.
 	{name: "jwt"},
+	// An NGF-shaped NginxProxy with every NGINX-facing field set: the CRD
+	// takes it, and both sides name what is not programmed. Its Services'
+	// cluster IPs are the API server's to allocate.
+	{name: "nginxproxy-ngf", fixup: allocatedClusterIPs, builtIn: true},
 }
 
 // allocatedClusterIPs leaves a Service's cluster IP to the API server,

@@ -148,6 +148,23 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	return c, err
 }
 
+// DialFrom connects to addr inside NGINX's network namespace from the
+// local address laddr (a loopback address of the namespace, for a client
+// of its own address).
+func (s *Server) DialFrom(network, laddr, addr string) (net.Conn, error) {
+	local, err := net.ResolveTCPAddr(network, laddr)
+	if err != nil {
+		return nil, err
+	}
+	var c net.Conn
+	err = netns.Do(s.netns(), func() error {
+		var err error
+		c, err = (&net.Dialer{LocalAddr: local, Timeout: 5 * time.Second}).Dial(network, addr)
+		return err
+	})
+	return c, err
+}
+
 // DialContext is Dial for an http.Transport.
 func (s *Server) DialContext(_ context.Context, network, addr string) (net.Conn, error) {
 	return s.Dial(network, addr)

@@ -66,6 +66,21 @@ func Features(s *Snapshot) []string {
 			set["BackendTLSPolicy"] = true
 		case *v1alpha2.NginxProxy:
 			set["NginxProxy/waf/"+string(o.Spec.WAF)] = true
+			if r := o.Spec.RewriteClientIP; r != nil && r.Mode != nil {
+				set["NginxProxy/rewriteClientIP/"+string(*r.Mode)] = true
+			}
+			if l := o.Spec.Logging; l != nil && l.AccessLog != nil && l.AccessLog.Format != nil {
+				set["NginxProxy/accessLog/format"] = true
+			}
+			if o.Spec.Compression != nil {
+				set["NginxProxy/compression"] = true
+			}
+			if o.Spec.TracingOn() {
+				set["NginxProxy/tracing"] = true
+			}
+			if o.Spec.DisableHTTP2 != nil && *o.Spec.DisableHTTP2 {
+				set["NginxProxy/disableHTTP2"] = true
+			}
 		case *v1alpha1.ProxySettingsPolicy:
 			set["ProxySettingsPolicy"] = true
 		case *v1alpha1.WAFGatewayBindingPolicy:

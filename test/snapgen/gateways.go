@@ -70,6 +70,7 @@ func (g *gen) nginxProxy(name string) {
 		}
 	}
 	g.add(np)
+	g.nginxProxies = append(g.nginxProxies, np)
 }
 
 // gateway adds a Gateway with its listeners.

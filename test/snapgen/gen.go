@@ -3,6 +3,8 @@ package snapgen
 import (
 	"strings"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -17,6 +19,8 @@ type gen struct {
 	// listenerSets may be a route's parent.
 	listenerSets []routeRef
 	services     map[string][]serviceRef // by namespace
+	// nginxProxies get NGINX Gateway Fabric's NGINX-facing fields last.
+	nginxProxies []*v1alpha2.NginxProxy
 }
 
 type gatewayRef struct {

@@ -82,6 +82,9 @@ func Generate(src Source, size Size, controllerName string) *Snapshot {
 	for i := range g.upTo(size.Policies) {
 		g.upstreamSettingsPolicy(i)
 	}
+	for _, np := range g.nginxProxies {
+		g.nginxFields(&np.Spec)
+	}
 	return g.snap
 }
 

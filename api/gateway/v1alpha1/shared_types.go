@@ -54,3 +54,22 @@ type ByteSize string
 //
 // +kubebuilder:validation:Pattern=`^[0-9]{1,4}(ms|s|m|h)?$`
 type Duration string
+
+// SpanAttribute is a key and value added to a tracing span (NGINX Gateway
+// Fabric's). Both are written in double quotes: a '"' must be escaped with
+// '\', and '$' (a variable) is refused.
+type SpanAttribute struct {
+	// Key is the attribute's key.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^([^"$\\]|\\[^$])*$`
+	Key string `json:"key"`
+
+	// Value is the attribute's value.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^([^"$\\]|\\[^$])*$`
+	Value string `json:"value"`
+}

@@ -87,7 +87,9 @@ type UpstreamSettingsPolicySpec struct {
 	// instead of to its endpoints, so that traffic goes through the Service's
 	// virtual IP (for a service mesh, for one). It applies only to Services
 	// with a cluster IP; headless Services keep their endpoints. A Service
-	// without ready endpoints is still answered with 503. Defaults to false.
+	// without ready endpoints is still answered with 503. Unset: the
+	// NginxProxy's useClusterIP, which defaults to false; set, it wins over
+	// the NginxProxy's.
 	//
 	// +optional
 	UseClusterIP *bool `json:"useClusterIP,omitempty"`

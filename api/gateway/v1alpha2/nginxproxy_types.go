@@ -1,7 +1,6 @@
 package v1alpha2
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -156,6 +155,126 @@ type NginxProxySpec struct {
 	// +optional
 	DNSResolver *DNSResolver `json:"dnsResolver,omitempty"`
 
+	// RewriteClientIP takes the client's address from the PROXY protocol
+	// or X-Forwarded-For of trusted peers (a load balancer or proxy in
+	// front of the Gateway), for the backends, the access log, rate
+	// limits and address-based balancing. A Gateway's NginxProxy may set
+	// it only when its class allows RewriteClientIP
+	// (allowGatewayOverrides): who is trusted decides who can choose the
+	// address every route sees.
+	//
+	// +optional
+	RewriteClientIP *RewriteClientIP `json:"rewriteClientIP,omitempty"`
+
+	// DisableHTTP2 turns HTTP/2 off on every HTTPS listener: clients speak
+	// HTTP/1.1. GRPCRoutes, which need HTTP/2, are then not accepted on the
+	// Gateway (their status says why). Defaults to false.
+	//
+	// +optional
+	DisableHTTP2 *bool `json:"disableHTTP2,omitempty"`
+
+	// UseClusterIP makes NGINX send requests to each backend Service's
+	// cluster IP and port instead of its endpoints, for every Service with
+	// a cluster IP (not headless and ExternalName ones, nor the backends
+	// of TLSRoutes, TCPRoutes and UDPRoutes). An UpstreamSettingsPolicy's
+	// useClusterIP wins for its Services. Defaults to false.
+	//
+	// +optional
+	UseClusterIP *bool `json:"useClusterIP,omitempty"`
+
+	// DisableSNIHostValidation lets a client's HTTPS connection, opened
+	// for one listener's hostname (its TLS server name), carry requests
+	// for another listener's hostname on the same port (HTTP/2 connection
+	// coalescing with wildcard certificates, GEP-3567): without it they
+	// are answered 421 Misdirected Request. Requests are still answered
+	// 421 when the two listeners' TLS settings differ (ciphers, protocols,
+	// key exchange groups: tls.options), so that no listener's routes are
+	// reached over a handshake its settings refuse. Defaults to false.
+	//
+	// +optional
+	DisableSNIHostValidation *bool `json:"disableSNIHostValidation,omitempty"`
+
+	// WorkerProcesses is how many NGINX worker processes run, from 1 to
+	// 1024. Unset: one per CPU of the NGINX container's CPU limit (2 by
+	// default), or one per CPU of the node without a limit. Each worker
+	// holds its own connections (workerConnections), buffers and Lua
+	// state: more workers than the CPU limit takes more memory for no more
+	// CPU (docs/budgets.md).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	WorkerProcesses *int32 `json:"workerProcesses,omitempty"`
+
+	// WorkerRlimitNofile is the most files each worker may open
+	// (worker_rlimit_nofile), from 1 to 1048576. Unset, and at least: 2 ×
+	// workerConnections + 64, a file for every connection and one for its
+	// buffered body, which the Gateway's connection budgets count on (a
+	// lower value is raised to it, and the status says so). One above the
+	// container's hard limit (the container runtime's, often 524288 or
+	// 1048576) cannot be set by NGINX, which then logs an alert on each
+	// reload and keeps the limit it has.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	WorkerRlimitNofile *int32 `json:"workerRlimitNofile,omitempty"`
+
+	// ServerTokens is what NGINX says of itself in the Server response
+	// header and on its error pages: off ("nginx", the default), on
+	// ("nginx/1.22.1") or build (the same: Debian's NGINX names no build).
+	// Other values (an empty string to send no Server header, a string of
+	// your own), which NGINX Plus takes, are accepted and not programmed
+	// (off is used; the status says so). At most 255 characters, '"' and
+	// '\' escaped with '\', no line breaks.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^([^"\\\x0A\x0D]|\\[^\x0A\x0D])*$`
+	ServerTokens *string `json:"serverTokens,omitempty"`
+
+	// Compression compresses responses with gzip for clients that accept
+	// it. Compressed HTTPS responses that reflect what a client sent next
+	// to a secret (a token in a page) are open to BREACH-style attacks:
+	// leave the MIME types of such responses out.
+	//
+	// +optional
+	Compression *Compression `json:"compression,omitempty"`
+
+	// ZoneSize is, in NGINX Gateway Fabric, the shared memory zone of each
+	// upstream. Gatewall's upstreams keep their endpoints and balancing
+	// state in the data plane's shared Lua dictionaries, sized by Gatewall
+	// for the endpoints a Gateway may have, so a zone in each upstream
+	// would take shared memory for nothing: it is accepted and not
+	// programmed (the status says so). An UpstreamSettingsPolicy's
+	// zoneSize still gives its Services' upstreams a zone. A size of up to
+	// 4 digits with an optional k, m or g.
+	//
+	// +optional
+	ZoneSize *v1alpha1.ByteSize `json:"zoneSize,omitempty"`
+
+	// DisableBaseHeaders are the forwarding headers Gatewall does not set
+	// on proxied requests: X-Forwarded-For, X-Forwarded-Proto,
+	// X-Forwarded-Host, X-Forwarded-Port, X-Real-IP, or * for all of them,
+	// so that routes' filters set them instead. A client's own header of
+	// that name then reaches the backend unless a route's filter sets or
+	// removes it: a Gateway's NginxProxy may set this only when its class
+	// allows DisableBaseHeaders (allowGatewayOverrides). The loop header
+	// (X-Gatewall-Loop) is never disabled.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	DisableBaseHeaders []BaseHeaderName `json:"disableBaseHeaders,omitempty"`
+
+	// Telemetry configures tracing: W3C trace context propagated to
+	// backends, made for requests without one, and logged. Spans are not
+	// exported (Debian's NGINX has no OpenTelemetry module): the status
+	// says so.
+	//
+	// +optional
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
+
 	// AllowGatewayOverrides says what the Gateways of a class may choose for
 	// their own data planes, beyond what any Gateway may (docs/security.md).
 	// It is read from the GatewayClass's NginxProxy only: a Gateway's
@@ -169,77 +288,10 @@ type NginxProxySpec struct {
 	AllowGatewayOverrides *GatewayOverrides `json:"allowGatewayOverrides,omitempty"`
 }
 
-// DNSResolver is the DNS resolver of the data plane's DNS-named backends.
-type DNSResolver struct {
-	// Timeout bounds one resolution of a name, every server tried
-	// included (each gets an equal share). Defaults to 5s; a value under
-	// 100ms is taken as 100ms, over 30s as 30s, and 0 as the default.
-	//
-	// +optional
-	Timeout *v1alpha1.Duration `json:"timeout,omitempty"`
-
-	// CacheTTL replaces the TTL of the answers: a name is resolved again
-	// this long after its last answer, whatever TTL the answer had. Unset,
-	// the answers' own TTLs decide. Either way, the time between two
-	// resolutions of a name is kept between 5s and 1h; a name that stops
-	// resolving keeps its last answers 2m past it, then its backend has
-	// none (503).
-	//
-	// +optional
-	CacheTTL *v1alpha1.Duration `json:"cacheTTL,omitempty"`
-
-	// DisableIPv6 asks for IPv4 addresses only (no AAAA queries). If not
-	// specified, or set to false, IPv6 addresses are used too.
-	//
-	// +optional
-	DisableIPv6 *bool `json:"disableIPv6,omitempty"`
-
-	// Addresses are the DNS servers, asked in order (the next when one
-	// does not answer), on port 53. A Hostname is itself resolved by the
-	// data-plane pod's own resolver (its /etc/resolv.conf) and resolved
-	// again every minute; while it does not resolve, the servers it names
-	// are not asked.
-	// Example: [{"type": "IPAddress", "value": "8.8.8.8"}, {"type": "Hostname", "value": "dns.google"}]
-	//
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=16
-	Addresses []DNSResolverAddress `json:"addresses"`
-}
-
-// DNSResolverAddress is one DNS server of a DNSResolver.
-//
-// +kubebuilder:validation:XValidation:message="value must be an IP address when type is IPAddress",rule="self.type != 'IPAddress' || isIP(self.value)"
-// +kubebuilder:validation:XValidation:message="value must be a lower-case DNS name (RFC 1123) when type is Hostname",rule="self.type != 'Hostname' || self.value.matches('^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?([.][a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$')"
-type DNSResolverAddress struct {
-	// Type is the kind of value: IPAddress or Hostname.
-	Type DNSResolverAddressType `json:"type"`
-
-	// Value is the server's address. When Type is "IPAddress", this must
-	// be a valid IPv4 or IPv6 address. When Type is "Hostname", this must
-	// be a valid hostname.
-	//
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Value string `json:"value"`
-}
-
-// DNSResolverAddressType is the kind of a DNS server's address.
-//
-// +kubebuilder:validation:Enum=IPAddress;Hostname
-type DNSResolverAddressType string
-
-// The kinds of a DNS server's address.
-const (
-	// DNSResolverIPAddressType: the value is an IP address.
-	DNSResolverIPAddressType DNSResolverAddressType = "IPAddress"
-	// DNSResolverHostnameType: the value is a DNS name.
-	DNSResolverHostnameType DNSResolverAddressType = "Hostname"
-)
-
 // GatewayOverrideField names NginxProxy settings a class may let its
 // Gateways set.
 //
-// +kubebuilder:validation:Enum=Images;Service
+// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders
 type GatewayOverrideField string
 
 // The settings a class may let its Gateways' NginxProxies set.
@@ -252,16 +304,23 @@ const (
 	// OverrideService: kubernetes.service (type, externalTrafficPolicy,
 	// loadBalancerIP, loadBalancerSourceRanges): who can reach the Gateway.
 	OverrideService GatewayOverrideField = "Service"
+	// OverrideRewriteClientIP: rewriteClientIP, which decides whose word
+	// about a client's address every route's backends, the access log,
+	// rate limits and address-based balancing take.
+	OverrideRewriteClientIP GatewayOverrideField = "RewriteClientIP"
+	// OverrideDisableBaseHeaders: disableBaseHeaders, which lets clients'
+	// own X-Forwarded-* and X-Real-IP headers reach every route's backends.
+	OverrideDisableBaseHeaders GatewayOverrideField = "DisableBaseHeaders"
 )
 
 // GatewayOverrides are what a class lets its Gateways choose.
 type GatewayOverrides struct {
 	// Fields are the settings a Gateway's own NginxProxy may set: Images,
-	// Service.
+	// Service, RewriteClientIP, DisableBaseHeaders.
 	//
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:MaxItems=4
 	Fields []GatewayOverrideField `json:"fields,omitempty"`
 
 	// InfrastructureKeys are the prefixed label and annotation keys a
@@ -279,346 +338,6 @@ type GatewayOverrides struct {
 	// +kubebuilder:validation:items:MaxLength=317
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
 	InfrastructureKeys []string `json:"infrastructureKeys,omitempty"`
-}
-
-// Defaults of Upstreams, L4 and WorkerShutdownTimeout.
-const (
-	DefaultConnectTimeout        = "250ms"
-	DefaultMaxTries              = 3
-	DefaultMaxRetries            = 3
-	DefaultFailTimeout           = "10s"
-	DefaultWorkerShutdownTimeout = "60s"
-	DefaultWorkerConnections     = 1024
-	DefaultTCPIdleTimeout        = "5m"
-	DefaultUDPSessionTimeout     = "10s"
-)
-
-// L4Listeners bound the connections of TCP and UDP listeners. A TCP
-// connection, or a UDP session, holds two of an NGINX worker's
-// connections (workerConnections) while it lasts: the client's and the
-// backend's. Without bounds, clients of one listener (thousands of UDP
-// source ports, or hundreds of idle TCP connections) take every
-// connection of the workers, and NGINX answers every HTTP request of the
-// Gateway with an error until they end.
-type L4Listeners struct {
-	// MaxConnections is the most TCP connections, or UDP sessions, one TCP
-	// or UDP listener holds at once, counted across the data plane's NGINX
-	// workers: a client beyond it is closed (TCP) or its datagrams dropped
-	// (UDP) until one ends. Each listener's connections are kept for it in
-	// every worker, beside the listening sockets and the connections
-	// Gatewall keeps for HTTP clients: 2 × maxConnections of
-	// workerConnections each (all may land in one worker). A listener whose
-	// connections do not fit is refused (PortUnavailable), in the Gateway
-	// API's precedence: the Gateway's own listeners first, then
-	// ListenerSets from the oldest. A UDP session lasts udpSessionTimeout,
-	// so a listener serves about maxConnections / udpSessionTimeout new
-	// clients a second. From 1 to 32767. Unset, the TCP and UDP listeners
-	// of the Gateway and its ListenerSets share half of the workers'
-	// connections equally ((workerConnections - 64) / 4 connections
-	// divided among them, from 16 to 1,024 each: 240 for one listener with
-	// workerConnections 1,024, 60 each for four), leaving the other half to
-	// HTTP clients and listening sockets.
-	//
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=32767
-	MaxConnections *int32 `json:"maxConnections,omitempty"`
-
-	// TCPIdleTimeout closes a TCP listener's connection when neither the
-	// client nor the backend sent anything for this long (TCP keep-alive
-	// probes do not count), so that clients that went away without closing
-	// do not keep the listener's maxConnections. From 1s to 24h; defaults
-	// to 5m.
-	//
-	// +optional
-	// +kubebuilder:validation:XValidation:message="tcpIdleTimeout must be between 1s and 24h",rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')"
-	TCPIdleTimeout *gatewayv1.Duration `json:"tcpIdleTimeout,omitempty"`
-
-	// UDPSessionTimeout ends a UDP listener's session (a client address
-	// and port) when no datagram went either way for this long; any number
-	// of answers may come back meanwhile. A DNS-like exchange keeps its
-	// session, and one of maxConnections, this long after its answer.
-	// From 1s to 1h; defaults to 10s.
-	//
-	// +optional
-	// +kubebuilder:validation:XValidation:message="udpSessionTimeout must be between 1s and 1h",rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')"
-	UDPSessionTimeout *gatewayv1.Duration `json:"udpSessionTimeout,omitempty"`
-}
-
-// Upstreams configure NGINX's connections to the endpoints of backends.
-// A request goes on to another endpoint when its connection to one fails
-// (refused, reset, or not established within connectTimeout), and, for a
-// request NGINX may send again (idempotent, or not sent yet), when the
-// endpoint fails or times out before answering, within maxTries endpoints.
-type Upstreams struct {
-	// ConnectTimeout bounds one attempt to connect to an endpoint. Inside a
-	// cluster a connection is established in well under a millisecond; an
-	// endpoint whose pod is gone may drop packets instead of refusing, and
-	// each request sent to it waits this long before trying another. A
-	// route's shorter timeout (HTTPRoute timeouts) wins. From 1ms to 60s;
-	// defaults to 250ms.
-	//
-	// +optional
-	// +kubebuilder:validation:XValidation:message="connectTimeout must be between 1ms and 60s",rule="duration(self) >= duration('1ms') && duration(self) <= duration('60s')"
-	ConnectTimeout *gatewayv1.Duration `json:"connectTimeout,omitempty"`
-
-	// MaxTries is the most endpoints one request is sent to, from 1 to 10;
-	// defaults to 3.
-	//
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=10
-	MaxTries *int32 `json:"maxTries,omitempty"`
-
-	// MaxRetries bounds the retries a route's rule may ask for (HTTPRoute
-	// retry.attempts): a request is sent at most maxRetries + 1 times in
-	// all, connection errors included, however many attempts a route asks.
-	// Each try is one more request to a backend, maybe to an address
-	// outside the cluster that an EndpointSlice names: this is how the
-	// Gateway's owner bounds what routes make of one client request. A
-	// rule asking more is served with this many retries, and its status
-	// says so; 0 serves routes without retries. A Gateway's NginxProxy can
-	// lower its class's bound, not raise it. From 0 to 10; defaults to 3.
-	//
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=10
-	MaxRetries *int32 `json:"maxRetries,omitempty"`
-
-	// FailTimeout is how long an endpoint whose connection failed is
-	// avoided by later requests (passive health checking), unless every
-	// endpoint of its Service failed. Failures of an answer (a slow or
-	// failed response) do not count: they say more about one route than
-	// about the endpoint. From 1s to 5m; defaults to 10s.
-	//
-	// +optional
-	// +kubebuilder:validation:XValidation:message="failTimeout must be between 1s and 5m",rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')"
-	FailTimeout *gatewayv1.Duration `json:"failTimeout,omitempty"`
-}
-
-// Data-plane ports that listeners cannot use.
-const (
-	// DefaultMetricsPort is where the data plane serves its metrics unless
-	// metrics.port says otherwise.
-	DefaultMetricsPort = 9113
-	// WAFEnforcerPort is where the WAF enforcer listens for NGINX, in the
-	// pod, when WAF is enabled.
-	WAFEnforcerPort = 50000
-)
-
-// Metrics configures the data plane's Prometheus metrics.
-type Metrics struct {
-	// Port is the pod's port serving the metrics at /metrics, from 1 to
-	// 65535. Defaults to 9113. A Gateway listener cannot use it.
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	Port *int32 `json:"port,omitempty"`
-
-	// Disable turns the data plane's metrics off: no port, no collection.
-	// +optional
-	Disable *bool `json:"disable,omitempty"`
-}
-
-// MetricsPort is the data plane's metrics port, or 0 when metrics are off.
-func (s *NginxProxySpec) MetricsPort() int32 {
-	switch {
-	case s.Metrics == nil:
-		return DefaultMetricsPort
-	case s.Metrics.Disable != nil && *s.Metrics.Disable:
-		return 0
-	case s.Metrics.Port != nil:
-		return *s.Metrics.Port
-	}
-	return DefaultMetricsPort
-}
-
-// NginxErrorLevel is the level of NGINX's error log.
-//
-// +kubebuilder:validation:Enum=debug;info;notice;warn;error;crit;alert;emerg
-type NginxErrorLevel string
-
-// AgentLogLevel is the log level of nginx-agent.
-//
-// +kubebuilder:validation:Enum=debug;info;warn;error
-type AgentLogLevel string
-
-// NginxLogging sets the log levels of the data plane.
-type NginxLogging struct {
-	// ErrorLevel is the level of NGINX's error log (error_log). Defaults to info.
-	// +optional
-	ErrorLevel *NginxErrorLevel `json:"errorLevel,omitempty"`
-
-	// AgentLevel is the log level of nginx-agent. Defaults to info.
-	// +optional
-	AgentLevel *AgentLogLevel `json:"agentLevel,omitempty"`
-}
-
-// KubernetesSpec configures the Kubernetes objects of a Gateway's data plane.
-type KubernetesSpec struct {
-	// Deployment configures the data-plane Deployment.
-	// +optional
-	Deployment *DeploymentSpec `json:"deployment,omitempty"`
-
-	// Service configures the Service in front of the data plane.
-	// +optional
-	Service *ServiceSpec `json:"service,omitempty"`
-}
-
-// DeploymentSpec configures the data-plane Deployment.
-type DeploymentSpec struct {
-	// Replicas is the number of data-plane pods. Defaults to 1.
-	//
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=1000
-	Replicas *int32 `json:"replicas,omitempty"`
-
-	// Container configures the NGINX container, which also runs nginx-agent.
-	// Its resources default to requests of 100m CPU and 256Mi of memory and
-	// limits of 2 CPUs and 2560Mi (docs/budgets.md says why); NGINX runs
-	// one worker process per CPU of the limit (rounded up), or one per CPU
-	// of the node without a CPU limit. Resources set here replace the
-	// defaults whole.
-	// +optional
-	Container *ContainerSpec `json:"container,omitempty"`
-
-	// Endpoints configures the endpoints container, which takes the
-	// Gateway's endpoints from Gatewall and hands them to NGINX without a
-	// reload. It runs the NGINX container's image.
-	// +optional
-	Endpoints *EndpointsContainer `json:"endpoints,omitempty"`
-
-	// WAFContainers configures the containers added when waf is enabled.
-	// Their resources default to requests only (100m CPU and 256Mi of
-	// memory each): F5's containers could not be measured to choose limits.
-	// +optional
-	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
-
-	// Pod configures the data-plane pods (the shape of NGINX Gateway
-	// Fabric's deployment.pod).
-	// +optional
-	Pod *PodSpec `json:"pod,omitempty"`
-}
-
-// PodSpec configures the data-plane pods.
-type PodSpec struct {
-	// ImagePullSecrets are Secrets of the Gateway's namespace that hold
-	// credentials for the registries of the data-plane images (F5's private
-	// registry for App Protect's, say), as in a Pod's imagePullSecrets.
-	// They come in addition to the copies of the Secrets the manager's
-	// --nginx-docker-secret names. A Gateway's NginxProxy that sets them
-	// replaces its GatewayClass's list.
-	//
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=16
-	ImagePullSecrets []LocalSecretReference `json:"imagePullSecrets,omitempty"`
-}
-
-// LocalSecretReference names a Secret in the same namespace.
-type LocalSecretReference struct {
-	// Name is the Secret's name.
-	//
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	Name string `json:"name"`
-}
-
-// EndpointsContainer configures the endpoints container of a data-plane pod.
-type EndpointsContainer struct {
-	// Resources are the container's compute resource requests and limits.
-	// They default to requests of 10m CPU and 32Mi of memory and limits of
-	// 500m CPU and 128Mi (docs/budgets.md says why); resources set here
-	// replace the defaults whole.
-	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-}
-
-// WAFContainers configures the WAF containers of a data-plane pod.
-type WAFContainers struct {
-	// Enforcer configures the waf-enforcer container.
-	// +optional
-	Enforcer *ContainerSpec `json:"enforcer,omitempty"`
-
-	// ConfigManager configures the waf-config-mgr container.
-	// +optional
-	ConfigManager *ContainerSpec `json:"configManager,omitempty"`
-}
-
-// ContainerSpec configures one container.
-type ContainerSpec struct {
-	// Image is the container image. Unset parts keep Gatewall's defaults.
-	// +optional
-	Image *Image `json:"image,omitempty"`
-
-	// Resources are the container's compute resource requests and limits.
-	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-}
-
-// Image is a container image reference.
-type Image struct {
-	// Repository is the image repository, e.g. ghcr.io/gatewall/dataplane.
-	//
-	// +optional
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=255
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9._]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$`
-	Repository *string `json:"repository,omitempty"`
-
-	// Tag is the image tag, e.g. 1.0.0.
-	//
-	// +optional
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=128
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
-	Tag *string `json:"tag,omitempty"`
-
-	// PullPolicy is the image pull policy: Always, IfNotPresent or Never.
-	//
-	// +optional
-	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
-	PullPolicy *corev1.PullPolicy `json:"pullPolicy,omitempty"`
-}
-
-// ServiceSpec configures the Service in front of the data plane.
-//
-// +kubebuilder:validation:XValidation:message="loadBalancerIP can only be set when type is LoadBalancer",rule="!has(self.loadBalancerIP) || !has(self.type) || self.type == 'LoadBalancer'"
-// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges can only be set when type is LoadBalancer",rule="!has(self.loadBalancerSourceRanges) || !has(self.type) || self.type == 'LoadBalancer'"
-// +kubebuilder:validation:XValidation:message="externalTrafficPolicy can only be set when type is NodePort or LoadBalancer",rule="!has(self.externalTrafficPolicy) || !has(self.type) || self.type != 'ClusterIP'"
-type ServiceSpec struct {
-	// Type is the Service type: ClusterIP, NodePort or LoadBalancer (default).
-	//
-	// +optional
-	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
-	Type *corev1.ServiceType `json:"type,omitempty"`
-
-	// ExternalTrafficPolicy is Cluster or Local; Local keeps the client's source
-	// address. Only for NodePort and LoadBalancer Services.
-	//
-	// +optional
-	// +kubebuilder:validation:Enum=Cluster;Local
-	ExternalTrafficPolicy *corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
-
-	// LoadBalancerIP asks the load balancer for this IP address. Only for
-	// LoadBalancer Services.
-	//
-	// +optional
-	// +kubebuilder:validation:MaxLength=45
-	// +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IP address",rule="isIP(self)"
-	LoadBalancerIP *string `json:"loadBalancerIP,omitempty"`
-
-	// LoadBalancerSourceRanges are the client CIDRs the load balancer lets in.
-	// Only for LoadBalancer Services.
-	//
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MaxLength=49
-	// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges must be CIDRs",rule="self.all(r, isCIDR(r))"
-	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
 }
 
 // NginxProxyStatus says whether Gatewall accepted the settings.

@@ -59,10 +59,14 @@ func WAFResources(c *ContainerSpec) corev1.ResourceRequirements {
 	return *defaultWAFResources.DeepCopy()
 }
 
-// WorkerProcesses is how many worker processes NGINX runs: one per CPU
-// of the NGINX container's limit, rounded up; 0 when it has no CPU limit
-// (NGINX then runs one per CPU of the node, which Gatewall cannot know).
-func (s *NginxProxySpec) WorkerProcesses() int32 {
+// Workers is how many worker processes NGINX runs: workerProcesses when
+// set, else one per CPU of the NGINX container's limit, rounded up; 0
+// when it has no CPU limit (NGINX then runs one per CPU of the node,
+// which Gatewall cannot know).
+func (s *NginxProxySpec) Workers() int32 {
+	if s != nil && s.WorkerProcesses != nil {
+		return *s.WorkerProcesses
+	}
 	cpu, ok := s.NGINXResources().Limits[corev1.ResourceCPU]
 	if !ok || cpu.Sign() <= 0 {
 		return 0
@@ -80,4 +84,23 @@ func (s *NginxProxySpec) deployment() *DeploymentSpec {
 		return nil
 	}
 	return s.Kubernetes.Deployment
+}
+
+// workerFiles are the files an NGINX worker keeps open besides its
+// connections and their temporary files: logs, its event queue, modules'
+// files.
+const workerFiles = 64
+
+// FilesForConnections is how many files an NGINX worker with
+// workerConnections connections may need: every connection is a file,
+// and a buffered request or response one more (a temporary file), so
+// twice the connections, and workerFiles.
+func FilesForConnections(workerConnections int32) int32 { return 2*workerConnections + workerFiles }
+
+// EffectiveWorkerConnections is workerConnections, or its default.
+func (s *NginxProxySpec) EffectiveWorkerConnections() int32 {
+	if s != nil && s.WorkerConnections != nil {
+		return *s.WorkerConnections
+	}
+	return DefaultWorkerConnections
 }

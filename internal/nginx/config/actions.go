@@ -49,7 +49,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 		f.RequestHeaders = composeHeaders(f.RequestHeaders, e.rule.Backends[0].RequestHeaders)
 		ds = append(ds, b.requestHeaders(prefix, f)...)
 	case hasBackendHeaders(e.rule.Backends):
-		defaults := defaultRequestHeaders(prefix, f.Rewrite)
+		defaults := b.defaultRequestHeaders(prefix, f.Rewrite)
 		headers, target := b.perBackendHeaders(prefix+"_set_header", defaults, e.rule, grpc)
 		ds = append(append(ds, withoutHeaders(defaults, headers)...), headers...)
 		perBackend = target
@@ -89,7 +89,7 @@ func (b *builder) action(e entry, ctx actionContext, extra map[string]*Location)
 	if tls := e.rule.TLS; tls != nil {
 		ds = append(ds, b.backendTLS(prefix, tls)...)
 	}
-	ds = withCopiedHeaders(ds, prefix, f.Rewrite, authHeaders)
+	ds = b.withCopiedHeaders(ds, prefix, f.Rewrite, authHeaders)
 	return append(ds, passDirective(grpc, e.rule.TLS != nil, target))
 }
 
@@ -272,24 +272,24 @@ func (b *builder) requestHeaders(prefix string, f graph.Filters) []Directive {
 	for _, n := range names {
 		user = append(user, D(set, spelled[n], b.headerValue(spelled[n], ops[n])))
 	}
-	return append(withoutHeaders(defaultRequestHeaders(prefix, f.Rewrite), user), user...)
+	return append(withoutHeaders(b.defaultRequestHeaders(prefix, f.Rewrite), user), user...)
 }
 
 // defaultRequestHeaders are the headers Gatewall sets on every proxied
 // request: Host (the URLRewrite's hostname when it sets one) and, for
-// proxy_pass, the forwarding headers; the loop header (loop.go) for both.
-func defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
+// proxy_pass, the forwarding headers the NginxProxy does not disable; the
+// loop header (loop.go) and, with tracing, the trace context for both.
+func (b *builder) defaultRequestHeaders(prefix string, rewrite *graph.Rewrite) []Directive {
 	host := "$gw_host"
 	if rewrite != nil && rewrite.Hostname != "" {
 		host = Quote(rewrite.Hostname)
 	}
 	ds := []Directive{D(prefix+"_set_header", "Host", host)}
 	if prefix == "proxy" {
-		ds = append(ds, defaultProxyHeaders()...)
-	} else {
-		ds = append(ds, D(prefix+"_set_header", graph.LoopHeader, "$gw_loop_out"))
+		return append(ds, defaultProxyHeaders(b.cfg.Main.Proxy)...)
 	}
-	return ds
+	ds = append(ds, D(prefix+"_set_header", graph.LoopHeader, "$gw_loop_out"))
+	return append(ds, b.cfg.Main.Proxy.traceHeaders(prefix)...)
 }
 
 // withoutHeaders returns the header directives of defaults whose header
@@ -309,19 +309,29 @@ func withoutHeaders(defaults, overrides []Directive) []Directive {
 }
 
 // defaultProxyHeaders are the request headers every proxied request gets
-// (besides Host); http.conf sets them at http level for locations that
-// change no header.
-func defaultProxyHeaders() []Directive {
-	return []Directive{
-		D("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
-		D("proxy_set_header", "X-Real-IP", "$remote_addr"),
-		D("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
-		D("proxy_set_header", "X-Forwarded-Host", "$host"),
-		D("proxy_set_header", "X-Forwarded-Port", "$gw_server_port"),
+// (besides Host): the forwarding headers the NginxProxy does not disable
+// (disableBaseHeaders), the connection's, the loop header (never
+// disabled) and, with tracing, the trace context; http.conf sets them at
+// http level for locations that change no header.
+func defaultProxyHeaders(p ProxySettings) []Directive {
+	var ds []Directive
+	for _, h := range []struct{ name, value string }{
+		{"X-Forwarded-For", "$proxy_add_x_forwarded_for"},
+		{"X-Real-IP", "$remote_addr"},
+		{"X-Forwarded-Proto", "$scheme"},
+		{"X-Forwarded-Host", "$host"},
+		{"X-Forwarded-Port", "$gw_server_port"},
+	} {
+		if p.baseHeader(h.name) {
+			ds = append(ds, D("proxy_set_header", h.name, h.value))
+		}
+	}
+	ds = append(ds,
 		D("proxy_set_header", "Upgrade", "$http_upgrade"),
 		D("proxy_set_header", "Connection", "$gw_connection"),
 		D("proxy_set_header", graph.LoopHeader, "$gw_loop_out"),
-	}
+	)
+	return append(ds, p.traceHeaders("proxy")...)
 }
 
 func responseHeaders(prefix string, m *graph.HeaderModifier) []Directive {
@@ -372,7 +382,7 @@ func (b *builder) mirror(m *graph.Mirror, extra map[string]*Location) string {
 		if h2c {
 			prefix = "grpc"
 		}
-		tlsDirectives = append(defaultRequestHeaders(prefix, &graph.Rewrite{Hostname: be.ExternalName}), tlsDirectives...)
+		tlsDirectives = append(b.defaultRequestHeaders(prefix, &graph.Rewrite{Hostname: be.ExternalName}), tlsDirectives...)
 	}
 	loc := &Location{Modifier: "=", Path: path, Internal: true,
 		Directives: append(tlsDirectives, passDirective(false, be.TLS != nil, target+"$request_uri"))}

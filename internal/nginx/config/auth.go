@@ -165,7 +165,7 @@ func ForwardBodyLua(max int) string {
 // same headers, and when the location sets none (it inherits http.conf's
 // defaults, which any *_set_header of its own would drop) the defaults
 // come first.
-func withCopiedHeaders(ds []Directive, prefix string, rewrite *graph.Rewrite, headers []Directive) []Directive {
+func (b *builder) withCopiedHeaders(ds []Directive, prefix string, rewrite *graph.Rewrite, headers []Directive) []Directive {
 	if len(headers) == 0 {
 		return ds
 	}
@@ -175,7 +175,7 @@ func withCopiedHeaders(ds []Directive, prefix string, rewrite *graph.Rewrite, he
 		has = has || d.Name == set
 	}
 	if !has {
-		ds = append(ds, defaultRequestHeaders(prefix, rewrite)...)
+		ds = append(ds, b.defaultRequestHeaders(prefix, rewrite)...)
 	}
 	var out []Directive
 	for _, d := range ds {

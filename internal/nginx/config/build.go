@@ -104,13 +104,14 @@ func build(g *graph.Gateway, inc Includes, n *names) *Config {
 }
 
 func mainSettings(np *v1alpha2.NginxProxySpec) Main {
-	m := Main{WorkerConnections: defaultWorkerConnections, WorkerProcesses: (&v1alpha2.NginxProxySpec{}).WorkerProcesses(), ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
+	m := Main{WorkerConnections: defaultWorkerConnections, WorkerProcesses: (&v1alpha2.NginxProxySpec{}).Workers(), ErrorLevel: defaultErrorLevel, IPv4: true, IPv6: true, StubStatus: true,
 		Upstreams: UpstreamDefaults{
 			ConnectTimeout: duration(nil, v1alpha2.DefaultConnectTimeout),
 			MaxTries:       v1alpha2.DefaultMaxTries,
 			FailTimeout:    duration(nil, v1alpha2.DefaultFailTimeout),
 		},
 		WorkerShutdownTimeout: duration(nil, v1alpha2.DefaultWorkerShutdownTimeout),
+		Proxy:                 proxySettings(nil),
 		L4: L4Limits{
 			TCPIdleTimeout:    duration(nil, v1alpha2.DefaultTCPIdleTimeout),
 			UDPSessionTimeout: duration(nil, v1alpha2.DefaultUDPSessionTimeout),
@@ -131,7 +132,8 @@ func mainSettings(np *v1alpha2.NginxProxySpec) Main {
 		}
 	}
 	m.WorkerShutdownTimeout = duration(np.WorkerShutdownTimeout, v1alpha2.DefaultWorkerShutdownTimeout)
-	m.WorkerProcesses = np.WorkerProcesses()
+	m.Proxy = proxySettings(np)
+	m.WorkerProcesses = np.Workers()
 	m.StubStatus = np.MetricsPort() != 0
 	if np.WorkerConnections != nil {
 		m.WorkerConnections = *np.WorkerConnections

@@ -7,7 +7,12 @@
 // reaches a file has passed an allow-list in package validation and is
 // written with Quote; a header value, where NGINX interpolates variables,
 // first with syntax.HeaderValue (allow-listed variables read, any other
-// '$' the literal ${gw_dollar}, which http.conf then declares).
+// '$' the literal ${gw_dollar}, which http.conf then declares), and an
+// access log format likewise with syntax.LogFormat. The NginxProxy's
+// NGINX-facing settings are read in nginxproxy.go, realip.go (the
+// client's address) and tracing.go (W3C trace context); what of them the
+// data plane does not carry out is left at Gatewall's default there and
+// named in statuses (graph.NotProgrammed).
 //
 // The configuration shape is chosen for NGINX's own cost, which dominates:
 // one upstream per Service port however many routes use it, no shared memory

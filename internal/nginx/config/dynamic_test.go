@@ -164,7 +164,7 @@ func TestUseClusterIPIsDynamicToo(t *testing.T) {
 		i.Services[types.NamespacedName{Namespace: "ns", Name: "app"}].Spec.ClusterIP = "10.96.0.10"
 		return i
 	}
-	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{{Namespace: "ns", Name: "app"}: {UseClusterIP: true}}}
+	settings := config.Includes{Upstreams: map[types.NamespacedName]*config.UpstreamSettings{{Namespace: "ns", Name: "app"}: {UseClusterIP: ptr.To(true)}}}
 	render := func(i *graph.Input) *config.Config {
 		return config.Build(graph.Build(i, testGateway), settings)
 	}

@@ -41,7 +41,17 @@ func (c *Config) serverListens(s *Server) []listen {
 	if c.tlsFronted(s.Port) {
 		return []listen{{httpsSocket(s.Port), append(params, "proxy_protocol")}}
 	}
-	return c.portListens(strconv.Itoa(int(s.Port)), params)
+	return c.portListens(strconv.Itoa(int(s.Port)), c.clientParams(params))
+}
+
+// clientParams are the parameters of a TCP socket clients reach: with
+// rewriteClientIP mode ProxyProtocol they must send the PROXY protocol
+// (realip.go).
+func (c *Config) clientParams(params []string) []string {
+	if c.proxyProtocol() {
+		return append(params[:len(params):len(params)], "proxy_protocol")
+	}
+	return params
 }
 
 // behindStream says whether a port's http servers listen behind a stream
@@ -76,10 +86,10 @@ func sinkListens(code int) []listen {
 	return []listen{{sinkSocket(code), nil}, {sinkSocketH2(code), []string{"http2"}}}
 }
 
-// streamListens are the listens of a stream server on a port (a sniffed
-// port's, or a TLS passthrough port's).
+// streamListens are the listens of a stream server on a port clients
+// reach (a sniffed port's, a TLS passthrough port's, a TCP listener's).
 func (c *Config) streamListens(port int32) []listen {
-	return c.portListens(strconv.Itoa(int(port)), nil)
+	return c.portListens(strconv.Itoa(int(port)), c.clientParams(nil))
 }
 
 // tlsRejectListen and tlsPassListen are the listens of the TLS passthrough

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpoints"
 )
@@ -114,6 +115,8 @@ type Main struct {
 	LoopID string
 	// L4 bounds the TCP and UDP listeners' connections (l4.go).
 	L4 L4Limits
+	// Proxy are the NginxProxy's other NGINX-facing settings (nginxproxy.go).
+	Proxy ProxySettings
 }
 
 // L4Limits are the NginxProxy's l4 settings, defaults filled in.
@@ -129,21 +132,21 @@ type UpstreamDefaults struct {
 	FailTimeout    time.Duration
 }
 
-// rlimitFiles are the files a worker keeps open besides its connections
-// and their temporary files: logs, its event queue, modules' files.
-const rlimitFiles = 64
-
 // RlimitNofile is the most files each worker may open
-// (worker_rlimit_nofile): every connection is a file, and a buffered
-// request or response one more (a temporary file), so twice the
-// connections, and rlimitFiles. Without it a worker has the container's
+// (worker_rlimit_nofile): what its connections need
+// (v1alpha2.FilesForConnections). Without it a worker has the container's
 // limit, which may be under its connections (NGINX then warns that they
 // "exceed open file resource limit", and fails connections once the files
 // run out). NGINX sets it as both the soft and the hard limit; run as a
 // user without CAP_SYS_RESOURCE (the data plane's), it cannot raise the
 // container's hard limit, so that must be at least 2 × 65,535 + 64 for
 // the largest workerConnections (container runtimes give 524,288 or more).
-func (m Main) RlimitNofile() int { return 2*int(m.WorkerConnections) + rlimitFiles }
+// The NginxProxy's workerRlimitNofile raises it, never lowers it: the
+// Gateway's connection budgets (graph/sockets.go) count on a file for
+// every connection (graph.NotProgrammed says so of a lower one).
+func (m Main) RlimitNofile() int {
+	return int(max(m.Proxy.RlimitNofile, v1alpha2.FilesForConnections(m.WorkerConnections)))
+}
 
 // Server is one server block.
 type Server struct {
@@ -289,9 +292,10 @@ type UpstreamSettings struct {
 	// keepalive_requests, keepalive_time and keepalive_timeout values.
 	KeepaliveRequests               *int32
 	KeepaliveTime, KeepaliveTimeout string
-	// UseClusterIP makes the Service's cluster IP and port the only server,
-	// for Services that have one.
-	UseClusterIP bool
+	// UseClusterIP, when set, says whether the Service's cluster IP and
+	// port are the only server, for Services that have one; nil leaves it
+	// to the NginxProxy's useClusterIP.
+	UseClusterIP *bool
 }
 
 // Map is one map block. Entries are in order; regex entries are tried in

@@ -97,19 +97,22 @@ func (c *Config) mainConf() []byte {
 func (c *Config) httpConf(keys *hashKeys) []byte {
 	w := &writer{keys: keys}
 	w.comment(header)
-	w.line("server_tokens", "off")
+	w.line("server_tokens", c.Main.Proxy.serverTokens())
 	writeDefaultTLSProtocols(w)
-	w.line("access_log", "/dev/stdout")
+	c.writeProxySettings(w)
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		w.line(t+"_temp_path", CacheDir+t+"_temp")
 	}
 	w.line("proxy_http_version", "1.1")
 	w.line("proxy_set_header", "Host", "$gw_host")
-	for _, dir := range defaultProxyHeaders() {
+	for _, dir := range defaultProxyHeaders(c.Main.Proxy) {
 		w.line(append([]string{dir.Name}, dir.Args...)...)
 	}
 	w.line("grpc_set_header", "Host", "$gw_host")
 	w.line("grpc_set_header", graph.LoopHeader, "$gw_loop_out")
+	for _, dir := range c.Main.Proxy.traceHeaders("grpc") {
+		w.line(append([]string{dir.Name}, dir.Args...)...)
+	}
 	c.writeUpstreamDefaults(w)
 	head, w := w, &writer{keys: keys}
 	for _, p := range c.HTTPIncludes {
@@ -209,15 +212,18 @@ func fixedMaps() []*Map {
 		{Source: "$http_upgrade", Variable: "$gw_connection", Entries: []MapEntry{{Key: `""`, Value: `""`}}, Default: "upgrade"},
 		// $gw_host is the Host header as sent, with the port, or the server's name for HTTP/1.0.
 		{Source: "$http_host", Variable: "$gw_host", Entries: []MapEntry{{Key: `""`, Value: "$host"}}, Default: "$http_host"},
-		// $gw_server_port is the port the client connected to, also through a
-		// sniffed port's unix sockets (where $server_port is empty).
-		{Source: "$proxy_protocol_server_port", Variable: "$gw_server_port", Entries: []MapEntry{{Key: `""`, Value: "$server_port"}}, Default: "$proxy_protocol_server_port"},
+		// $gw_server_port is the port the client connected to: NGINX's, or,
+		// through the unix sockets behind the stream module (where
+		// $server_port is empty), the stream server's, which its PROXY
+		// header carries. A client's own PROXY header (rewriteClientIP
+		// mode ProxyProtocol) never names it: anyone can send one.
+		{Source: "$server_port", Variable: "$gw_server_port", Entries: []MapEntry{{Key: `""`, Value: "$proxy_protocol_server_port"}}, Default: "$server_port"},
 	}
 }
 
 // allMaps are the fixed maps, then the Gateway's.
 func (c *Config) allMaps() []*Map {
-	return append(append(fixedMaps(), loopMaps(c.Main.loopID())...), c.Maps...)
+	return append(append(append(fixedMaps(), loopMaps(c.Main.loopID())...), c.traceMaps()...), c.Maps...)
 }
 
 func writeMap(w *writer, m *Map) {

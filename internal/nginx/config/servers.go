@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sort"
 	"strconv"
@@ -66,7 +68,6 @@ func (b *builder) servers(g *graph.Gateway) {
 func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.Listener) {
 	ssl := listeners[0].Source.Protocol == gatewayv1.HTTPSProtocolType
 	byHost := map[string][]served{}
-	grpc := false
 	for _, r := range g.Routes {
 		if graph.PassesConnections(r.Kind) {
 			continue // passed on by the stream module (tlsPort, l4Port)
@@ -79,7 +80,6 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 				for _, h := range a.Hostnames {
 					byHost[h] = append(byHost[h], served{route: r, listener: a.Listener})
 				}
-				grpc = grpc || r.SpeaksH2C()
 			}
 		}
 	}
@@ -89,13 +89,14 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	sort.Strings(hosts)
 
-	if grpc && !ssl {
+	if !ssl && g.SniffsPort(port) {
 		// Ports are visited in order, so Sniffed stays sorted.
 		b.cfg.Sniffed = append(b.cfg.Sniffed, port)
 	}
 	// The default server answers requests no server name matches: it holds
 	// routes for any hostname (""), else answers 404 (or refuses TLS).
-	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: ssl, Includes: b.serverIncludes}
+	h2 := ssl && !b.cfg.Main.Proxy.NoHTTP2
+	def := &Server{Port: port, Default: true, SSL: ssl, HTTP2: h2, Includes: b.serverIncludes}
 	certs, optional, ca := b.clientValidation(listeners)
 	withClientValidation := func(s *Server) *Server {
 		s.ClientCerts, s.ClientCertsOptional, s.ClientCAPath = certs, optional, ca
@@ -130,7 +131,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 		}
 		srv := def
 		if h != "" {
-			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: ssl, Directives: misdirected(best), Includes: b.serverIncludes})
+			srv = withClientValidation(&Server{Port: port, Name: h, SSL: ssl, HTTP2: h2, Directives: misdirected(best), Includes: b.serverIncludes})
 			if ssl && best.TLS != nil {
 				srv.CertPath = b.cert(best.TLS)
 			}
@@ -143,7 +144,7 @@ func (b *builder) portServers(g *graph.Gateway, port int32, listeners []*graph.L
 	}
 	if ssl {
 		b.cipherServers(port, listeners, hosts, func(l *graph.Listener) *Server {
-			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: true, Directives: misdirected(l), Includes: b.serverIncludes})
+			return withClientValidation(&Server{Port: port, Name: l.Hostname, SSL: true, HTTP2: h2, Directives: misdirected(l), Includes: b.serverIncludes})
 		})
 	}
 	if len(def.Locations) == 0 {
@@ -205,24 +206,53 @@ func (b *builder) clientValidation(listeners []*graph.Listener) (certs, optional
 // that host's routes with the first host's certificate and settings. The
 // SNI picks its listener as the Host does: an exact hostname, else the
 // longest wildcard, else the listener without hostname.
+//
+// With the NginxProxy's disableSNIHostValidation, a connection may carry
+// requests for another listener's hostname when the two listeners' TLS
+// settings are the same: what 421 then guards is that no listener's routes
+// are reached over a handshake its settings refuse. A handshake's ciphers
+// are its SNI's server's, so listeners are compared by their ciphers (and
+// their preference); protocols and key exchange groups are checked on
+// every request anyway (handshakeChecks), and client certificate
+// validation is the port's. A port whose listeners all have the same
+// ciphers needs no check.
 func (b *builder) misdirectedCheck(port int32, listeners []*graph.Listener) func(*graph.Listener) []Directive {
+	key := func(l *graph.Listener) string { return l.ID }
+	if b.cfg.Main.Proxy.RelaxSNI {
+		key = cipherClass
+		classes := map[string]bool{}
+		for _, l := range listeners {
+			classes[cipherClass(l)] = true
+		}
+		if len(classes) == 1 {
+			return func(*graph.Listener) []Directive { return nil }
+		}
+	}
 	m := &Map{Source: "$ssl_server_name", Variable: b.names.of(kindSNIListenerVar, strconv.Itoa(int(port))), Hostnames: true, Default: `""`}
 	for _, l := range listeners {
 		if l.Hostname == "" {
-			m.Default = Quote(l.ID)
+			m.Default = Quote(key(l))
 			continue
 		}
-		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(l.ID)})
+		m.Entries = append(m.Entries, MapEntry{Key: l.Hostname, Value: Quote(key(l))})
 	}
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Key < m.Entries[j].Key })
 	variable := b.putMap(m) // named by its port, which has one
 	return func(l *graph.Listener) []Directive {
 		want := `""`
 		if l != nil {
-			want = Quote(l.ID)
+			want = Quote(key(l))
 		}
 		return []Directive{{Name: "if", Args: []string{"(" + variable, "!=", want + ")"}, Block: []Directive{D("return", "421")}}}
 	}
+}
+
+// cipherClass tells apart listeners whose handshakes differ by their
+// ciphers: a digest of their ciphers and preference, never "" (which
+// stands for no listener).
+func cipherClass(l *graph.Listener) string {
+	sum := sha256.Sum256([]byte(l.TLSOptions.Ciphers + "\x00" + l.TLSOptions.PreferServerCiphers))
+	return "c" + hex.EncodeToString(sum[:8])
 }
 
 // mostSpecificListener returns the listener whose hostname best matches h:

@@ -27,6 +27,7 @@ func (c *Config) streamConf() []byte {
 		w.line("js_var", "$gw_proto", "h1")
 	}
 	w.line("proxy_protocol", "on")
+	c.writeStreamRealIP(w)
 	writeDefaultTLSProtocols(w) // TLS listeners in mode Terminate
 	// As for http (writeUpstreamDefaults): a connection that cannot be
 	// established soon goes on to another endpoint.

@@ -74,8 +74,13 @@ func tlsInput(t *testing.T, listeners ...gatewayv1.Listener) (*graph.Input, *x50
 // the client's TLS settings (server name: host), on a new connection,
 // and returns the status and body, or the handshake's error.
 func tlsGet(s *nginxtest.Server, port int, host string, pool *x509.CertPool, client *tls.Config) (int, string, error) {
+	return tlsGetWithSNI(s, port, host, host, pool, client)
+}
+
+// tlsGetWithSNI is tlsGet on a connection whose server name is sni.
+func tlsGetWithSNI(s *nginxtest.Server, port int, sni, host string, pool *x509.CertPool, client *tls.Config) (int, string, error) {
 	cfg := client.Clone()
-	cfg.RootCAs, cfg.ServerName = pool, host
+	cfg.RootCAs, cfg.ServerName = pool, sni
 	c := &http.Client{Transport: &http.Transport{
 		DialTLSContext: func(context.Context, string, string) (net.Conn, error) {
 			raw, err := s.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))

@@ -52,7 +52,7 @@ func (b *builder) upstream(be *graph.Backend) string {
 		u.Fallback = sinkSocketH2(503)
 	}
 	b.sinks[503] = true
-	if u.Settings != nil && u.Settings.UseClusterIP && be.ClusterIP != "" {
+	if b.useClusterIP(u.Settings) && be.ClusterIP != "" {
 		// kube-proxy balances; the cluster IP is the one endpoint while
 		// the Service has ready ones (kube-proxy balances no DNS names).
 		u.Endpoints, u.Names = nil, nil
@@ -62,6 +62,15 @@ func (b *builder) upstream(be *graph.Backend) string {
 	}
 	b.upstreams[name] = u
 	return name
+}
+
+// useClusterIP says whether an upstream with these policy settings goes
+// to its Service's cluster IP: the policies' say, else the NginxProxy's.
+func (b *builder) useClusterIP(set *UpstreamSettings) bool {
+	if set != nil && set.UseClusterIP != nil {
+		return *set.UseClusterIP
+	}
+	return b.cfg.Main.Proxy.UseClusterIP
 }
 
 // backendUpstream is where a share of requests for a backend goes: its
