@@ -23,11 +23,15 @@ import (
 // ListenerSetReconciler cleans up after ListenerSets that no Gateway of
 // Gatewall's has any more (deleted, or moved to a Gateway Gatewall does not
 // serve, or whose Gateway is gone): it removes the route parent statuses
-// Gatewall wrote for them. While a Gatewall Gateway has a ListenerSet, the
+// Gatewall wrote for them, through the route status writer the Gateway
+// reconciler writes with. While a Gatewall Gateway has a ListenerSet, the
 // Gateway reconciler owns the set's status and its routes' statuses.
 type ListenerSetReconciler struct {
 	client.Client
 	Config Config
+	// RouteStatuses is the writer of route parent statuses the Gateway
+	// reconciler writes with.
+	RouteStatuses *statuswrite.RouteWriter
 }
 
 // Reconcile handles one ListenerSet.
@@ -44,7 +48,11 @@ func (r *ListenerSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Sets: map[types.NamespacedName]bool{req.NamespacedName: true}}
-	return ctrl.Result{}, clearRouteParents(ctx, r.Client, r.Config.routeKinds(), owner, nil, client.MatchingFields{snapshot.IndexRouteListenerSet: req.String()})
+	return ctrl.Result{}, eachRouteBut(ctx, r.Client, r.Config.routeKinds(), nil, []client.MatchingFields{{snapshot.IndexRouteListenerSet: req.String()}},
+		func(route client.Object) error {
+			r.RouteStatuses.Set(route, owner, nil)
+			return nil
+		})
 }
 
 // SetupWithManager registers the reconciler: ListenerSets, and the

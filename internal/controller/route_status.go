@@ -11,14 +11,6 @@ import (
 	"github.com/gatewall/gatewall/internal/statuswrite"
 )
 
-// clearRouteParents removes the owner's parent statuses from the routes
-// found by each of the index queries, except those in keep.
-func clearRouteParents(ctx context.Context, c client.Client, kinds []*routekind.Kind, owner statuswrite.ParentOwner, keep map[graph.ObjectRef]bool, queries ...client.MatchingFields) error {
-	return eachRouteBut(ctx, c, kinds, keep, queries, func(route client.Object) error {
-		return statuswrite.WriteRouteParents(ctx, c, route, statuswrite.ParentWrite{Owner: owner})
-	})
-}
-
 // eachRouteBut calls fn with every route the index queries find but those
 // in keep, until fn fails. The routes are the cache's own objects (only
 // their names are read, and a route is copied before it is changed).

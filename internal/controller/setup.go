@@ -148,7 +148,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 			return fmt.Errorf("setting up the %s reconciler: %w", k.Name(), err)
 		}
 	}
-	ls := &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg}
+	ls := &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg, RouteStatuses: statuses}
 	if err := cfg.APIs.When(APIListenerSet, func() error { return ls.SetupWithManager(mgr) }); err != nil {
 		return fmt.Errorf("setting up the ListenerSet reconciler: %w", err)
 	}

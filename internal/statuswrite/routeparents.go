@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,21 @@ type ParentOwner struct {
 	ControllerName string
 	Gateway        types.NamespacedName
 	Sets           map[types.NamespacedName]bool
+}
+
+// key identifies the owner among a route's pending writes: its Gateway,
+// or, for an owner of ListenerSets alone (sets no Gateway of Gatewall's
+// has any more, whose parent statuses are cleared), those sets.
+func (o ParentOwner) key() string {
+	if o.Gateway != (types.NamespacedName{}) {
+		return "Gateway " + o.Gateway.String()
+	}
+	sets := make([]string, 0, len(o.Sets))
+	for k := range o.Sets {
+		sets = append(sets, k.String())
+	}
+	slices.Sort(sets)
+	return "ListenerSets " + strings.Join(sets, ",")
 }
 
 // Owns says whether a parent status written by controller names a parent

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -39,8 +37,10 @@ type RouteWriter struct {
 	client client.Client
 
 	mu sync.Mutex
-	// pending are the writes not made yet: per route, the newest per Gateway.
-	pending map[graph.ObjectRef]map[types.NamespacedName]routeStatusWrite
+	// pending are the writes not made yet: per route, the newest per
+	// owner (a Gateway, or ListenerSets no Gateway has any more:
+	// ParentOwner.key).
+	pending map[graph.ObjectRef]map[string]routeStatusWrite
 	// writing are the routes whose writes are being made.
 	writing map[graph.ObjectRef]bool
 }
@@ -53,7 +53,7 @@ type routeStatusWrite struct {
 // NewRouteWriter makes a writer; the manager runs it (mgr.Add).
 func NewRouteWriter(c client.Client, log logr.Logger) *RouteWriter {
 	return &RouteWriter{Jobs: coalesce.NewJobs[graph.ObjectRef]("route-status", log, routeWorkers), client: c,
-		pending: map[graph.ObjectRef]map[types.NamespacedName]routeStatusWrite{}, writing: map[graph.ObjectRef]bool{}}
+		pending: map[graph.ObjectRef]map[string]routeStatusWrite{}, writing: map[graph.ObjectRef]bool{}}
 }
 
 // SetChanged is Set, but does nothing when the route's status (have, as
@@ -110,9 +110,9 @@ func (w *RouteWriter) Set(route client.Object, owner ParentOwner, ours []gateway
 	id := RouteRef(route)
 	w.mu.Lock()
 	if w.pending[id] == nil {
-		w.pending[id] = map[types.NamespacedName]routeStatusWrite{}
+		w.pending[id] = map[string]routeStatusWrite{}
 	}
-	w.pending[id][owner.Gateway] = routeStatusWrite{route: route, ParentWrite: ParentWrite{Owner: owner, Ours: ours}}
+	w.pending[id][owner.key()] = routeStatusWrite{route: route, ParentWrite: ParentWrite{Owner: owner, Ours: ours}}
 	w.mu.Unlock()
 	w.Hand(id, func(ctx context.Context) error { return w.write(ctx, id) })
 }
@@ -130,12 +130,11 @@ func (w *RouteWriter) write(ctx context.Context, id graph.ObjectRef) error {
 	if len(writes) == 0 {
 		return nil
 	}
-	gateways := slices.SortedFunc(maps.Keys(writes), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 	var route client.Object
 	parents := make([]ParentWrite, 0, len(writes))
-	for _, gw := range gateways {
-		route = writes[gw].route
-		parents = append(parents, writes[gw].ParentWrite)
+	for _, owner := range slices.Sorted(maps.Keys(writes)) {
+		route = writes[owner].route
+		parents = append(parents, writes[owner].ParentWrite)
 	}
 	err := WriteRouteParents(ctx, w.client, route, parents...)
 	w.mu.Lock()
@@ -145,12 +144,12 @@ func (w *RouteWriter) write(ctx context.Context, id graph.ObjectRef) error {
 		return nil
 	}
 	if w.pending[id] == nil {
-		w.pending[id] = map[types.NamespacedName]routeStatusWrite{}
+		w.pending[id] = map[string]routeStatusWrite{}
 	}
-	for gw, wr := range writes {
-		if _, newer := w.pending[id][gw]; !newer {
-			w.pending[id][gw] = wr
+	for owner, wr := range writes {
+		if _, newer := w.pending[id][owner]; !newer {
+			w.pending[id][owner] = wr
 		}
 	}
-	return fmt.Errorf("writing the status of %s for %d Gateways: %w", id, len(writes), err)
+	return fmt.Errorf("writing the status of %s for %d owners: %w", id, len(writes), err)
 }

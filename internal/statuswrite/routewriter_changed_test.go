@@ -44,7 +44,7 @@ func TestSetChangedHandsWhatWouldChange(t *testing.T) {
 	// taking it plays the writer making the write.
 	handed := func() string {
 		defer delete(w.pending, id)
-		wr, ok := w.pending[id][gw]
+		wr, ok := w.pending[id][owner.key()]
 		switch {
 		case !ok:
 			return ""

@@ -125,6 +125,31 @@ func TestRouteStatusWriter(t *testing.T) {
 	if n := updates(rw2, 2*time.Second); n != 1 {
 		t.Errorf("the route's status was updated %d times for two Gateways' writes made before the writer ran, want once", n)
 	}
+
+	// Clears of two ListenerSets' entries (sets no Gateway of Gatewall's
+	// has any more), made before a writer runs, are both made: each
+	// owner of sets alone has its own pending write, as each Gateway has.
+	setParent := func(name string) gatewayv1.RouteParentStatus {
+		p := parent(ours, name, "Set")
+		p.ParentRef.Kind = ptr.To(gatewayv1.Kind("ListenerSet"))
+		return p
+	}
+	fresh := &gatewayv1.HTTPRoute{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(route), fresh); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Status.Parents = []gatewayv1.RouteParentStatus{other, setParent("a"), setParent("b")}
+	if err := c.Status().Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	setOwner := func(name string) statuswrite.ParentOwner {
+		return statuswrite.ParentOwner{ControllerName: ours, Sets: map[types.NamespacedName]bool{{Namespace: "writer", Name: name}: true}}
+	}
+	w3 := statuswrite.NewRouteWriter(c, logr.Discard())
+	w3.Set(route, setOwner("a"), nil)
+	w3.Set(route, setOwner("b"), nil)
+	go func() { _ = w3.Start(ctx) }()
+	waitParents(t, c, route, []gatewayv1.RouteParentStatus{other})
 }
 
 // waitParents waits until the route's parent statuses are want.
