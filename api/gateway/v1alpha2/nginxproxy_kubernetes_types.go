@@ -1,0 +1,172 @@
+package v1alpha2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// KubernetesSpec configures the Kubernetes objects of a Gateway's data plane.
+type KubernetesSpec struct {
+	// Deployment configures the data-plane Deployment.
+	// +optional
+	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+
+	// Service configures the Service in front of the data plane.
+	// +optional
+	Service *ServiceSpec `json:"service,omitempty"`
+}
+
+// DeploymentSpec configures the data-plane Deployment.
+type DeploymentSpec struct {
+	// Replicas is the number of data-plane pods. Defaults to 1.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Container configures the NGINX container, which also runs nginx-agent.
+	// Its resources default to requests of 100m CPU and 256Mi of memory and
+	// limits of 2 CPUs and 2560Mi (docs/budgets.md says why); NGINX runs
+	// one worker process per CPU of the limit (rounded up), or one per CPU
+	// of the node without a CPU limit. Resources set here replace the
+	// defaults whole.
+	// +optional
+	Container *ContainerSpec `json:"container,omitempty"`
+
+	// Endpoints configures the endpoints container, which takes the
+	// Gateway's endpoints from Gatewall and hands them to NGINX without a
+	// reload. It runs the NGINX container's image.
+	// +optional
+	Endpoints *EndpointsContainer `json:"endpoints,omitempty"`
+
+	// WAFContainers configures the containers added when waf is enabled.
+	// Their resources default to requests only (100m CPU and 256Mi of
+	// memory each): F5's containers could not be measured to choose limits.
+	// +optional
+	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+
+	// Pod configures the data-plane pods (the shape of NGINX Gateway
+	// Fabric's deployment.pod).
+	// +optional
+	Pod *PodSpec `json:"pod,omitempty"`
+}
+
+// PodSpec configures the data-plane pods.
+type PodSpec struct {
+	// ImagePullSecrets are Secrets of the Gateway's namespace that hold
+	// credentials for the registries of the data-plane images (F5's private
+	// registry for App Protect's, say), as in a Pod's imagePullSecrets.
+	// They come in addition to the copies of the Secrets the manager's
+	// --nginx-docker-secret names. A Gateway's NginxProxy that sets them
+	// replaces its GatewayClass's list.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []LocalSecretReference `json:"imagePullSecrets,omitempty"`
+}
+
+// LocalSecretReference names a Secret in the same namespace.
+type LocalSecretReference struct {
+	// Name is the Secret's name.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// EndpointsContainer configures the endpoints container of a data-plane pod.
+type EndpointsContainer struct {
+	// Resources are the container's compute resource requests and limits.
+	// They default to requests of 10m CPU and 32Mi of memory and limits of
+	// 500m CPU and 128Mi (docs/budgets.md says why); resources set here
+	// replace the defaults whole.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// WAFContainers configures the WAF containers of a data-plane pod.
+type WAFContainers struct {
+	// Enforcer configures the waf-enforcer container.
+	// +optional
+	Enforcer *ContainerSpec `json:"enforcer,omitempty"`
+
+	// ConfigManager configures the waf-config-mgr container.
+	// +optional
+	ConfigManager *ContainerSpec `json:"configManager,omitempty"`
+}
+
+// ContainerSpec configures one container.
+type ContainerSpec struct {
+	// Image is the container image. Unset parts keep Gatewall's defaults.
+	// +optional
+	Image *Image `json:"image,omitempty"`
+
+	// Resources are the container's compute resource requests and limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Image is a container image reference.
+type Image struct {
+	// Repository is the image repository, e.g. ghcr.io/gatewall/dataplane.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9._]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$`
+	Repository *string `json:"repository,omitempty"`
+
+	// Tag is the image tag, e.g. 1.0.0.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
+	Tag *string `json:"tag,omitempty"`
+
+	// PullPolicy is the image pull policy: Always, IfNotPresent or Never.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	PullPolicy *corev1.PullPolicy `json:"pullPolicy,omitempty"`
+}
+
+// ServiceSpec configures the Service in front of the data plane.
+//
+// +kubebuilder:validation:XValidation:message="loadBalancerIP can only be set when type is LoadBalancer",rule="!has(self.loadBalancerIP) || !has(self.type) || self.type == 'LoadBalancer'"
+// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges can only be set when type is LoadBalancer",rule="!has(self.loadBalancerSourceRanges) || !has(self.type) || self.type == 'LoadBalancer'"
+// +kubebuilder:validation:XValidation:message="externalTrafficPolicy can only be set when type is NodePort or LoadBalancer",rule="!has(self.externalTrafficPolicy) || !has(self.type) || self.type != 'ClusterIP'"
+type ServiceSpec struct {
+	// Type is the Service type: ClusterIP, NodePort or LoadBalancer (default).
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	Type *corev1.ServiceType `json:"type,omitempty"`
+
+	// ExternalTrafficPolicy is Cluster or Local; Local keeps the client's source
+	// address. Only for NodePort and LoadBalancer Services.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Cluster;Local
+	ExternalTrafficPolicy *corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+
+	// LoadBalancerIP asks the load balancer for this IP address. Only for
+	// LoadBalancer Services.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:message="loadBalancerIP must be an IP address",rule="isIP(self)"
+	LoadBalancerIP *string `json:"loadBalancerIP,omitempty"`
+
+	// LoadBalancerSourceRanges are the client CIDRs the load balancer lets in.
+	// Only for LoadBalancer Services.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=49
+	// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges must be CIDRs",rule="self.all(r, isCIDR(r))"
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+}
