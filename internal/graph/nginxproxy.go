@@ -113,6 +113,10 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		return over
 	}
 	base.Replicas = pick(over.Replicas, base.Replicas)
+	// Each replaces the class's whole: a Gateway's autoscaler or budget is
+	// one setting, whose parts only make sense together.
+	base.Autoscaling = pick(over.Autoscaling, base.Autoscaling)
+	base.PodDisruptionBudget = pick(over.PodDisruptionBudget, base.PodDisruptionBudget)
 	base.Container = overlayContainer(base.Container, over.Container)
 	if over.Endpoints != nil {
 		if base.Endpoints == nil {

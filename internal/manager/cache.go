@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,6 +33,9 @@ var metadataOnly = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("Secret"):         true,
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"):      true,
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"): true,
+	// Data-plane kinds whose spec and status nothing reads back.
+	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"): true,
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):          true,
 }
 
 // cacheOptions are the manager's cache options: every object without what

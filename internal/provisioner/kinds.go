@@ -2,7 +2,9 @@ package provisioner
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +16,8 @@ import (
 // metadata only (owner, labels, resourceVersion: all Apply and Remove
 // need). The manager's watches see every tenant's objects of these kinds,
 // as many and as large as tenants make them: it caches only the metadata of
-// ServiceAccounts, ConfigMaps and Secrets, and of a Deployment only its
+// ServiceAccounts, ConfigMaps, Secrets, HorizontalPodAutoscalers and
+// PodDisruptionBudgets, and of a Deployment only its
 // metadata and status (nothing reads back a data plane's spec: Apply
 // compares resourceVersions).
 type Kind struct {
@@ -36,6 +39,8 @@ var Kinds = []Kind{
 	{Name: "ServiceAccount", gvk: corev1.SchemeGroupVersion.WithKind("ServiceAccount"), metadataOnly: true},
 	{Name: "ConfigMap", gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), metadataOnly: true},
 	{Name: "Secret", gvk: corev1.SchemeGroupVersion.WithKind("Secret"), metadataOnly: true},
+	{Name: "HorizontalPodAutoscaler", gvk: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), metadataOnly: true},
+	{Name: "PodDisruptionBudget", gvk: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), metadataOnly: true},
 }
 
 // Object is an empty object of the kind to read one back into (and to

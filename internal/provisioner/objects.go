@@ -150,7 +150,13 @@ func Objects(p Params) []client.Object {
 	for _, c := range copies {
 		objs = append(objs, c)
 	}
-	return append(objs, dep, svc)
+	objs = append(objs, dep, svc)
+	for _, o := range []client.Object{horizontalPodAutoscaler(p.NginxProxy, meta(name)), podDisruptionBudget(p.NginxProxy, meta(name), serviceSelector(gw))} {
+		if o != nil {
+			objs = append(objs, o)
+		}
+	}
+	return objs
 }
 
 // nginxImage is the default NGINX image of a Gateway, with WAF or without.
@@ -163,13 +169,18 @@ func nginxImage(images Images, waf bool) string {
 
 func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) *appsv1.Deployment {
 	np := p.NginxProxy
-	replicas := int32(1)
+	// With autoscaling the replicas are the autoscaler's: Apply leaves
+	// the field to it (server-side apply drops Gatewall's ownership).
+	replicas := ptr.To(int32(1))
 	var d *v1alpha2.DeploymentSpec
 	if np.Kubernetes != nil && np.Kubernetes.Deployment != nil {
 		d = np.Kubernetes.Deployment
 		if d.Replicas != nil {
-			replicas = *d.Replicas
+			replicas = d.Replicas
 		}
+	}
+	if autoscalingOf(np) != nil {
+		replicas = nil
 	}
 	var main, enforcer, configMgr *v1alpha2.ContainerSpec
 	if d != nil {
@@ -282,7 +293,7 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
+			Replicas: replicas,
 			// A rollout whose pods are not ready within this time (an image
 			// that cannot be pulled, a crash loop) is reported on the
 			// Gateway (DataPlaneNotReady) then rather than after the

@@ -190,6 +190,8 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	if d.Replicas != nil {
 		errs = append(errs, intRange(path.Child("replicas"), int64(*d.Replicas), 0, maxReplicas)...)
 	}
+	errs = append(errs, autoscaling(path.Child("autoscaling"), d.Autoscaling)...)
+	errs = append(errs, podDisruptionBudget(path.Child("podDisruptionBudget"), d.PodDisruptionBudget)...)
 	errs = append(errs, container(path.Child("container"), d.Container)...)
 	if p := d.Pod; p != nil {
 		secrets := path.Child("pod", "imagePullSecrets")

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,8 +83,12 @@ func dataPlane(t *testing.T, ns string) (*gatewayv1.Gateway, []client.Object) {
 		t.Fatal(err)
 	}
 	np := &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled, Kubernetes: &v1alpha2.KubernetesSpec{
-		Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2))},
-		Service:    &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
+		Deployment: &v1alpha2.DeploymentSpec{
+			Replicas:            ptr.To(int32(2)),
+			Autoscaling:         &v1alpha2.AutoscalingSpec{Enable: true, MinReplicas: ptr.To(int32(2)), MaxReplicas: 4, TargetCPUUtilizationPercentage: ptr.To(int32(70))},
+			PodDisruptionBudget: &v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))},
+		},
+		Service: &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
 	}}
 	return gw, provisioner.Objects(provisioner.Params{
 		Gateway: gw, NginxProxy: np, Ports: []int32{80, 443}, ReadinessPort: 8081,
@@ -306,6 +313,23 @@ func TestManagerAdmission(t *testing.T) {
 			s := find[*corev1.Service](t, objs).DeepCopy()
 			s.Name, s.Spec.Selector = "changed-"+s.Name, map[string]string{"app": "tenant"}
 			return mgr.Create(ctx, s, client.DryRunAll)
+		}},
+		{"an autoscaler that scales a tenant's Deployment", "scales its own Deployment", func() error {
+			h := find[*autoscalingv2.HorizontalPodAutoscaler](t, objs).DeepCopy()
+			h.Name, h.Spec.ScaleTargetRef.Name = "changed-"+h.Name, tenantDep.Name
+			return mgr.Create(ctx, h, client.DryRunAll)
+		}},
+		{"an autoscaler that scales another kind", "scales its own Deployment", func() error {
+			h := find[*autoscalingv2.HorizontalPodAutoscaler](t, objs).DeepCopy()
+			h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Kind = "example.com/v1", "Deployment"
+			h.Name = "changed-" + h.Name
+			h.Spec.ScaleTargetRef.Name = h.Name
+			return mgr.Create(ctx, h, client.DryRunAll)
+		}},
+		{"a disruption budget that selects a tenant's pods", "selects data-plane pods", func() error {
+			b := find[*policyv1.PodDisruptionBudget](t, objs).DeepCopy()
+			b.Name, b.Spec.Selector = "changed-"+b.Name, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "tenant"}}
+			return mgr.Create(ctx, b, client.DryRunAll)
 		}},
 		{"an ExternalName Service", "is not an ExternalName", func() error {
 			s := marked(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "external"},

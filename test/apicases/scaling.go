@@ -1,0 +1,96 @@
+package apicases
+
+import (
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/validation"
+)
+
+// scalingCases are NginxProxy kubernetes.deployment.autoscaling and
+// podDisruptionBudget (NGINX Gateway Fabric's fields).
+func scalingCases() []Case {
+	const (
+		hpa = "spec.kubernetes.deployment.autoscaling"
+		pdb = "spec.kubernetes.deployment.podDisruptionBudget"
+	)
+	withHPA := func(a v1alpha2.AutoscalingSpec) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Autoscaling: &a}}
+		})
+	}
+	withPDB := func(p v1alpha2.PodDisruptionBudgetSpec) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{PodDisruptionBudget: &p}}
+		})
+	}
+	rules := func(r v1alpha2.HPAScalingRules) v1alpha2.AutoscalingSpec {
+		return v1alpha2.AutoscalingSpec{Enable: true, MaxReplicas: 3, Behavior: &v1alpha2.HPABehavior{ScaleDown: &r}}
+	}
+	policy := func(typ string, value, period int32) []v1alpha2.HPAScalingPolicy {
+		return []v1alpha2.HPAScalingPolicy{{Type: typ, Value: value, PeriodSeconds: period}}
+	}
+	many := make([]v1alpha2.HPAScalingPolicy, 17)
+	for i := range many {
+		many[i] = v1alpha2.HPAScalingPolicy{Type: "Pods", Value: 1, PeriodSeconds: 60}
+	}
+	n := func(name string) string { return "NginxProxy: " + name }
+	pct := intstr.FromString
+	num := intstr.FromInt32
+	return []Case{
+		{Name: n("autoscaling as NGINX Gateway Fabric's examples set it"), Object: withHPA(v1alpha2.AutoscalingSpec{
+			Enable: true, MinReplicas: ptr(int32(2)), MaxReplicas: 10,
+			TargetCPUUtilizationPercentage: ptr(int32(70)), TargetMemoryUtilizationPercentage: ptr(int32(80)),
+			Behavior: &v1alpha2.HPABehavior{
+				ScaleUp:   &v1alpha2.HPAScalingRules{StabilizationWindowSeconds: ptr(int32(0)), SelectPolicy: ptr("Max"), Policies: policy("Percent", 100, 15)},
+				ScaleDown: &v1alpha2.HPAScalingRules{StabilizationWindowSeconds: ptr(int32(3600)), SelectPolicy: ptr("Disabled"), Policies: policy("Pods", 1, 1800)},
+			},
+		})},
+		{Name: n("autoscaling disabled"), Object: withHPA(v1alpha2.AutoscalingSpec{MaxReplicas: 1})},
+		{Name: n("autoscaling maxReplicas 0"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true}),
+			Field: hpa + ".maxReplicas", Message: "should be greater than or equal to 1"},
+		{Name: n("autoscaling maxReplicas 1001"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true, MaxReplicas: 1001}),
+			Field: hpa + ".maxReplicas", Message: "should be less than or equal to 1000"},
+		{Name: n("autoscaling minReplicas 0"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true, MinReplicas: ptr(int32(0)), MaxReplicas: 2}),
+			Field: hpa + ".minReplicas", Message: "should be greater than or equal to 1"},
+		{Name: n("autoscaling minReplicas above maxReplicas"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true, MinReplicas: ptr(int32(3)), MaxReplicas: 2}),
+			Field: hpa, Message: validation.MsgAutoscalingMinMax},
+		{Name: n("autoscaling CPU target 0%"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true, MaxReplicas: 2, TargetCPUUtilizationPercentage: ptr(int32(0))}),
+			Field: hpa + ".targetCPUUtilizationPercentage", Message: "should be greater than or equal to 1"},
+		{Name: n("autoscaling memory target 101%"), Object: withHPA(v1alpha2.AutoscalingSpec{Enable: true, MaxReplicas: 2, TargetMemoryUtilizationPercentage: ptr(int32(101))}),
+			Field: hpa + ".targetMemoryUtilizationPercentage", Message: "should be less than or equal to 100"},
+		{Name: n("autoscaling stabilization window 3601s"), Object: withHPA(rules(v1alpha2.HPAScalingRules{StabilizationWindowSeconds: ptr(int32(3601))})),
+			Field: hpa + ".behavior.scaleDown.stabilizationWindowSeconds", Message: "should be less than or equal to 3600"},
+		{Name: n("autoscaling selectPolicy Average"), Object: withHPA(rules(v1alpha2.HPAScalingRules{SelectPolicy: ptr("Average")})),
+			Field: hpa + ".behavior.scaleDown.selectPolicy", Message: `Unsupported value: "Average"`},
+		{Name: n("autoscaling policy of type Replicas"), Object: withHPA(rules(v1alpha2.HPAScalingRules{Policies: policy("Replicas", 1, 60)})),
+			Field: hpa + ".behavior.scaleDown.policies[0].type", Message: `Unsupported value: "Replicas"`},
+		{Name: n("autoscaling policy of value 0"), Object: withHPA(rules(v1alpha2.HPAScalingRules{Policies: policy("Pods", 0, 60)})),
+			Field: hpa + ".behavior.scaleDown.policies[0].value", Message: "should be greater than or equal to 1"},
+		{Name: n("autoscaling policy period 1801s"), Object: withHPA(rules(v1alpha2.HPAScalingRules{Policies: policy("Pods", 1, 1801)})),
+			Field: hpa + ".behavior.scaleDown.policies[0].periodSeconds", Message: "should be less than or equal to 1800"},
+		{Name: n("autoscaling 17 policies"), Object: withHPA(rules(v1alpha2.HPAScalingRules{Policies: many})),
+			Field: hpa + ".behavior.scaleDown.policies", Message: "must have at most 16 items"},
+
+		{Name: n("podDisruptionBudget minAvailable 1"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr(num(1))})},
+		{Name: n("podDisruptionBudget maxUnavailable 100% and AlwaysAllow"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr(pct("100%")), UnhealthyPodEvictionPolicy: ptr(policyv1.AlwaysAllow)})},
+		{Name: n("podDisruptionBudget minAvailable 0%"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr(pct("0%"))})},
+		{Name: n("podDisruptionBudget with neither"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{}),
+			Field: pdb, Message: validation.MsgPDBOneOf},
+		{Name: n("podDisruptionBudget with both"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr(num(1)), MaxUnavailable: ptr(num(1))}),
+			Field: pdb, Message: validation.MsgPDBOneOf},
+		{Name: n("podDisruptionBudget minAvailable -1"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr(num(-1))}),
+			Field: pdb + ".minAvailable", Message: validation.MsgPDBMinAvailable},
+		{Name: n("podDisruptionBudget minAvailable 101%"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr(pct("101%"))}),
+			Field: pdb + ".minAvailable", Message: validation.MsgPDBMinAvailable},
+		{Name: n("podDisruptionBudget maxUnavailable half"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MaxUnavailable: ptr(pct("half"))}),
+			Field: pdb + ".maxUnavailable", Message: validation.MsgPDBMaxUnavailable},
+		{Name: n("podDisruptionBudget maxUnavailable 05%"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{MaxUnavailable: ptr(pct("05%"))}),
+			Field: pdb + ".maxUnavailable", Message: validation.MsgPDBMaxUnavailable},
+		{Name: n("podDisruptionBudget unhealthyPodEvictionPolicy Never"), Object: withPDB(v1alpha2.PodDisruptionBudgetSpec{
+			MinAvailable: ptr(num(1)), UnhealthyPodEvictionPolicy: ptr(policyv1.UnhealthyPodEvictionPolicyType("Never"))}),
+			Field: pdb + ".unhealthyPodEvictionPolicy", Message: `Unsupported value: "Never"`},
+	}
+}
