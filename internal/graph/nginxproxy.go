@@ -83,7 +83,7 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		if out.Kubernetes == nil {
 			out.Kubernetes = &v1alpha2.KubernetesSpec{}
 		}
-		out.Kubernetes.Deployment = overlayDeployment(out.Kubernetes.Deployment, g.Kubernetes.Deployment)
+		out.Kubernetes.Deployment, out.Kubernetes.DaemonSet = overlayWorkload(out.Kubernetes, g.Kubernetes)
 		out.Kubernetes.Service = overlayService(out.Kubernetes.Service, g.Kubernetes.Service)
 	}
 	return out
@@ -103,6 +103,38 @@ func pick[T any](override, base *T) *T {
 		return override
 	}
 	return base
+}
+
+// overlayWorkload overlays the Gateway's workload on the class's. The
+// Gateway's kind wins (a DaemonSet or a Deployment, as it may choose its
+// replicas); the pod settings the two kinds share overlay the class's
+// whatever the kinds, so that a Gateway that changes the kind keeps what
+// its class chose of them (its images, say: allowedOverrides); a
+// Deployment's own settings (replicas, autoscaling, disruption budget) go
+// with the Deployment. One of the results is nil.
+func overlayWorkload(base, over *v1alpha2.KubernetesSpec) (*v1alpha2.DeploymentSpec, *v1alpha2.DaemonSetSpec) {
+	daemon := over.DaemonSet != nil || over.Deployment == nil && base.DaemonSet != nil
+	if !daemon {
+		if base.DaemonSet != nil {
+			return overlayDeployment(workloadOf(base), over.Deployment), nil
+		}
+		return overlayDeployment(base.Deployment, over.Deployment), nil
+	}
+	d := overlayDeployment(workloadOf(base), workloadOf(over))
+	if d == nil {
+		return nil, &v1alpha2.DaemonSetSpec{}
+	}
+	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod}
+}
+
+// workloadOf is the pod settings of k's workload, without a Deployment's
+// own (nil when k sets no workload).
+func workloadOf(k *v1alpha2.KubernetesSpec) *v1alpha2.DeploymentSpec {
+	w := (&v1alpha2.NginxProxySpec{Kubernetes: k}).Workload()
+	if w == nil {
+		return nil
+	}
+	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod}
 }
 
 func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.DeploymentSpec {

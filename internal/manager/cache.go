@@ -40,10 +40,10 @@ var metadataOnly = map[schema.GroupVersionKind]bool{
 
 // cacheOptions are the manager's cache options: every object without what
 // Gatewall never reads of it (stripUnread), the metadata-only kinds reduced
-// to the metadata Gatewall reads (slimMetadata), Deployments to that
-// metadata and their status (deploymentStatus).
+// to the metadata Gatewall reads (slimMetadata), Deployments and DaemonSets
+// to that metadata and their status (deploymentStatus, daemonSetStatus).
 func cacheOptions(s *runtime.Scheme) (cache.Options, error) {
-	byObject := map[client.Object]cache.ByObject{&appsv1.Deployment{}: {Transform: deploymentStatus}}
+	byObject := map[client.Object]cache.ByObject{&appsv1.Deployment{}: {Transform: deploymentStatus}, &appsv1.DaemonSet{}: {Transform: daemonSetStatus}}
 	for gvk := range metadataOnly {
 		obj, err := s.New(gvk)
 		if err != nil {
@@ -110,6 +110,15 @@ func deploymentStatus(in any) (any, error) {
 		return stripUnread(in)
 	}
 	return &appsv1.Deployment{TypeMeta: d.TypeMeta, ObjectMeta: slimObjectMeta(&d.ObjectMeta), Status: d.Status}, nil
+}
+
+// daemonSetStatus reduces a DaemonSet as deploymentStatus does a Deployment.
+func daemonSetStatus(in any) (any, error) {
+	d, ok := in.(*appsv1.DaemonSet)
+	if !ok {
+		return stripUnread(in)
+	}
+	return &appsv1.DaemonSet{TypeMeta: d.TypeMeta, ObjectMeta: slimObjectMeta(&d.ObjectMeta), Status: d.Status}, nil
 }
 
 // slimObjectMeta is the metadata Gatewall reads of a data-plane kind.

@@ -17,7 +17,7 @@ import (
 // need). The manager's watches see every tenant's objects of these kinds,
 // as many and as large as tenants make them: it caches only the metadata of
 // ServiceAccounts, ConfigMaps, Secrets, HorizontalPodAutoscalers and
-// PodDisruptionBudgets, and of a Deployment only its
+// PodDisruptionBudgets, and of a Deployment or DaemonSet only its
 // metadata and status (nothing reads back a data plane's spec: Apply
 // compares resourceVersions).
 type Kind struct {
@@ -34,6 +34,8 @@ type Kind struct {
 var Kinds = []Kind{
 	{Name: "Deployment", gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"),
 		object: func() client.Object { return &appsv1.Deployment{} }, list: func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	{Name: "DaemonSet", gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
+		object: func() client.Object { return &appsv1.DaemonSet{} }, list: func() client.ObjectList { return &appsv1.DaemonSetList{} }},
 	{Name: "Service", gvk: corev1.SchemeGroupVersion.WithKind("Service"),
 		object: func() client.Object { return &corev1.Service{} }, list: func() client.ObjectList { return &corev1.ServiceList{} }},
 	{Name: "ServiceAccount", gvk: corev1.SchemeGroupVersion.WithKind("ServiceAccount"), metadataOnly: true},

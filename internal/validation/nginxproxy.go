@@ -17,6 +17,7 @@ const (
 	MsgLBIPNotIPv6        = "loadBalancerIP must be an IPv6 address when ipFamily is ipv6"
 	MsgMetricsPortWAF     = "metrics.port cannot be 50000 when waf is enabled: the WAF enforcer listens there"
 	MsgLBIPType           = "loadBalancerIP can only be set when type is LoadBalancer"
+	MsgWorkloadOneOf      = "only one of deployment or daemonSet can be set"
 	MsgLBRangesType       = "loadBalancerSourceRanges can only be set when type is LoadBalancer"
 	MsgTrafficPolicyType  = "externalTrafficPolicy can only be set when type is NodePort or LoadBalancer"
 	MsgLBIPNotIP          = "loadBalancerIP must be an IP address"
@@ -98,8 +99,15 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 	errs = append(errs, dnsResolver(spec.Child("dnsResolver"), s.DNSResolver)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)
 	if k := s.Kubernetes; k != nil {
+		if k.Deployment != nil && k.DaemonSet != nil {
+			errs = append(errs, field.Invalid(spec.Child("kubernetes"), "object", MsgWorkloadOneOf))
+		}
 		if d := k.Deployment; d != nil {
 			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)
+		}
+		if ds := k.DaemonSet; ds != nil {
+			errs = append(errs, podSettings(spec.Child("kubernetes", "daemonSet"),
+				&v1alpha2.DeploymentSpec{Container: ds.Container, WAFContainers: ds.WAFContainers, Pod: ds.Pod})...)
 		}
 		if svc := k.Service; svc != nil {
 			errs = append(errs, service(spec, s.IPFamily, svc)...)
@@ -192,7 +200,12 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	}
 	errs = append(errs, autoscaling(path.Child("autoscaling"), d.Autoscaling)...)
 	errs = append(errs, podDisruptionBudget(path.Child("podDisruptionBudget"), d.PodDisruptionBudget)...)
-	errs = append(errs, container(path.Child("container"), d.Container)...)
+	return append(errs, podSettings(path, d)...)
+}
+
+// podSettings checks the settings a Deployment and a DaemonSet share.
+func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
+	errs := container(path.Child("container"), d.Container)
 	if p := d.Pod; p != nil {
 		secrets := path.Child("pod", "imagePullSecrets")
 		if len(p.ImagePullSecrets) > maxImagePullSecrets {

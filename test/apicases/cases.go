@@ -53,6 +53,7 @@ func All() []Case {
 	cs = append(cs, dnsResolverCases()...)
 	cs = append(cs, overrideCases()...)
 	cs = append(cs, scalingCases()...)
+	cs = append(cs, daemonSetCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, upstreamSettingsCases()...)

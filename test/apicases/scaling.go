@@ -94,3 +94,27 @@ func scalingCases() []Case {
 			Field: pdb + ".unhealthyPodEvictionPolicy", Message: `Unsupported value: "Never"`},
 	}
 }
+
+// daemonSetCases are NginxProxy kubernetes.daemonSet (NGINX Gateway
+// Fabric's field): a DaemonSet instead of the Deployment, never both.
+func daemonSetCases() []Case {
+	with := func(k v1alpha2.KubernetesSpec) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) { s.Kubernetes = &k })
+	}
+	return []Case{
+		{Name: "NginxProxy: daemonSet", Object: with(v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{
+			Container: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Tag: ptr("1.2.3")}},
+			Pod:       &v1alpha2.PodSpec{ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "registry"}}},
+		}})},
+		{Name: "NginxProxy: an empty daemonSet", Object: with(v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{}})},
+		{Name: "NginxProxy: deployment and daemonSet", Object: with(v1alpha2.KubernetesSpec{
+			Deployment: &v1alpha2.DeploymentSpec{}, DaemonSet: &v1alpha2.DaemonSetSpec{}}),
+			Field: "spec.kubernetes", Message: validation.MsgWorkloadOneOf},
+		{Name: "NginxProxy: daemonSet image tag with a space", Object: with(v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{
+			Container: &v1alpha2.ContainerSpec{Image: &v1alpha2.Image{Tag: ptr("1 2")}}}}),
+			Field: "spec.kubernetes.daemonSet.container.image.tag", Message: "should match '^[A-Za-z0-9_][A-Za-z0-9_.-]*$'"},
+		{Name: "NginxProxy: daemonSet pull Secret of an invalid name", Object: with(v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{
+			Pod: &v1alpha2.PodSpec{ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "Registry"}}}}}),
+			Field: "spec.kubernetes.daemonSet.pod.imagePullSecrets[0].name", Message: "should match"},
+	}
+}

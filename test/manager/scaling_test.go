@@ -186,6 +186,61 @@ func TestProvisioningScaling(t *testing.T) {
 		})
 	})
 
+	t.Run("a DaemonSet replaces the Deployment, its autoscaler and budget, and back", func(t *testing.T) {
+		setKind := func(daemon bool) {
+			t.Helper()
+			eventually(t, 10*time.Second, func() error {
+				cur := &v1alpha2.NginxProxy{}
+				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(np), cur); err != nil {
+					return err
+				}
+				if daemon {
+					cur.Spec.Kubernetes = &v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{}}
+				} else {
+					cur.Spec.Kubernetes = np.Spec.Kubernetes.DeepCopy()
+				}
+				return env.Client.Update(ctx, cur)
+			})
+		}
+		wantKind := func(daemon bool) {
+			t.Helper()
+			eventually(t, 15*time.Second, func() error {
+				ds := &appsv1.DaemonSet{}
+				errDS := env.Client.Get(ctx, key, ds)
+				errDep := env.Client.Get(ctx, key, &appsv1.Deployment{})
+				_, errHPA := hpa()
+				_, errPDB := pdb()
+				if daemon {
+					if errDS != nil {
+						return fmt.Errorf("the DaemonSet: %v", errDS)
+					}
+					if err := owned(ds); err != nil {
+						return err
+					}
+					for what, err := range map[string]error{"Deployment": errDep, "autoscaler": errHPA, "budget": errPDB} {
+						if !apierrors.IsNotFound(err) {
+							return fmt.Errorf("the %s beside the DaemonSet: %v", what, err)
+						}
+					}
+					return nil
+				}
+				if !apierrors.IsNotFound(errDS) {
+					return fmt.Errorf("the DaemonSet beside the Deployment: %v", errDS)
+				}
+				for what, err := range map[string]error{"Deployment": errDep, "autoscaler": errHPA, "budget": errPDB} {
+					if err != nil {
+						return fmt.Errorf("the %s: %v", what, err)
+					}
+				}
+				return nil
+			})
+		}
+		setKind(true)
+		wantKind(true)
+		setKind(false)
+		wantKind(false)
+	})
+
 	t.Run("a Gateway that leaves the installation loses them", func(t *testing.T) {
 		updateNP(func(d *v1alpha2.DeploymentSpec) {
 			d.Autoscaling.Enable = true
@@ -213,3 +268,36 @@ func TestProvisioningScaling(t *testing.T) {
 
 // containsField says whether a managed-fields entry names field f.
 func containsField(raw []byte, f string) bool { return bytes.Contains(raw, []byte(f)) }
+
+// TestProgrammedSaysWhyDaemonSetPodsDoNotServe: a DaemonSet data plane's
+// pods are read as a Deployment's are when they do not serve: the
+// Gateway's Programmed condition gives the scheduler's reason.
+func TestProgrammedSaysWhyDaemonSetPodsDoNotServe(t *testing.T) {
+	ctx := context.Background()
+	startProvisioningManager(t)
+	if err := env.Client.Create(ctx, provClass("prov-daemonset", provController)); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	np := &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "daemonset"}, Spec: v1alpha2.NginxProxySpec{
+		Kubernetes: &v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{}}}}
+	gw := provGateway(ns, "gw", "prov-daemonset")
+	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{
+		Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy", Name: np.Name}}
+	create(t, np, gw)
+	ds := &appsv1.DaemonSet{}
+	eventually(t, 15*time.Second, func() error {
+		return env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-prov-daemonset"}, ds)
+	})
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unschedulable", Labels: ds.Spec.Template.Labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "example.com/nginx:1"}}}}
+	create(t, p)
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/1 nodes are available: 1 node(s) had untolerated taint."}}}
+	if err := env.Client.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitGatewayConditionFor(t, 40*time.Second, client.ObjectKeyFromObject(gw), "Programmed", "False/Pending",
+		"pod unschedulable: cannot be scheduled: 0/1 nodes are available: 1 node(s) had untolerated taint.")
+}

@@ -7,10 +7,20 @@ import (
 )
 
 // KubernetesSpec configures the Kubernetes objects of a Gateway's data plane.
+//
+// +kubebuilder:validation:XValidation:message="only one of deployment or daemonSet can be set",rule="!(has(self.deployment) && has(self.daemonSet))"
 type KubernetesSpec struct {
-	// Deployment configures the data-plane Deployment.
+	// Deployment configures the data-plane Deployment, the default.
 	// +optional
 	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+
+	// DaemonSet runs the data plane as a DaemonSet instead of a
+	// Deployment: one pod on every node the scheduler may place it on.
+	// Switching between the two replaces one with the other (the pods of
+	// the one are deleted as the other's start). NGINX Gateway Fabric's
+	// field.
+	// +optional
+	DaemonSet *DaemonSetSpec `json:"daemonSet,omitempty"`
 
 	// Service configures the Service in front of the data plane.
 	// +optional
@@ -69,6 +79,27 @@ type DeploymentSpec struct {
 
 	// Pod configures the data-plane pods (the shape of NGINX Gateway
 	// Fabric's deployment.pod).
+	// +optional
+	Pod *PodSpec `json:"pod,omitempty"`
+}
+
+// DaemonSetSpec configures the data-plane DaemonSet: its pods' settings
+// are a Deployment's.
+type DaemonSetSpec struct {
+	// Container configures the NGINX container, as in a Deployment.
+	// +optional
+	Container *ContainerSpec `json:"container,omitempty"`
+
+	// Endpoints configures the endpoints container, as in a Deployment.
+	// +optional
+	Endpoints *EndpointsContainer `json:"endpoints,omitempty"`
+
+	// WAFContainers configures the containers added when waf is enabled,
+	// as in a Deployment.
+	// +optional
+	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+
+	// Pod configures the data-plane pods, as in a Deployment.
 	// +optional
 	Pod *PodSpec `json:"pod,omitempty"`
 }

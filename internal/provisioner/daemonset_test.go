@@ -1,0 +1,59 @@
+package provisioner
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/gatewall/gatewall/internal/podseal"
+)
+
+// TestDaemonSet: an NginxProxy with NGINX Gateway Fabric's daemonSet gets a
+// DaemonSet and no Deployment, autoscaler or disruption budget; its pods
+// are the Deployment's would-be pods, seal included, so everything that
+// finds and checks data-plane pods (the agent server, pod problems, the
+// Service) works for both kinds.
+func TestDaemonSet(t *testing.T) {
+	key := make([]byte, podseal.KeySize)
+	const container = `
+      container:
+        image: {tag: "1.2.3"}
+      pod:
+        imagePullSecrets: [{name: registry}]`
+	ds := params(decodeSpec(t, "kubernetes:\n    daemonSet:"+container))
+	dep := params(decodeSpec(t, "kubernetes:\n    deployment:\n      replicas: 3"+container))
+	ds.SealKey, dep.SealKey = key, key
+
+	var got *appsv1.DaemonSet
+	for _, o := range Objects(ds) {
+		switch o := o.(type) {
+		case *appsv1.DaemonSet:
+			got = o
+		case *appsv1.Deployment, *autoscalingv2.HorizontalPodAutoscaler, *policyv1.PodDisruptionBudget:
+			t.Errorf("a %s beside the DaemonSet", kind(o))
+		}
+	}
+	if got == nil {
+		t.Fatal("no DaemonSet")
+	}
+	want := find[*appsv1.Deployment](t, dep)
+	if got.Name != want.Name || !equality.Semantic.DeepEqual(got.OwnerReferences, want.OwnerReferences) ||
+		!equality.Semantic.DeepEqual(got.Spec.Selector, want.Spec.Selector) {
+		t.Errorf("DaemonSet %s owned by %+v selecting %v; want the Deployment's name, owner and selector", got.Name, got.OwnerReferences, got.Spec.Selector)
+	}
+	if !equality.Semantic.DeepEqual(got.Spec.Template, want.Spec.Template) {
+		t.Errorf("the DaemonSet's pod template differs from the Deployment's:\n got %+v\nwant %+v", got.Spec.Template, want.Spec.Template)
+	}
+	if got.Spec.Template.Annotations[podseal.Annotation] == "" {
+		t.Error("the DaemonSet's pods carry no seal")
+	}
+	if c := got.Spec.Template.Spec.Containers[0]; c.Image != "ghcr.io/gatewall/dataplane:1.2.3" {
+		t.Errorf("NGINX image %s, want the daemonSet's tag", c.Image)
+	}
+	if _, ok := kindOf(got); !ok {
+		t.Error("DaemonSet is not a data-plane kind: Apply refuses it and Remove never finds it")
+	}
+}
