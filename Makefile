@@ -155,8 +155,20 @@ docker-push: ## Push IMG and DATAPLANE_IMG.
 # INSTALL=helm installs Gatewall with charts/gatewall (helm upgrade --install)
 # instead of config/default's kustomize output.
 INSTALL ?= kustomize
-run-local: images $(if $(filter helm,$(INSTALL)),helm) ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root; INSTALL=helm installs with the chart).
-	go run ./cmd/gatewall-local -install=$(INSTALL)
+run-local: run-images $(if $(filter helm,$(INSTALL)),helm) ## Run Gatewall in a local single-node cluster with the sample, served through real NGINX (needs root; INSTALL=helm installs with the chart).
+	go build -o $(BIN)/gatewall-local ./cmd/gatewall-local
+	$(BIN)/gatewall-local -install=$(INSTALL)
+
+# RUN_BINARIES are what the images make run-local starts copy in: the
+# manager, the data plane's endpoints client and agent, the sample's
+# backend and the local runtime's CoreDNS and pause.
+RUN_BINARIES := gatewall gatewall-endpoints nginx-agent echo-basic coredns pause
+
+.PHONY: run-images
+run-images: envtest-tools local-tools ## Only what make run-local needs: the local runtime's tools, nginx-agent, and the product's, runtime's and sample's images (not the tests' tools and images).
+	@hack/nginx-agent.sh
+	@hack/image-binaries.sh $(RUN_BINARIES)
+	go run ./cmd/gatewall-local images -run-only
 
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG.

@@ -20,6 +20,7 @@ gobuild() {
 }
 
 for name in "${names[@]}"; do
+  log "image binary ${name}"
   case "${name}" in
     gatewall) gobuild gatewall ./cmd ;;
     gatewall-endpoints) gobuild gatewall-endpoints ./cmd/gatewall-endpoints ;;

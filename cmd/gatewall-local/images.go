@@ -16,6 +16,7 @@ import (
 func runImages(args []string) error {
 	fs := flag.NewFlagSet("gatewall-local images", flag.ContinueOnError)
 	out := fs.String("output-dir", "bin/images", "Directory for the image archives the local node imports.")
+	runOnly := fs.Bool("run-only", false, "Build only what make run-local needs (the product's images, the runtime's, the sample's backend), not the tests'.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,6 +34,6 @@ func runImages(args []string) error {
 		return err
 	}
 	return images.Build(context.Background(), images.BuildOptions{
-		Root: root, OutDir: *out, Aliases: aliases, Log: os.Stdout,
+		Root: root, OutDir: *out, Aliases: aliases, Log: os.Stdout, RunOnly: *runOnly,
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,10 +71,19 @@ func run(m *testing.M) (code int) {
 	// UDP session each, while the default l4.maxConnections keeps 64 per
 	// listener (docs/tcp-udp.md). The class gives its listeners room for
 	// such bursts, and the workers the connections for it (four TCP or
-	// UDP listeners of 1,024 sessions, the most a suite Gateway has).
+	// UDP listeners of 1,024 sessions, two connections each, the most a
+	// suite Gateway has), within the open files the data plane's
+	// containers may have: they inherit this process's hard limit (the
+	// local node raises none), and NGINX refuses a worker_rlimit_nofile
+	// above it.
+	workers, err := workerConnections()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
 	np := &v1alpha2.NginxProxy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: manager.DefaultNamespace, Name: "conformance"},
-		Spec: v1alpha2.NginxProxySpec{WorkerConnections: ptr.To[int32](16384), L4: &v1alpha2.L4Listeners{
+		Spec: v1alpha2.NginxProxySpec{WorkerConnections: ptr.To(workers), L4: &v1alpha2.L4Listeners{
 			MaxConnections: ptr.To[int32](1024), UDPSessionTimeout: ptr.To(gatewayv1.Duration("2s"))}},
 	}
 	if err := rt.Client.Create(context.Background(), np); err != nil {
@@ -113,4 +123,21 @@ func classAccepted(name string, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// workerConnections are 16,384, or fewer when this process's hard limit of
+// open files (which the local node's containers inherit) cannot hold what
+// a worker needs for them (nginx/config's Main.RlimitNofile: two files per
+// connection and 64), refusing a limit too low for the suite's four
+// listeners of 1,024 UDP sessions.
+func workerConnections() (int32, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	const least = 4*1024*2 + 512
+	if lim.Max < 2*least+64 {
+		return 0, fmt.Errorf("the hard limit of open files is %d; the suite's data planes need %d (raise it with ulimit -Hn as root)", lim.Max, 2*least+64)
+	}
+	return int32(min(16384, (lim.Max-64)/2)), nil
 }

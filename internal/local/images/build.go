@@ -23,6 +23,10 @@ type BuildOptions struct {
 	Aliases []string
 	// Log receives one line per image.
 	Log io.Writer
+	// RunOnly builds only what running Gatewall locally needs (the
+	// product images, the runtime's and the sample's backend), not the
+	// tests' images.
+	RunOnly bool
 }
 
 // Build builds every image with buildah (layers cached: an unchanged image
@@ -48,7 +52,11 @@ func Build(ctx context.Context, opts BuildOptions) error {
 	}
 	var archives []string
 	changed := false
-	for _, s := range Specs(opts.Aliases) {
+	specs := Specs(opts.Aliases)
+	if opts.RunOnly {
+		specs = slices.DeleteFunc(specs, func(s Spec) bool { return !s.Run })
+	}
+	for _, s := range specs {
 		start := time.Now()
 		id, err := build(ctx, opts.Root, s)
 		if err != nil {
@@ -64,16 +72,30 @@ func Build(ctx context.Context, opts BuildOptions) error {
 			if exported {
 				what, changed = "exported", true
 			}
-			archives = append(archives, filepath.Join(parts, s.Archive+".tar"))
 		}
 		fmt.Fprintf(opts.Log, "image %s (%s): %s in %s\n", s.Tags[0], shortID(id), what, time.Since(start).Round(time.Millisecond))
 	}
+	// The bundle holds every image built here, now or before (a run-only
+	// build keeps the tests' images a full one exported).
+	for _, s := range Specs(opts.Aliases) {
+		if a := filepath.Join(parts, s.Archive+".tar"); s.Archive != "" {
+			if _, err := os.Stat(a); err == nil {
+				archives = append(archives, a)
+			}
+		}
+	}
 	bundle := filepath.Join(opts.OutDir, Bundle)
-	if _, err := os.Stat(bundle); err == nil && !changed {
-		return nil
+	members := strings.Join(archives, "\n")
+	if old, err := os.ReadFile(bundle + ".list"); err == nil && string(old) == members && !changed {
+		if _, err := os.Stat(bundle); err == nil {
+			return nil
+		}
 	}
 	start := time.Now()
 	if err := merge(bundle, archives); err != nil {
+		return err
+	}
+	if err := os.WriteFile(bundle+".list", []byte(members), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Log, "%s: %d images in %s\n", bundle, len(archives), time.Since(start).Round(time.Millisecond))

@@ -60,6 +60,10 @@ type Spec struct {
 	Tags []string
 	// Args are build arguments.
 	Args map[string]string
+	// Run says running Gatewall locally needs it (make run-local): the
+	// product's images, the runtime's and the sample's backend; the
+	// others only tests need.
+	Run bool
 }
 
 // Specs are every image, in build order (an image after those it is built
@@ -69,14 +73,15 @@ type Spec struct {
 func Specs(aliases []string) []Spec {
 	static := map[string]string{"BASE_IMAGE": Static}
 	return []Spec{
-		{Dockerfile: "build/local/static/Dockerfile", Tags: []string{Static}, Args: map[string]string{"DEBIAN_IMAGE": Debian}},
-		{Archive: "pause", Dockerfile: "build/local/pause/Dockerfile", Tags: []string{Pause}},
-		{Archive: "coredns", Dockerfile: "build/local/coredns/Dockerfile", Tags: withAliases(CoreDNS, aliases), Args: static},
-		{Archive: "manager", Dockerfile: "build/manager/Dockerfile", Tags: []string{Manager}, Args: static},
-		{Archive: "dataplane", Dockerfile: "build/dataplane/Dockerfile", Tags: []string{DataPlane}, Args: map[string]string{"BASE_IMAGE": Debian}},
+		{Dockerfile: "build/local/static/Dockerfile", Tags: []string{Static}, Args: map[string]string{"DEBIAN_IMAGE": Debian}, Run: true},
+		{Archive: "pause", Dockerfile: "build/local/pause/Dockerfile", Tags: []string{Pause}, Run: true},
+		{Archive: "coredns", Dockerfile: "build/local/coredns/Dockerfile", Tags: withAliases(CoreDNS, aliases), Args: static, Run: true},
+		{Archive: "manager", Dockerfile: "build/manager/Dockerfile", Tags: []string{Manager}, Args: static, Run: true},
+		{Archive: "dataplane", Dockerfile: "build/dataplane/Dockerfile", Tags: []string{DataPlane}, Args: map[string]string{"BASE_IMAGE": Debian}, Run: true},
 		{Archive: "dataplane-test", Dockerfile: "test/images/dataplane-test/Dockerfile", Tags: []string{DataPlaneTest},
 			Args: map[string]string{"DATAPLANE_IMAGE": DataPlane}},
-		{Archive: "echo-basic", Dockerfile: "test/images/echo-basic/Dockerfile", Tags: withAliases(Echo, aliases), Args: static},
+		// The sample's backend too.
+		{Archive: "echo-basic", Dockerfile: "test/images/echo-basic/Dockerfile", Tags: withAliases(Echo, aliases), Args: static, Run: true},
 		{Archive: "testbackend", Dockerfile: "test/images/testbackend/Dockerfile", Tags: []string{TestBackend}, Args: static},
 		{Archive: "waf-standin", Dockerfile: "test/images/waf-standin/Dockerfile", Tags: []string{WAFStandIn}},
 	}
