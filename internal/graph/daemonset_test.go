@@ -76,3 +76,20 @@ func TestDaemonSetOverlay(t *testing.T) {
 		}
 	})
 }
+
+// TestPodOverlay: a Gateway's pod settings overlay the class's field by
+// field: its termination grace alone keeps the class's pull Secrets.
+func TestPodOverlay(t *testing.T) {
+	pod := func(p v1alpha2.PodSpec) *v1alpha2.NginxProxySpec {
+		return &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &p}}}
+	}
+	class := pod(v1alpha2.PodSpec{ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "class-registry"}}, TerminationGracePeriodSeconds: ptr.To(int64(60))})
+	got := EffectiveNginxProxy(class, pod(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr.To(int64(120))})).Kubernetes.Deployment.Pod
+	if ptr.Deref(got.TerminationGracePeriodSeconds, 0) != 120 || len(got.ImagePullSecrets) != 1 || got.ImagePullSecrets[0].Name != "class-registry" {
+		t.Errorf("pod %+v; want the Gateway's grace of 120 s and the class's pull Secret", got)
+	}
+	got = EffectiveNginxProxy(class, pod(v1alpha2.PodSpec{ImagePullSecrets: []v1alpha2.LocalSecretReference{{Name: "mine"}}})).Kubernetes.Deployment.Pod
+	if ptr.Deref(got.TerminationGracePeriodSeconds, 0) != 60 || got.ImagePullSecrets[0].Name != "mine" {
+		t.Errorf("pod %+v; want the class's grace of 60 s and the Gateway's pull Secret", got)
+	}
+}

@@ -156,7 +156,7 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		}
 		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
 	}
-	base.Pod = pick(over.Pod, base.Pod)
+	base.Pod = overlayPod(base.Pod, over.Pod)
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}
@@ -164,6 +164,22 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		base.WAFContainers.Enforcer = overlayContainer(base.WAFContainers.Enforcer, over.WAFContainers.Enforcer)
 		base.WAFContainers.ConfigManager = overlayContainer(base.WAFContainers.ConfigManager, over.WAFContainers.ConfigManager)
 	}
+	return base
+}
+
+// overlayPod overlays the Gateway's pod settings field by field; its pull
+// Secrets, when set, replace the class's list.
+func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
+	if over == nil {
+		return base
+	}
+	if base == nil {
+		return over
+	}
+	if over.ImagePullSecrets != nil {
+		base.ImagePullSecrets = over.ImagePullSecrets
+	}
+	base.TerminationGracePeriodSeconds = pick(over.TerminationGracePeriodSeconds, base.TerminationGracePeriodSeconds)
 	return base
 }
 

@@ -57,3 +57,26 @@ func TestDaemonSet(t *testing.T) {
 		t.Error("DaemonSet is not a data-plane kind: Apply refuses it and Remove never finds it")
 	}
 }
+
+// TestTerminationGrace: the pods' termination grace is the NginxProxy's,
+// for a Deployment's pods and a DaemonSet's, else 30 s.
+func TestTerminationGrace(t *testing.T) {
+	for spec, want := range map[string]int64{
+		`{}`: 30,
+		`{kubernetes: {deployment: {pod: {terminationGracePeriodSeconds: 90}}}}`: 90,
+		`{kubernetes: {daemonSet: {pod: {terminationGracePeriodSeconds: 0}}}}`:   0,
+	} {
+		var got *int64
+		for _, o := range Objects(params(decodeSpec(t, spec))) {
+			switch o := o.(type) {
+			case *appsv1.Deployment:
+				got = o.Spec.Template.Spec.TerminationGracePeriodSeconds
+			case *appsv1.DaemonSet:
+				got = o.Spec.Template.Spec.TerminationGracePeriodSeconds
+			}
+		}
+		if got == nil || *got != want {
+			t.Errorf("%s: terminationGracePeriodSeconds %v, want %d", spec, got, want)
+		}
+	}
+}

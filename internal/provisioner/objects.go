@@ -307,7 +307,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 			// the pod's network namespace only.
 			Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 		},
-		TerminationGracePeriodSeconds: ptr.To(int64(30)),
+		TerminationGracePeriodSeconds: terminationGrace(d),
 		ImagePullSecrets:              pullSecrets,
 		Containers:                    containers,
 		Volumes:                       volumes,
@@ -321,6 +321,15 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 		Spec:       spec,
 	}
+}
+
+// terminationGrace is the pods' terminationGracePeriodSeconds: the
+// NginxProxy's, or Kubernetes' 30 s.
+func terminationGrace(d *v1alpha2.DeploymentSpec) *int64 {
+	if d != nil && d.Pod != nil && d.Pod.TerminationGracePeriodSeconds != nil {
+		return ptr.To(*d.Pod.TerminationGracePeriodSeconds)
+	}
+	return ptr.To(int64(30))
 }
 
 // A data-plane pod runs the containers Gatewall renders and no other: its

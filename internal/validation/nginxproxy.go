@@ -41,8 +41,10 @@ const (
 	maxImageRepositoryLen = 255
 	maxImageTagLen        = 128
 	maxImagePullSecrets   = 16
-	maxOverrideFields     = 2
-	maxInfrastructureKeys = 64
+	// maxTerminationGraceSecs is workerShutdownTimeout's bound.
+	maxTerminationGraceSecs = 3600
+	maxOverrideFields       = 2
+	maxInfrastructureKeys   = 64
 	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
 	maxInfrastructureKeyLen = 253 + 1 + 63
 )
@@ -207,6 +209,9 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	errs := container(path.Child("container"), d.Container)
 	if p := d.Pod; p != nil {
+		if g := p.TerminationGracePeriodSeconds; g != nil {
+			errs = append(errs, intRange(path.Child("pod", "terminationGracePeriodSeconds"), *g, 0, maxTerminationGraceSecs)...)
+		}
 		secrets := path.Child("pod", "imagePullSecrets")
 		if len(p.ImagePullSecrets) > maxImagePullSecrets {
 			errs = append(errs, field.TooMany(secrets, len(p.ImagePullSecrets), maxImagePullSecrets))

@@ -54,6 +54,7 @@ func All() []Case {
 	cs = append(cs, overrideCases()...)
 	cs = append(cs, scalingCases()...)
 	cs = append(cs, daemonSetCases()...)
+	cs = append(cs, podCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, upstreamSettingsCases()...)

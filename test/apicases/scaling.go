@@ -118,3 +118,26 @@ func daemonSetCases() []Case {
 			Field: "spec.kubernetes.daemonSet.pod.imagePullSecrets[0].name", Message: "should match"},
 	}
 }
+
+// podCases are NginxProxy pod settings of NGINX Gateway Fabric's
+// kubernetes.deployment.pod and daemonSet.pod.
+func podCases() []Case {
+	with := func(p v1alpha2.PodSpec) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &p}}
+		})
+	}
+	withDS := func(p v1alpha2.PodSpec) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{Pod: &p}}
+		})
+	}
+	return []Case{
+		{Name: "NginxProxy: terminationGracePeriodSeconds 0", Object: with(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr(int64(0))})},
+		{Name: "NginxProxy: terminationGracePeriodSeconds 3600", Object: withDS(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr(int64(3600))})},
+		{Name: "NginxProxy: terminationGracePeriodSeconds -1", Object: with(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr(int64(-1))}),
+			Field: "spec.kubernetes.deployment.pod.terminationGracePeriodSeconds", Message: "should be greater than or equal to 0"},
+		{Name: "NginxProxy: daemonSet terminationGracePeriodSeconds 3601", Object: withDS(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr(int64(3601))}),
+			Field: "spec.kubernetes.daemonSet.pod.terminationGracePeriodSeconds", Message: "should be less than or equal to 3600"},
+	}
+}

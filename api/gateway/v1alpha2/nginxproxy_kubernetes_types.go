@@ -117,6 +117,17 @@ type PodSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	ImagePullSecrets []LocalSecretReference `json:"imagePullSecrets,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long a data-plane pod that is
+	// stopped (a rollout, a scale-in, a drain) has before its processes are
+	// killed: 0 to 3600 seconds, 30 by default. NGINX's workers finish
+	// their requests for up to workerShutdownTimeout: keep this longer.
+	// NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 }
 
 // LocalSecretReference names a Secret in the same namespace.
