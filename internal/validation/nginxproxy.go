@@ -107,9 +107,10 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 		if d := k.Deployment; d != nil {
 			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)
 		}
-		if ds := k.DaemonSet; ds != nil {
-			errs = append(errs, podSettings(spec.Child("kubernetes", "daemonSet"),
-				&v1alpha2.DeploymentSpec{Container: ds.Container, WAFContainers: ds.WAFContainers, Pod: ds.Pod})...)
+		if k.DaemonSet != nil {
+			// Workload is the DaemonSet's when it is set.
+			ds := (&v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{DaemonSet: k.DaemonSet}}).Workload()
+			errs = append(errs, podSettings(spec.Child("kubernetes", "daemonSet"), ds)...)
 		}
 		if svc := k.Service; svc != nil {
 			errs = append(errs, service(spec, s.IPFamily, svc)...)
