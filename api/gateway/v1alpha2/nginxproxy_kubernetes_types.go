@@ -16,9 +16,9 @@ type KubernetesSpec struct {
 
 	// DaemonSet runs the data plane as a DaemonSet instead of a
 	// Deployment: one pod on every node the scheduler may place it on.
-	// Switching between the two replaces one with the other (the pods of
-	// the one are deleted as the other's start). NGINX Gateway Fabric's
-	// field.
+	// Switching between the two replaces one with the other at once: the
+	// old pods stop while the new ones start, so a switch can cost
+	// connections. NGINX Gateway Fabric's field.
 	// +optional
 	DaemonSet *DaemonSetSpec `json:"daemonSet,omitempty"`
 
