@@ -136,8 +136,8 @@ func TestProvisioningScaling(t *testing.T) {
 			t.Errorf("the Deployment has %d replicas after a reconcile; the autoscaler chose 3", got)
 		}
 		for _, m := range d.ManagedFields {
-			if m.Manager == provisioner.FieldOwner && m.FieldsV1 != nil && containsField(m.FieldsV1.Raw, `"f:replicas"`) {
-				t.Errorf("Gatewall manages the Deployment's replicas beside the autoscaler: %s", m.FieldsV1.Raw)
+			if m.Manager == provisioner.FieldOwner && m.FieldsV1 != nil && containsField(m.FieldsV1.GetRawBytes(), `"f:replicas"`) {
+				t.Errorf("Gatewall manages the Deployment's replicas beside the autoscaler: %s", m.FieldsV1.GetRawString())
 			}
 		}
 	})
