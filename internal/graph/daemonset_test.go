@@ -93,3 +93,22 @@ func TestPodOverlay(t *testing.T) {
 		t.Errorf("pod %+v; want the class's grace of 60 s and the Gateway's pull Secret", got)
 	}
 }
+
+// TestTopologySpreadOverlay: a Gateway's spread constraints replace its
+// class's list whole; without them the class's stay.
+func TestTopologySpreadOverlay(t *testing.T) {
+	pod := func(p v1alpha2.PodSpec) *v1alpha2.NginxProxySpec {
+		return &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &p}}}
+	}
+	zone := v1alpha2.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "DoNotSchedule"}
+	host := v1alpha2.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: "ScheduleAnyway"}
+	class := pod(v1alpha2.PodSpec{TopologySpreadConstraints: []v1alpha2.TopologySpreadConstraint{zone}})
+	got := EffectiveNginxProxy(class, pod(v1alpha2.PodSpec{TopologySpreadConstraints: []v1alpha2.TopologySpreadConstraint{host}})).Kubernetes.Deployment.Pod
+	if len(got.TopologySpreadConstraints) != 1 || got.TopologySpreadConstraints[0].TopologyKey != host.TopologyKey {
+		t.Errorf("constraints %+v; want the Gateway's alone", got.TopologySpreadConstraints)
+	}
+	got = EffectiveNginxProxy(class, pod(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr.To(int64(5))})).Kubernetes.Deployment.Pod
+	if len(got.TopologySpreadConstraints) != 1 || got.TopologySpreadConstraints[0].TopologyKey != zone.TopologyKey {
+		t.Errorf("constraints %+v; want the class's", got.TopologySpreadConstraints)
+	}
+}

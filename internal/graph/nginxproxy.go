@@ -168,7 +168,7 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 }
 
 // overlayPod overlays the Gateway's pod settings field by field; its pull
-// Secrets, when set, replace the class's list.
+// Secrets and spread constraints, when set, replace the class's lists.
 func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
 	if over == nil {
 		return base
@@ -180,6 +180,10 @@ func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
 		base.ImagePullSecrets = over.ImagePullSecrets
 	}
 	base.TerminationGracePeriodSeconds = pick(over.TerminationGracePeriodSeconds, base.TerminationGracePeriodSeconds)
+	// The Gateway's constraints, a list of one setting, replace the class's.
+	if over.TopologySpreadConstraints != nil {
+		base.TopologySpreadConstraints = over.TopologySpreadConstraints
+	}
 	return base
 }
 

@@ -1,12 +1,16 @@
 package provisioner
 
 import (
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/gatewall/gatewall/internal/podseal"
 )
@@ -77,6 +81,38 @@ func TestTerminationGrace(t *testing.T) {
 		}
 		if got == nil || *got != want {
 			t.Errorf("%s: terminationGracePeriodSeconds %v, want %d", spec, got, want)
+		}
+	}
+}
+
+// TestTopologySpread: each constraint spreads the pods of the Gateway's
+// data plane for its current class (the Service's selector), whatever
+// kind runs them.
+func TestTopologySpread(t *testing.T) {
+	const spec = `{kubernetes: {%s: {pod: {topologySpreadConstraints: [
+		{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, minDomains: 2},
+		{maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, nodeTaintsPolicy: Honor}]}}}}`
+	for _, kind := range []string{"deployment", "daemonSet"} {
+		p := params(decodeSpec(t, fmt.Sprintf(spec, kind)))
+		var got []corev1.TopologySpreadConstraint
+		for _, o := range Objects(p) {
+			switch o := o.(type) {
+			case *appsv1.Deployment:
+				got = o.Spec.Template.Spec.TopologySpreadConstraints
+			case *appsv1.DaemonSet:
+				got = o.Spec.Template.Spec.TopologySpreadConstraints
+			}
+		}
+		selector := find[*corev1.Service](t, p).Spec.Selector
+		honor := corev1.NodeInclusionPolicyHonor
+		want := []corev1.TopologySpreadConstraint{
+			{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To(int32(2)),
+				LabelSelector: &metav1.LabelSelector{MatchLabels: selector}},
+			{MaxSkew: 2, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway, NodeTaintsPolicy: &honor,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: selector}},
+		}
+		if !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("%s: constraints\n got %+v\nwant %+v", kind, got, want)
 		}
 	}
 }

@@ -308,6 +308,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 			Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 		},
 		TerminationGracePeriodSeconds: terminationGrace(d),
+		TopologySpreadConstraints:     topologySpread(d, serviceSelector(p.Gateway)),
 		ImagePullSecrets:              pullSecrets,
 		Containers:                    containers,
 		Volumes:                       volumes,
@@ -330,6 +331,24 @@ func terminationGrace(d *v1alpha2.DeploymentSpec) *int64 {
 		return ptr.To(*d.Pod.TerminationGracePeriodSeconds)
 	}
 	return ptr.To(int64(30))
+}
+
+// topologySpread is the pods' topology spread constraints, each spreading
+// the pods selector selects: the Gateway's data plane's for its current
+// class (its former class's pods, while it moves, are not counted).
+func topologySpread(d *v1alpha2.DeploymentSpec, selector map[string]string) []corev1.TopologySpreadConstraint {
+	if d == nil || d.Pod == nil {
+		return nil
+	}
+	var out []corev1.TopologySpreadConstraint
+	for _, c := range d.Pod.TopologySpreadConstraints {
+		out = append(out, corev1.TopologySpreadConstraint{
+			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, WhenUnsatisfiable: c.WhenUnsatisfiable,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
+			MinDomains:    c.MinDomains, NodeAffinityPolicy: c.NodeAffinityPolicy, NodeTaintsPolicy: c.NodeTaintsPolicy,
+		})
+	}
+	return out
 }
 
 // A data-plane pod runs the containers Gatewall renders and no other: its

@@ -213,6 +213,7 @@ func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 		if g := p.TerminationGracePeriodSeconds; g != nil {
 			errs = append(errs, intRange(path.Child("pod", "terminationGracePeriodSeconds"), *g, 0, maxTerminationGraceSecs)...)
 		}
+		errs = append(errs, topologySpread(path.Child("pod", "topologySpreadConstraints"), p.TopologySpreadConstraints)...)
 		secrets := path.Child("pod", "imagePullSecrets")
 		if len(p.ImagePullSecrets) > maxImagePullSecrets {
 			errs = append(errs, field.TooMany(secrets, len(p.ImagePullSecrets), maxImagePullSecrets))

@@ -55,6 +55,7 @@ func All() []Case {
 	cs = append(cs, scalingCases()...)
 	cs = append(cs, daemonSetCases()...)
 	cs = append(cs, podCases()...)
+	cs = append(cs, spreadCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, upstreamSettingsCases()...)

@@ -1,6 +1,9 @@
 package apicases
 
 import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -139,5 +142,50 @@ func podCases() []Case {
 			Field: "spec.kubernetes.deployment.pod.terminationGracePeriodSeconds", Message: "should be greater than or equal to 0"},
 		{Name: "NginxProxy: daemonSet terminationGracePeriodSeconds 3601", Object: withDS(v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr(int64(3601))}),
 			Field: "spec.kubernetes.daemonSet.pod.terminationGracePeriodSeconds", Message: "should be less than or equal to 3600"},
+	}
+}
+
+// spreadCases are NginxProxy pod.topologySpreadConstraints.
+func spreadCases() []Case {
+	const path = "spec.kubernetes.deployment.pod.topologySpreadConstraints"
+	with := func(cs ...v1alpha2.TopologySpreadConstraint) *v1alpha2.NginxProxy {
+		return np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Pod: &v1alpha2.PodSpec{TopologySpreadConstraints: cs}}}
+		})
+	}
+	zone := func(when corev1.UnsatisfiableConstraintAction) v1alpha2.TopologySpreadConstraint {
+		return v1alpha2.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: when}
+	}
+	honor := corev1.NodeInclusionPolicyHonor
+	full := zone(corev1.DoNotSchedule)
+	full.MinDomains, full.NodeAffinityPolicy, full.NodeTaintsPolicy = ptr(int32(3)), &honor, &honor
+	withKey := func(k string) v1alpha2.TopologySpreadConstraint {
+		c := zone(corev1.ScheduleAnyway)
+		c.TopologyKey = k
+		return c
+	}
+	minDomainsAnyway := zone(corev1.ScheduleAnyway)
+	minDomainsAnyway.MinDomains = ptr(int32(2))
+	skew0 := zone(corev1.DoNotSchedule)
+	skew0.MaxSkew = 0
+	badPolicy := zone(corev1.DoNotSchedule)
+	badPolicy.NodeTaintsPolicy = ptr(corev1.NodeInclusionPolicy("Always"))
+	many := make([]v1alpha2.TopologySpreadConstraint, 9)
+	for i := range many {
+		many[i] = withKey(fmt.Sprintf("example.com/level-%d", i))
+	}
+	keyPattern := "should match '" + validation.TopologyKeyPattern + "'"
+	n := func(name string) string { return "NginxProxy: topologySpreadConstraints " + name }
+	return []Case{
+		{Name: n("by zone and by node"), Object: with(full, withKey("kubernetes.io/hostname"))},
+		{Name: n("one key with both actions"), Object: with(zone(corev1.DoNotSchedule), zone(corev1.ScheduleAnyway))},
+		{Name: n("maxSkew 0"), Object: with(skew0), Field: path + "[0].maxSkew", Message: "should be greater than or equal to 1"},
+		{Name: n("an empty topologyKey"), Object: with(withKey("")), Field: path + "[0].topologyKey", Message: "should be at least 1 chars long"},
+		{Name: n("a topologyKey with a space"), Object: with(withKey("my zone")), Field: path + "[0].topologyKey", Message: keyPattern},
+		{Name: n("whenUnsatisfiable Never"), Object: with(zone("Never")), Field: path + "[0].whenUnsatisfiable", Message: `Unsupported value: "Never"`},
+		{Name: n("nodeTaintsPolicy Always"), Object: with(badPolicy), Field: path + "[0].nodeTaintsPolicy", Message: `Unsupported value: "Always"`},
+		{Name: n("minDomains with ScheduleAnyway"), Object: with(minDomainsAnyway), Field: path + "[0]", Message: validation.MsgSpreadMinDomains},
+		{Name: n("a pair twice"), Object: with(zone(corev1.DoNotSchedule), zone(corev1.DoNotSchedule)), Field: path, Message: validation.MsgSpreadPairTwice},
+		{Name: n("9 constraints"), Object: with(many...), Field: path, Message: "must have at most 8 items"},
 	}
 }

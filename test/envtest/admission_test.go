@@ -87,6 +87,9 @@ func dataPlane(t *testing.T, ns string) (*gatewayv1.Gateway, []client.Object) {
 			Replicas:            ptr.To(int32(2)),
 			Autoscaling:         &v1alpha2.AutoscalingSpec{Enable: true, MinReplicas: ptr.To(int32(2)), MaxReplicas: 4, TargetCPUUtilizationPercentage: ptr.To(int32(70))},
 			PodDisruptionBudget: &v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))},
+			Pod: &v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr.To(int64(90)), TopologySpreadConstraints: []v1alpha2.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To(int32(2)),
+			}}},
 		},
 		Service: &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
 	}}

@@ -128,6 +128,66 @@ type PodSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// TopologySpreadConstraints spread the data-plane pods across
+	// topology domains (zones, nodes), as a Pod's. Each spreads the pods of
+	// this Gateway's data plane: Gatewall sets the label selector to them
+	// (NGINX Gateway Fabric's field takes a labelSelector, which here would
+	// only select other pods, and matchLabelKeys; both are left out). At
+	// most 8, one per topologyKey and whenUnsatisfiable.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:message="each topologyKey and whenUnsatisfiable pair can appear once",rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))"
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+}
+
+// TopologySpreadConstraint is a Pod's topology spread constraint without
+// its label selector (the data-plane pods') and matchLabelKeys.
+//
+// +kubebuilder:validation:XValidation:message="minDomains can only be set when whenUnsatisfiable is DoNotSchedule",rule="!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'"
+type TopologySpreadConstraint struct {
+	// MaxSkew is how much the number of pods may differ between two
+	// domains.
+	//
+	// +kubebuilder:validation:Minimum=1
+	MaxSkew int32 `json:"maxSkew"`
+
+	// TopologyKey is the node label whose values are the domains
+	// (topology.kubernetes.io/zone, kubernetes.io/hostname).
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	TopologyKey string `json:"topologyKey"`
+
+	// WhenUnsatisfiable is DoNotSchedule (leave a pod pending) or
+	// ScheduleAnyway (prefer the domains that reduce the skew).
+	//
+	// +kubebuilder:validation:Enum=DoNotSchedule;ScheduleAnyway
+	WhenUnsatisfiable corev1.UnsatisfiableConstraintAction `json:"whenUnsatisfiable"`
+
+	// MinDomains is the fewest domains the pods count as spread over;
+	// only with DoNotSchedule.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinDomains *int32 `json:"minDomains,omitempty"`
+
+	// NodeAffinityPolicy says whether the pods' node affinity and node
+	// selector decide which nodes count: Honor (the default) or Ignore.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Honor;Ignore
+	NodeAffinityPolicy *corev1.NodeInclusionPolicy `json:"nodeAffinityPolicy,omitempty"`
+
+	// NodeTaintsPolicy says whether node taints decide which nodes count:
+	// Honor or Ignore (the default).
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Honor;Ignore
+	NodeTaintsPolicy *corev1.NodeInclusionPolicy `json:"nodeTaintsPolicy,omitempty"`
 }
 
 // LocalSecretReference names a Secret in the same namespace.
