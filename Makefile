@@ -187,7 +187,7 @@ test: images verify-generated lint ## Build the toolchain and the images, lint, 
 # and etcd from bin/). Run without root, the two tests that serve traffic
 # through NGINX's network namespace skip, saying so; make test runs as root
 # and runs them, with everything else.
-UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/...
+UNIT_PKGS ?= ./api/... ./cmd/... ./internal/... ./test/confcheck/... ./test/snapgen/... ./test/certgen/... ./test/ngf/...
 
 # INTEGRATION_PKGS are the packages whose tests run real parts but no
 # images and no cluster: envtest suites (the manager, CEL, admission, the

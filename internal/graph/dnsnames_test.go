@@ -37,19 +37,19 @@ func refsTo(name string, port int32) []gatewayv1.HTTPBackendRef {
 func TestExternalNameBackend(t *testing.T) {
 	rewriteHost := rewriteFilter(gatewayv1.HTTPURLRewriteFilter{Hostname: ptr.To(gatewayv1.PreciseHostname("api.example.com"))})
 	route := testHTTPRoute("r",
-		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ext")}, BackendRefs: refsTo("httpbin", 443)},
-		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/rewritten")}, Filters: []gatewayv1.HTTPRouteFilter{rewriteHost}, BackendRefs: refsTo("httpbin", 443)},
-		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/header")}, Filters: []gatewayv1.HTTPRouteFilter{headerFilter("host", "h.example.com")}, BackendRefs: refsTo("httpbin", 443)},
+		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/ext")}, BackendRefs: refsTo("partner-api", 443)},
+		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/rewritten")}, Filters: []gatewayv1.HTTPRouteFilter{rewriteHost}, BackendRefs: refsTo("partner-api", 443)},
+		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/header")}, Filters: []gatewayv1.HTTPRouteFilter{headerFilter("host", "h.example.com")}, BackendRefs: refsTo("partner-api", 443)},
 		gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{prefixMatch("/noports")}, BackendRefs: refsTo("noports", 8443)},
 	)
-	g := buildTest(t, testInput(externalService("httpbin", "httpbin.org.", 80, 443), externalService("noports", "api.example.net"), route))
+	g := buildTest(t, testInput(externalService("partner-api", "partner.example.org.", 80, 443), externalService("noports", "api.example.net"), route))
 	r := g.Routes[0]
 	be := r.Rules[0].Backends[0]
-	if !be.Valid || be.ExternalName != "httpbin.org" || !reflect.DeepEqual(be.Names, []string{"httpbin.org:443"}) || len(be.Endpoints) > 0 {
-		t.Fatalf("backend %+v: want the name httpbin.org:443", be)
+	if !be.Valid || be.ExternalName != "partner.example.org" || !reflect.DeepEqual(be.Names, []string{"partner.example.org:443"}) || len(be.Endpoints) > 0 {
+		t.Fatalf("backend %+v: want the name partner.example.org:443", be)
 	}
-	if h := be.RequestHeaders; h == nil || len(h.Set) != 1 || h.Set[0] != (Header{Name: "Host", Value: "httpbin.org"}) {
-		t.Errorf("requests to an ExternalName carry %+v, want Host: httpbin.org", h)
+	if h := be.RequestHeaders; h == nil || len(h.Set) != 1 || h.Set[0] != (Header{Name: "Host", Value: "partner.example.org"}) {
+		t.Errorf("requests to an ExternalName carry %+v, want Host: partner.example.org", h)
 	}
 	for i := 1; i <= 2; i++ {
 		if h := r.Rules[i].Backends[0].RequestHeaders; h != nil {
@@ -60,7 +60,7 @@ func TestExternalNameBackend(t *testing.T) {
 		t.Errorf("an ExternalName Service without ports: %+v", be)
 	}
 	c := r.resolvedRefs
-	if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "backendRef ns/httpbin:443 is an ExternalName Service: the data plane resolves httpbin.org") ||
+	if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "backendRef ns/partner-api:443 is an ExternalName Service: the data plane resolves partner.example.org") ||
 		strings.Count(c.Message, "ExternalName") != 2 {
 		t.Errorf("ResolvedRefs %s %s: %s", c.Status, c.Reason, c.Message)
 	}

@@ -48,6 +48,10 @@ type Input struct {
 	// BackendTLSPolicies say how to speak TLS to Service ports.
 	BackendTLSPolicies map[types.NamespacedName]*gatewayv1.BackendTLSPolicy
 	NginxProxies       map[types.NamespacedName]*v1alpha2.NginxProxy
+	// UnreadableNginxProxies are the stubs of NginxProxies that do not
+	// decode (UnreadableAnnotation): the graph uses none of them (the
+	// Gateways naming one say why); only their own statuses read them.
+	UnreadableNginxProxies map[types.NamespacedName]*v1alpha2.NginxProxy
 	// Filters are the objects of the kinds ExtensionRef filters may name
 	// (ExtensionFilterKinds), by kind name, then namespace/name: use Add.
 	Filters map[string]map[types.NamespacedName]client.Object
@@ -98,6 +102,8 @@ func NewInput(controllerName string) *Input {
 		BackendTLSPolicies: map[types.NamespacedName]*gatewayv1.BackendTLSPolicy{},
 		NginxProxies:       map[types.NamespacedName]*v1alpha2.NginxProxy{},
 
+		UnreadableNginxProxies: map[types.NamespacedName]*v1alpha2.NginxProxy{},
+
 		Filters:    map[string]map[types.NamespacedName]client.Object{},
 		Policies:   map[string]map[types.NamespacedName]v1alpha1.Policy{},
 		APPolicies: map[types.NamespacedName]*plm.Status{},
@@ -115,7 +121,8 @@ func key(namespace, name string) types.NamespacedName {
 // that does not decode: it is recorded as unreadable (AddUnreadable) and,
 // for the kinds with stubs, added as the stub; the others (ReferenceGrant,
 // NginxProxy, the PLM kinds) are only recorded: what refers to them reports
-// them.
+// them (an NginxProxy's stub is kept apart, for its own status:
+// UnreadableNginxProxies).
 func (in *Input) Add(obj any) bool {
 	m, ok := obj.(metav1.Object)
 	if !ok {
@@ -126,8 +133,10 @@ func (in *Input) Add(obj any) bool {
 		return in.add(obj)
 	}
 	ref := ObjectRef{Kind: reflect.TypeOf(obj).Elem().Name(), Key: key(m.GetNamespace(), m.GetName())}
-	switch obj.(type) {
-	case *gatewayv1beta1.ReferenceGrant, *gatewayv1.ReferenceGrant, *v1alpha2.NginxProxy:
+	switch o := obj.(type) {
+	case *gatewayv1beta1.ReferenceGrant, *gatewayv1.ReferenceGrant:
+	case *v1alpha2.NginxProxy:
+		in.UnreadableNginxProxies[ref.Key] = o
 	case *appprotectv1.APPolicy, *appprotectv1.APLogConf:
 		if in.PLMGroup != appprotectv1.GroupVersion.Group {
 			return false

@@ -135,6 +135,10 @@ func (d *decoder) refuse(u *unstructured.Unstructured, ref graph.ObjectRef, err 
 		if co, ok := stub.(client.Object); ok {
 			co.SetNamespace(ref.Key.Namespace)
 			co.SetName(ref.Key.Name)
+			// Marked as the manager marks its stubs: Add records it as
+			// unreadable, and keeps the kinds the graph must not use
+			// (an NginxProxy) apart.
+			co.SetAnnotations(map[string]string{unreadable.Annotation: reason})
 		}
 		d.in.Add(stub)
 	}

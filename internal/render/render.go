@@ -11,7 +11,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/policy"
@@ -126,7 +128,7 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 	}
 	// Every NginxProxy gets a status, as the manager gives it, whether or
 	// not a class or Gateway names it.
-	for _, np := range in.NginxProxies {
+	for _, np := range slices.Concat(slices.Collect(maps.Values(in.NginxProxies)), slices.Collect(maps.Values(in.UnreadableNginxProxies))) {
 		c := np.DeepCopy()
 		c.Status = status.NginxProxy(c, v1alpha2.NginxProxyStatus{}, now)
 		res.Statuses = append(res.Statuses, c)

@@ -101,10 +101,10 @@ func TestNameFilesNamesSnippets(t *testing.T) {
 		kind, name string
 		ctx        v1alpha1.NginxContext
 	}{
-		{graph.KindSnippetsPolicy, "limit-conn-sp", v1alpha1.NginxContextHTTP},
-		{graph.KindSnippetsPolicy, "limit-conn-sp", v1alpha1.NginxContextHTTPServerLocation},
+		{graph.KindSnippetsPolicy, "one-per-client", v1alpha1.NginxContextHTTP},
+		{graph.KindSnippetsPolicy, "one-per-client", v1alpha1.NginxContextHTTPServerLocation},
 		{graph.KindSnippetsPolicy, "gzip", v1alpha1.NginxContextHTTPServer},
-		{graph.KindSnippetsFilter, "limit-except-sf", v1alpha1.NginxContextHTTPServerLocation},
+		{graph.KindSnippetsFilter, "get-only", v1alpha1.NginxContextHTTPServerLocation},
 		{graph.KindSnippetsFilter, "per-client", v1alpha1.NginxContextHTTP},
 	} {
 		path := config.SnippetIncludePath(c.kind, types.NamespacedName{Namespace: "default", Name: c.name}, c.ctx)

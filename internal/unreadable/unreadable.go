@@ -41,6 +41,9 @@ var identityFields = map[string][]string{
 	"Gateway":       {"gatewayClassName"},
 	"ListenerSet":   {"parentRef"},
 	"EndpointSlice": nil,
+	// An NginxProxy's stub is its name: it reports itself, and the
+	// Gateways whose parameters it is report it.
+	"NginxProxy": nil,
 }
 
 // Fields are the identity fields a stub of the kind keeps; ok is false for

@@ -26,9 +26,9 @@ func dnsResolverCases() []Case {
 	ip, host := v1alpha2.DNSResolverIPAddressType, v1alpha2.DNSResolverHostnameType
 	d := func(s string) *v1alpha1.Duration { return ptr(v1alpha1.Duration(s)) }
 	cs := []Case{
-		{Name: "dnsResolver: NGF's example", Object: npDNS(v1alpha2.DNSResolver{
-			Addresses: []v1alpha2.DNSResolverAddress{resolverAddr(ip, "8.8.8.8"), resolverAddr(ip, "1.1.1.1")},
-			Timeout:   d("30s"), CacheTTL: d("60s"), DisableIPv6: ptr(false),
+		{Name: "dnsResolver: two resolvers and every field", Object: npDNS(v1alpha2.DNSResolver{
+			Addresses: []v1alpha2.DNSResolverAddress{resolverAddr(ip, "192.0.2.53"), resolverAddr(ip, "198.51.100.53")},
+			Timeout:   d("20s"), CacheTTL: d("45s"), DisableIPv6: ptr(false),
 		})},
 		{Name: "dnsResolver: IPv6 and a hostname", Object: npDNS(v1alpha2.DNSResolver{
 			Addresses: []v1alpha2.DNSResolverAddress{resolverAddr(ip, "2001:db8::53"), resolverAddr(host, "dns.google"), resolverAddr(host, "kube-dns.kube-system.svc.cluster.local")},

@@ -81,15 +81,15 @@ func upstreamSettingsCases() []Case {
 	sizePattern := fmt.Sprintf("should match '%s'", validation.ByteSizePattern)
 	durationPattern := fmt.Sprintf("should match '%s'", validation.DurationPattern)
 	keyPattern := fmt.Sprintf("should match '%s'", validation.HashMethodKeyPattern)
-	core := serviceTarget("coffee")
+	core := serviceTarget("orders")
 	core.Group = "core"
-	apps := serviceTarget("coffee")
+	apps := serviceTarget("orders")
 	apps.Group = "apps"
 
 	cs := []Case{
 		// Manifests as NGINX Gateway Fabric's documentation writes them.
 		{Name: "UpstreamSettingsPolicy: every field", Object: usp(func(s *v1alpha1.UpstreamSettingsPolicySpec) {
-			s.TargetRefs = []gatewayv1.LocalPolicyTargetReference{core, serviceTarget("tea")}
+			s.TargetRefs = []gatewayv1.LocalPolicyTargetReference{core, serviceTarget("catalog")}
 			s.ZoneSize = ptr(v1alpha1.ByteSize("1m"))
 			s.KeepAlive = &v1alpha1.UpstreamKeepAlive{
 				Connections: ptr(int32(32)),
@@ -101,10 +101,10 @@ func upstreamSettingsCases() []Case {
 			s.HashMethodKey = ptr(v1alpha1.HashMethodKey("$request_uri"))
 			s.UseClusterIP = ptr(true)
 		})},
-		{Name: "UpstreamSettingsPolicy: NGF zone and keepalive on core Services", Object: usp(func(s *v1alpha1.UpstreamSettingsPolicySpec) {
-			tea := serviceTarget("tea")
-			tea.Group = "core"
-			s.TargetRefs = []gatewayv1.LocalPolicyTargetReference{core, tea}
+		{Name: "UpstreamSettingsPolicy: zone and keepalive on core Services", Object: usp(func(s *v1alpha1.UpstreamSettingsPolicySpec) {
+			catalog := serviceTarget("catalog")
+			catalog.Group = "core"
+			s.TargetRefs = []gatewayv1.LocalPolicyTargetReference{core, catalog}
 			s.ZoneSize = ptr(v1alpha1.ByteSize("1m"))
 			s.KeepAlive = &v1alpha1.UpstreamKeepAlive{Connections: ptr(int32(32))}
 		})},
@@ -112,7 +112,7 @@ func upstreamSettingsCases() []Case {
 		{Name: "UpstreamSettingsPolicy: useClusterIP false", Object: usp(func(s *v1alpha1.UpstreamSettingsPolicySpec) { s.UseClusterIP = ptr(false) })},
 
 		// targetRefs: Services of the core group, NGINX Gateway Fabric's messages.
-		{Name: `UpstreamSettingsPolicy: target group ""`, Object: uspTargets(serviceTarget("coffee"))},
+		{Name: `UpstreamSettingsPolicy: target group ""`, Object: uspTargets(serviceTarget("orders"))},
 		{Name: `UpstreamSettingsPolicy: target group "core"`, Object: uspTargets(core)},
 		{Name: "UpstreamSettingsPolicy: 16 targets", Object: uspTargets(serviceTargets(16)...)},
 		{Name: "UpstreamSettingsPolicy: no targets", Object: uspTargets(), Field: targets, Message: "should have at least 1 items"},
@@ -125,7 +125,7 @@ func upstreamSettingsCases() []Case {
 		{Name: `UpstreamSettingsPolicy: target group "apps"`, Object: uspTargets(apps), Field: targets, Message: validation.MsgUpstreamTargetGroup},
 		{Name: "UpstreamSettingsPolicy: Service of the Gateway API group", Object: uspTargets(target("Service", "svc")), Field: targets, Message: validation.MsgUpstreamTargetGroup},
 		{Name: "UpstreamSettingsPolicy: duplicate target", Object: uspTargets(serviceTarget("svc"), serviceTarget("svc")), Field: targets, Message: validation.MsgUpstreamTargetUnique},
-		{Name: `UpstreamSettingsPolicy: same name, groups "" and "core"`, Object: uspTargets(serviceTarget("coffee"), core), Field: targets, Message: validation.MsgUpstreamTargetUnique},
+		{Name: `UpstreamSettingsPolicy: same name, groups "" and "core"`, Object: uspTargets(serviceTarget("orders"), core), Field: targets, Message: validation.MsgUpstreamTargetUnique},
 		{Name: "UpstreamSettingsPolicy: target name of 253 characters", Object: uspTargets(serviceTarget(strings.Repeat("a", 253)))},
 		{Name: "UpstreamSettingsPolicy: target name of 254 characters", Object: uspTargets(serviceTarget(strings.Repeat("a", 254))), Field: targets + "[0].name", Message: "may not be more than 253 bytes"},
 		{Name: "UpstreamSettingsPolicy: empty target name", Object: uspTargets(serviceTarget("")), Field: targets + "[0].name", Message: "should be at least 1 chars long"},

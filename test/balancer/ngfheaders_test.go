@@ -11,9 +11,10 @@ import (
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
-// ngfScenarios are NGINX Gateway Fabric's header-filter and
-// advanced-routing scenarios (its examples' objects, as its guides use
-// them), and values the Gateway API's examples and users write.
+// ngfScenarios are header-filter and advanced-routing scenarios of the
+// shapes NGF's guides use (request and response headers set, added and
+// removed, some from variables; header, query and method matches, regexes
+// with quantifiers), and values the Gateway API's examples and users write.
 const ngfScenarios = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -32,18 +33,18 @@ kind: HTTPRoute
 metadata: {name: request-headers, namespace: ns}
 spec:
   parentRefs: [{name: gateway, sectionName: http}]
-  hostnames: [echo.example.com]
+  hostnames: [inspect.example.com]
   rules:
   - matches: [{path: {type: PathPrefix, value: /headers}}]
     filters:
     - type: RequestHeaderModifier
       requestHeaderModifier:
         set:
-        - {name: My-Overwrite-Header, value: this-is-the-only-value}
+        - {name: X-Replaced, value: only-this-value}
         - {name: X-Client-IP, value: $remote_addr}
         add:
         - {name: Accept-Encoding, value: compress}
-        - {name: My-cool-header, value: this-is-an-appended-value}
+        - {name: X-Appended, value: appended-by-route}
         - {name: X-Request-Method, value: $request_method}
         remove: [User-Agent]
     backendRefs: [{name: headers, port: 80}]
@@ -53,19 +54,19 @@ kind: HTTPRoute
 metadata: {name: response-headers, namespace: ns}
 spec:
   parentRefs: [{name: gateway, sectionName: http}]
-  hostnames: [cafe.example.com]
+  hostnames: [shop.example.com]
   rules:
   - matches: [{path: {type: PathPrefix, value: /headers}}]
     filters:
     - type: ResponseHeaderModifier
       responseHeaderModifier:
         set:
-        - {name: X-Header-Set, value: overwritten-value}
+        - {name: X-Set-Here, value: replaced-value}
         - {name: X-Real-IP, value: $remote_addr}
         add:
-        - {name: X-Header-Add, value: this-is-the-appended-value}
+        - {name: X-Added-Here, value: added-by-route}
         - {name: X-Request-ID, value: $request_id}
-        remove: [X-Header-Remove]
+        remove: [X-Dropped]
     - type: RequestHeaderModifier
       requestHeaderModifier:
         set: [{name: X-Request-ID, value: "${request_id}"}]
@@ -93,37 +94,37 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: coffee, namespace: ns}
+metadata: {name: orders, namespace: ns}
 spec:
   parentRefs: [{name: gateway}]
-  hostnames: [cafe.example.com]
+  hostnames: [shop.example.com]
   rules:
-  - matches: [{path: {type: PathPrefix, value: /coffee}}]
-    backendRefs: [{name: coffee-v1-svc, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /orders}}]
+    backendRefs: [{name: orders-v1, port: 80}]
   - matches:
-    - {path: {type: PathPrefix, value: /coffee}, headers: [{name: version, value: v2}]}
-    - {path: {type: PathPrefix, value: /coffee}, queryParams: [{name: TEST, value: v2}]}
-    backendRefs: [{name: coffee-v2-svc, port: 80}]
+    - {path: {type: PathPrefix, value: /orders}, headers: [{name: X-Track, value: beta}]}
+    - {path: {type: PathPrefix, value: /orders}, queryParams: [{name: track, value: beta}]}
+    backendRefs: [{name: orders-v2, port: 80}]
   - matches:
-    - {path: {type: PathPrefix, value: /coffee}, headers: [{name: headerRegex, type: RegularExpression, value: "header-[a-z]{1}"}]}
-    - {path: {type: PathPrefix, value: /coffee}, queryParams: [{name: queryRegex, type: RegularExpression, value: "query-[a-z]{1}"}]}
-    backendRefs: [{name: coffee-v3-svc, port: 80}]
+    - {path: {type: PathPrefix, value: /orders}, headers: [{name: X-Variant, type: RegularExpression, value: "variant-[a-z]{1}"}]}
+    - {path: {type: PathPrefix, value: /orders}, queryParams: [{name: pick, type: RegularExpression, value: "pick-[a-z]{1}"}]}
+    backendRefs: [{name: orders-v3, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: tea, namespace: ns}
+metadata: {name: catalog, namespace: ns}
 spec:
   parentRefs: [{name: gateway}]
-  hostnames: [cafe.example.com]
+  hostnames: [shop.example.com]
   rules:
-  - matches: [{path: {type: PathPrefix, value: /tea}, method: POST}]
-    backendRefs: [{name: tea-post-svc, port: 80}]
-  - matches: [{path: {type: PathPrefix, value: /tea}, method: GET}]
-    backendRefs: [{name: tea-svc, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /catalog}, method: POST}]
+    backendRefs: [{name: catalog-writes, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /catalog}, method: GET}]
+    backendRefs: [{name: catalog-reads, port: 80}]
 `
 
 // ngfServices are the Services of ngfScenarios.
-var ngfServices = []string{"headers", "coffee-v1-svc", "coffee-v2-svc", "coffee-v3-svc", "tea-svc", "tea-post-svc"}
+var ngfServices = []string{"headers", "orders-v1", "orders-v2", "orders-v3", "catalog-reads", "catalog-writes"}
 
 func ngfManifests() string {
 	text := ngfScenarios
@@ -133,8 +134,8 @@ func ngfManifests() string {
 	return text
 }
 
-// TestNGFHeaderScenarios serves NGF's header-filter and advanced-routing
-// examples through real NGINX: request headers set from $remote_addr and
+// TestNGFHeaderScenarios serves the header-filter and advanced-routing
+// scenarios through real NGINX: request headers set from $remote_addr and
 // $request_method reach the backend with the client's address and method,
 // response headers come from $remote_addr and $request_id (the request's
 // own, which the backend received too), a literal '$foo', quotes, ';' and
@@ -145,7 +146,7 @@ func TestNGFHeaderScenarios(t *testing.T) {
 	set := endpoints.Set{}
 	for i, svc := range ngfServices {
 		b := d.echoBackend(svc, "127.0.0."+string(rune('2'+i)), http.Header{
-			"X-Header-Unmodified": {"unmodified"}, "X-Header-Add": {"add-to"}, "X-Header-Set": {"overwrite"}, "X-Header-Remove": {"remove"}})
+			"X-Untouched": {"unmodified"}, "X-Added-Here": {"add-to"}, "X-Set-Here": {"overwrite"}, "X-Dropped": {"remove"}})
 		key := types.NamespacedName{Namespace: "ns", Name: svc}
 		set[config.UpstreamID(key, 80)] = endpoints.Upstream{Name: config.UpstreamName(key, 80), Endpoints: []string{b.addr}}
 	}
@@ -153,10 +154,10 @@ func TestNGFHeaderScenarios(t *testing.T) {
 	c := d.newClient()
 
 	t.Run("request headers", func(t *testing.T) {
-		x := c.do("GET", "echo.example.com", "/headers", http.Header{"My-Cool-Header": {"my-client-value"},
-			"My-Overwrite-Header": {"dont-see-this"}, "Accept-Encoding": {"gzip"}, "User-Agent": {"curl/8"}})
-		want := map[string]string{"My-Overwrite-Header": "this-is-the-only-value", "X-Client-Ip": "127.0.0.1",
-			"Accept-Encoding": "gzip,compress", "My-Cool-Header": "my-client-value,this-is-an-appended-value", "X-Request-Method": "GET"}
+		x := c.do("GET", "inspect.example.com", "/headers", http.Header{"X-Appended": {"my-client-value"},
+			"X-Replaced": {"client-sent-this"}, "Accept-Encoding": {"gzip"}, "User-Agent": {"curl/8"}})
+		want := map[string]string{"X-Replaced": "only-this-value", "X-Client-Ip": "127.0.0.1",
+			"Accept-Encoding": "gzip,compress", "X-Appended": "my-client-value,appended-by-route", "X-Request-Method": "GET"}
 		for name, v := range want {
 			if got, _ := one(t, x.echo.Header, name); got != v {
 				t.Errorf("the backend received %s: %q, want %q", name, got, v)
@@ -168,17 +169,17 @@ func TestNGFHeaderScenarios(t *testing.T) {
 	})
 
 	t.Run("response headers", func(t *testing.T) {
-		x := c.do("GET", "cafe.example.com", "/headers", nil)
-		for name, v := range map[string]string{"X-Header-Unmodified": "unmodified", "X-Header-Set": "overwritten-value", "X-Real-Ip": "127.0.0.1"} {
+		x := c.do("GET", "shop.example.com", "/headers", nil)
+		for name, v := range map[string]string{"X-Untouched": "unmodified", "X-Set-Here": "replaced-value", "X-Real-Ip": "127.0.0.1"} {
 			if got, _ := one(t, x.header, name); got != v {
 				t.Errorf("the client received %s: %q, want %q", name, got, v)
 			}
 		}
-		if got := x.header.Values("X-Header-Add"); len(got) != 2 || got[0] != "add-to" || got[1] != "this-is-the-appended-value" {
-			t.Errorf("the client received X-Header-Add %q, want the backend's then the route's", got)
+		if got := x.header.Values("X-Added-Here"); len(got) != 2 || got[0] != "add-to" || got[1] != "added-by-route" {
+			t.Errorf("the client received X-Added-Here %q, want the backend's then the route's", got)
 		}
-		if got, ok := one(t, x.header, "X-Header-Remove"); ok {
-			t.Errorf("the client received X-Header-Remove %q, which the route removes", got)
+		if got, ok := one(t, x.header, "X-Dropped"); ok {
+			t.Errorf("the client received X-Dropped %q, which the route removes", got)
 		}
 		id, _ := one(t, x.header, "X-Request-Id")
 		sent, _ := one(t, x.echo.Header, "X-Request-Id")
@@ -208,18 +209,18 @@ func TestNGFHeaderScenarios(t *testing.T) {
 			header       http.Header
 			want         string
 		}{
-			{"GET", "/coffee", nil, "coffee-v1-svc"},
-			{"GET", "/coffee", http.Header{"Version": {"v2"}}, "coffee-v2-svc"},
-			{"GET", "/coffee?TEST=v2", nil, "coffee-v2-svc"},
-			{"GET", "/coffee", http.Header{"Headerregex": {"header-a"}}, "coffee-v3-svc"},
-			{"GET", "/coffee?queryRegex=query-a", nil, "coffee-v3-svc"},
+			{"GET", "/orders", nil, "orders-v1"},
+			{"GET", "/orders", http.Header{"X-Track": {"beta"}}, "orders-v2"},
+			{"GET", "/orders?track=beta", nil, "orders-v2"},
+			{"GET", "/orders", http.Header{"X-Variant": {"variant-a"}}, "orders-v3"},
+			{"GET", "/orders?pick=pick-a", nil, "orders-v3"},
 			// Not matched: no letter after the dash.
-			{"GET", "/coffee", http.Header{"Headerregex": {"header-1"}}, "coffee-v1-svc"},
-			{"GET", "/coffee?queryRegex=query-", nil, "coffee-v1-svc"},
-			{"POST", "/tea", nil, "tea-post-svc"},
-			{"GET", "/tea", nil, "tea-svc"},
+			{"GET", "/orders", http.Header{"X-Variant": {"variant-1"}}, "orders-v1"},
+			{"GET", "/orders?pick=pick-", nil, "orders-v1"},
+			{"POST", "/catalog", nil, "catalog-writes"},
+			{"GET", "/catalog", nil, "catalog-reads"},
 		} {
-			if x := c.do(r.method, "cafe.example.com", r.path, r.header); x.status != http.StatusOK || x.echo.Backend != r.want {
+			if x := c.do(r.method, "shop.example.com", r.path, r.header); x.status != http.StatusOK || x.echo.Backend != r.want {
 				t.Errorf("%s %s %v: %s, want 200 from %s", r.method, r.path, r.header, x, r.want)
 			}
 		}

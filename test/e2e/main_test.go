@@ -23,5 +23,9 @@ func run(m *testing.M) int {
 		Name: "e2e", Prefix: "gwle", CIDR: "10.246.0.0/16", LoadBalancerCIDR: "127.0.2.0/24",
 		// HTTPRoute's retry is in the experimental channel (v1.6): TestRetry.
 		ExperimentalHTTPRoute: true,
+		// SnippetsFilter and SnippetsPolicy are used only with --snippets
+		// (TestNGFScenarios/snippets); no other test here names one, so the
+		// flag changes nothing for them and saves an installation of its own.
+		ManagerArgs: []string{"--snippets"},
 	}.Run(m, &rt)
 }

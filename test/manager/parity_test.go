@@ -172,7 +172,7 @@ var parityCases = []parityCase{
 	// which envtest does not install.)
 	{name: "authentication"},
 	{name: "tls-options"},
-	// NGF's snippets example on an installation without --snippets, as
+	// The snippets scenario on an installation without --snippets, as
 	// this test's manager runs (the snippets golden, with --snippets,
 	// is compared by no manager here: TestSnippetsFollowTheFlag runs
 	// one with the flag).

@@ -19,26 +19,26 @@ import (
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
-// snippetsObjects are NGF's snippets example in ns, on the Gateway gw of
+// snippetsObjects are a snippets scenario of the shape NGF's guide uses, in ns, on the Gateway gw of
 // class class: a route whose rule names the SnippetsFilter, and the
 // SnippetsPolicy on the Gateway.
 func snippetsObjects(ns, class string) []client.Object {
 	gw := gateway(ns, "gw")
 	gw.Spec.GatewayClassName = gatewayv1.ObjectName(class)
-	route := httpRoute(ns, "coffee", "gw", "app")
+	route := httpRoute(ns, "orders", "gw", "app")
 	route.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef,
-		ExtensionRef: &gatewayv1.LocalObjectReference{Group: "gateway.nginx.org", Kind: "SnippetsFilter", Name: "limit-except-sf"}}}
+		ExtensionRef: &gatewayv1.LocalObjectReference{Group: "gateway.nginx.org", Kind: "SnippetsFilter", Name: "get-only"}}}
 	return []client.Object{
 		service(ns, "app"), endpointSlice(ns, "app", "10.1.3.10"), gw, route,
-		&v1alpha1.SnippetsFilter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "limit-except-sf"},
+		&v1alpha1.SnippetsFilter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "get-only"},
 			Spec: v1alpha1.SnippetsFilterSpec{Snippets: []v1alpha1.Snippet{
 				{Context: v1alpha1.NginxContextHTTPServerLocation, Value: "limit_except GET {\n  deny all;\n}\n"}}}},
-		&v1alpha1.SnippetsPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "limit-conn-sp"},
+		&v1alpha1.SnippetsPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "one-per-client"},
 			Spec: v1alpha1.SnippetsPolicySpec{
 				TargetRefs: []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: "Gateway", Name: "gw"}},
 				Snippets: []v1alpha1.Snippet{
-					{Context: v1alpha1.NginxContextHTTP, Value: "limit_conn_zone $binary_remote_addr zone=addr:10m;"},
-					{Context: v1alpha1.NginxContextHTTPServerLocation, Value: "limit_conn addr 1;"},
+					{Context: v1alpha1.NginxContextHTTP, Value: "limit_conn_zone $binary_remote_addr zone=perclient:10m;"},
+					{Context: v1alpha1.NginxContextHTTPServerLocation, Value: "limit_conn perclient 1;"},
 				}}},
 	}
 }
@@ -49,7 +49,7 @@ func snippetsObjects(ns, class string) []client.Object {
 func snippetsStatuses(ns, controller string) (string, string, error) {
 	ctx := context.Background()
 	f := &v1alpha1.SnippetsFilter{}
-	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "limit-except-sf"}, f); err != nil {
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "get-only"}, f); err != nil {
 		return "", "", err
 	}
 	filter, filterMsg := "<none>", ""
@@ -62,7 +62,7 @@ func snippetsStatuses(ns, controller string) (string, string, error) {
 		}
 	}
 	p := &v1alpha1.SnippetsPolicy{}
-	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "limit-conn-sp"}, p); err != nil {
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "one-per-client"}, p); err != nil {
 		return "", "", err
 	}
 	policy, policyMsg := "<none>", ""
@@ -75,7 +75,7 @@ func snippetsStatuses(ns, controller string) (string, string, error) {
 		}
 	}
 	r := &gatewayv1.HTTPRoute{}
-	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "coffee"}, r); err != nil {
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "orders"}, r); err != nil {
 		return "", "", err
 	}
 	refs, refsMsg := "<none>", ""
@@ -100,8 +100,8 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 }
 
 // TestSnippetsFollowTheFlag: the test's shared manager runs without
-// --snippets: NGF's snippets example gets statuses saying snippets are
-// disabled in this installation, its coffee rule answers 500 (never
+// --snippets: the snippets scenario gets statuses saying snippets are
+// disabled in this installation, its orders rule answers 500 (never
 // serves POST without the filter's limit_except), and no snippet reaches
 // the configuration. A second manager, with --snippets, serves the same
 // objects of its own class: the filter and the policy are accepted and
@@ -126,7 +126,7 @@ func TestSnippetsFollowTheFlag(t *testing.T) {
 		}
 		servers := heldFile(gw, config.ServersConfPath)
 		if !strings.Contains(servers, "return 500;") || strings.Contains(servers, "snippets/") {
-			return fmt.Errorf("the coffee rule does not answer 500, or a snippet is included:\n%s", servers)
+			return fmt.Errorf("the orders rule does not answer 500, or a snippet is included:\n%s", servers)
 		}
 		return nil
 	})

@@ -1,8 +1,8 @@
 // Package snippets tests SnippetsFilters and SnippetsPolicies in a real
-// NGINX: NGINX Gateway Fabric's snippets example, rendered by the
+// NGINX: a scenario of the shape NGF's snippets guide uses, rendered by the
 // manager's own pipeline with --snippets, served in private mount and
-// network namespaces with backends listening inside them, does what NGF's
-// guide says; a filter the allow-list refuses costs its own rule only.
+// network namespaces with backends listening inside them, does what that
+// guide describes; a filter the allow-list refuses costs its own rule only.
 package snippets
 
 import (
@@ -25,10 +25,11 @@ import (
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
-// example is NGF's examples/snippets (its Gateway, routes, SnippetsFilter
-// and SnippetsPolicy as they are, in namespace default; Services without
-// pods: the test's backends are their endpoints), and a third route whose
-// filter the allow-list refuses.
+// example is a Gateway with two routes, a SnippetsFilter allowing only GET
+// on one and a SnippetsPolicy limiting each client to one connection on
+// the Gateway (the kinds and fields NGF's snippets guide uses, in
+// namespace default; Services without pods: the test's backends are their
+// endpoints), and a third route whose filter the allow-list refuses.
 const example = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -48,59 +49,59 @@ spec:
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: coffee, namespace: default}
-spec: {ports: [{port: 80, targetPort: 8080, protocol: TCP, name: http}], selector: {app: coffee}}
+metadata: {name: orders, namespace: default}
+spec: {ports: [{port: 80, targetPort: 8080, protocol: TCP, name: http}], selector: {app: orders}}
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: tea, namespace: default}
-spec: {ports: [{port: 80, targetPort: 8080, protocol: TCP, name: http}], selector: {app: tea}}
+metadata: {name: catalog, namespace: default}
+spec: {ports: [{port: 80, targetPort: 8080, protocol: TCP, name: http}], selector: {app: catalog}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: coffee, namespace: default}
+metadata: {name: orders, namespace: default}
 spec:
   parentRefs:
     - name: gateway
       sectionName: http
   hostnames:
-    - "cafe.example.com"
+    - "shop.example.com"
   rules:
     - matches:
         - path:
             type: PathPrefix
-            value: /coffee
+            value: /orders
       filters:
         - type: ExtensionRef
           extensionRef:
             group: gateway.nginx.org
             kind: SnippetsFilter
-            name: limit-except-sf
+            name: get-only
       backendRefs:
-        - name: coffee
+        - name: orders
           port: 80
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: tea, namespace: default}
+metadata: {name: catalog, namespace: default}
 spec:
   parentRefs:
     - name: gateway
       sectionName: http
   hostnames:
-    - "cafe.example.com"
+    - "shop.example.com"
   rules:
     - matches:
         - path:
             type: PathPrefix
-            value: /tea
+            value: /catalog
       backendRefs:
-        - name: tea
+        - name: catalog
           port: 80
 ---
 apiVersion: gateway.nginx.org/v1alpha1
 kind: SnippetsPolicy
-metadata: {name: limit-conn-sp, namespace: default}
+metadata: {name: one-per-client, namespace: default}
 spec:
   targetRefs:
     - group: gateway.networking.k8s.io
@@ -108,13 +109,13 @@ spec:
       name: gateway
   snippets:
     - context: http
-      value: limit_conn_zone $binary_remote_addr zone=addr:10m;
+      value: limit_conn_zone $binary_remote_addr zone=perclient:10m;
     - context: http.server.location
-      value: limit_conn addr 1;
+      value: limit_conn perclient 1;
 ---
 apiVersion: gateway.nginx.org/v1alpha1
 kind: SnippetsFilter
-metadata: {name: limit-except-sf, namespace: default}
+metadata: {name: get-only, namespace: default}
 spec:
   snippets:
     - context: http.server.location
@@ -133,18 +134,18 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: milk, namespace: default}
+metadata: {name: reports, namespace: default}
 spec:
   parentRefs:
     - name: gateway
       sectionName: http
   hostnames:
-    - "cafe.example.com"
+    - "shop.example.com"
   rules:
     - matches:
         - path:
             type: PathPrefix
-            value: /milk
+            value: /reports
       filters:
         - type: ExtensionRef
           extensionRef:
@@ -152,7 +153,7 @@ spec:
             kind: SnippetsFilter
             name: read-a-file
       backendRefs:
-        - name: tea
+        - name: catalog
           port: 80
 `
 
@@ -182,10 +183,10 @@ func renderExample(t *testing.T) ([]config.File, map[string]string) {
 	return nil, nil
 }
 
-// TestNGFSnippetsExample: as NGF's snippets guide says, the coffee route's
+// TestNGFSnippetsExample: as NGF's snippets guide describes, the orders route's
 // SnippetsFilter (limit_except GET { deny all; }) lets GET and HEAD
-// through and answers 403 to POST, while tea takes POST; the
-// SnippetsPolicy's limit_conn addr 1 lets a client have one request in
+// through and answers 403 to POST, while catalog takes POST; the
+// SnippetsPolicy's limit_conn perclient 1 lets a client have one request in
 // progress at a time on every route (503 for a second), and another once
 // the first is done. The route whose filter reads a file answers 500,
 // and the others do not notice.
@@ -223,7 +224,7 @@ func TestNGFSnippetsExample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Host = "cafe.example.com"
+		req.Host = "shop.example.com"
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, path, err)
@@ -237,13 +238,13 @@ func TestNGFSnippetsExample(t *testing.T) {
 		method, path string
 		want         int
 	}{
-		{"GET", "/coffee", 200},
-		{"HEAD", "/coffee", 200}, // limit_except GET allows HEAD too
-		{"POST", "/coffee", 403},
-		{"DELETE", "/coffee/beans", 403},
-		{"POST", "/tea", 200},
-		{"GET", "/milk", 500},
-		{"GET", "/tea", 200},
+		{"GET", "/orders", 200},
+		{"HEAD", "/orders", 200}, // limit_except GET allows HEAD too
+		{"POST", "/orders", 403},
+		{"DELETE", "/orders/beans", 403},
+		{"POST", "/catalog", 200},
+		{"GET", "/reports", 500},
+		{"GET", "/catalog", 200},
 	} {
 		if got := do(c.method, c.path); got != c.want {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, got, c.want)
@@ -255,16 +256,16 @@ func TestNGFSnippetsExample(t *testing.T) {
 	// the client may ask again.
 	backend.hold()
 	first := make(chan int, 1)
-	go func() { first <- do("GET", "/coffee") }()
+	go func() { first <- do("GET", "/orders") }()
 	backend.waitHeld(t)
-	if got := do("GET", "/tea"); got != http.StatusServiceUnavailable {
-		t.Errorf("a second request while one is in progress: %d, want 503 (limit_conn addr 1)", got)
+	if got := do("GET", "/catalog"); got != http.StatusServiceUnavailable {
+		t.Errorf("a second request while one is in progress: %d, want 503 (limit_conn perclient 1)", got)
 	}
 	backend.release()
 	if got := <-first; got != 200 {
 		t.Errorf("the held request: %d, want 200", got)
 	}
-	if got := do("GET", "/tea"); got != 200 {
+	if got := do("GET", "/catalog"); got != 200 {
 		t.Errorf("a request once the first is done: %d, want 200", got)
 	}
 }

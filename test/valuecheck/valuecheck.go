@@ -109,12 +109,12 @@ func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// fixedValues are the values every run checks: NGF's examples and the
-// Gateway API's, attacks on NGINX's syntax and on HTTP, variables on
+// fixedValues are the values every run checks: the shapes NGF's guides and
+// the Gateway API's examples use, attacks on NGINX's syntax and on HTTP, variables on
 // either side of the allow-list, and the edges of the length limits.
 var fixedValues = []string{
 	// What users write.
-	"$remote_addr", "$request_method", "${request_id}", "this-is-the-only-value", "compress",
+	"$remote_addr", "$request_method", "${request_id}", "only-this-value", "compress",
 	`attachment; filename="a b.txt"`, "text/html; charset=utf-8", `W/"etag"`, `{"json": [1, 2]}`,
 	"max-age=0, must-revalidate", "client=$remote_addr:$remote_port; id=${request_id}",
 	"$scheme://$host$request_uri", "$proxy_add_x_forwarded_for",
@@ -167,11 +167,11 @@ func Values(r *rand.Rand, n int) []string {
 	return out
 }
 
-// fixedRegexes are the regular expressions every run checks: NGF's
-// advanced-routing and gRPC examples, quantifiers, NGINX's syntax in
+// fixedRegexes are the regular expressions every run checks: the shapes of
+// NGF's advanced-routing and gRPC guides, quantifiers, NGINX's syntax in
 // quotes, and what must stay refused.
 var fixedRegexes = []string{
-	"header-[a-z]{1}", "query-[a-z]{1}", "grpc-header-[a-z]{1}", "^v{1,3}$", "a{2,}b", "[0-9]{2,4}", "^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$",
+	"variant-[a-z]{1}", "pick-[a-z]{1}", "rpc-variant-[a-z]{1}", "^v{1,3}$", "a{2,}b", "[0-9]{2,4}", "^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$",
 	`"quoted"`, "a;b", `\{x\}`, "a}", "$", "a$b", "^a$|^b$", `x"; } server { #`, "a b", "#", `\\`, `\"`, "'", `(?i)bearer [a-z]{2,}`,
 	// Refused: braces that are no quantifier, what PCRE2 reads differently,
 	// backtracking, control characters, non-ASCII.
@@ -201,7 +201,7 @@ func Regexes(r *rand.Rand, n int) []string {
 // Samples are header values to match a regular expression against: parts
 // of re and of its own alphabet, so that some match and some do not.
 func Samples(r *rand.Rand, re string, n int) []string {
-	letters := []string{"a", "b", "x", "-", ".", "0", "7", " ", `"`, "'", ";", "#", "$", "{", "}", `\`, "header-", "query-", "q"}
+	letters := []string{"a", "b", "x", "-", ".", "0", "7", " ", `"`, "'", ";", "#", "$", "{", "}", `\`, "variant-", "pick-", "q"}
 	var out []string
 	for range n {
 		var b strings.Builder
