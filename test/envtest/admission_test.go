@@ -135,6 +135,18 @@ func TestManagerAdmission(t *testing.T) {
 		if err := provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, changed, nil); err != nil {
 			t.Fatalf("applying a change: %v", err)
 		}
+		// The change set 3 replicas; the data plane is autoscaled: they are
+		// handed over to the autoscaler as they are.
+		if err := provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, objs, nil); err != nil {
+			t.Fatalf("applying the autoscaled data plane again: %v", err)
+		}
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(find[*appsv1.Deployment](t, objs)), d); err != nil {
+			t.Fatal(err)
+		}
+		if got := ptr.Deref(d.Spec.Replicas, 0); got != 3 {
+			t.Errorf("the autoscaled Deployment has %d replicas, want the 3 it had", got)
+		}
 		if err := provisioner.Remove(ctx, mgr, admissionOwner, gw, nil); err != nil {
 			t.Fatalf("removing: %v", err)
 		}

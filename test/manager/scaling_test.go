@@ -186,6 +186,36 @@ func TestProvisioningScaling(t *testing.T) {
 		})
 	})
 
+	t.Run("turned on, the autoscaler takes the replicas as they are", func(t *testing.T) {
+		// Gatewall applied the NginxProxy's 2 replicas; server-side apply
+		// would drop the field it stops applying, and the Deployment fall
+		// to 1 replica until the autoscaler's next sync.
+		updateNP(func(d *v1alpha2.DeploymentSpec) {
+			d.Autoscaling.Enable = true
+			d.PodDisruptionBudget = &v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}
+		})
+		eventually(t, 15*time.Second, func() error {
+			if _, err := hpa(); err != nil {
+				return err
+			}
+			_, err := pdb()
+			return err
+		})
+		time.Sleep(time.Second) // the Deployment is applied before the autoscaler
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, key, d); err != nil {
+			t.Fatal(err)
+		}
+		if got := ptr.Deref(d.Spec.Replicas, 0); got != 2 {
+			t.Errorf("the Deployment has %d replicas once autoscaled; it had 2", got)
+		}
+		for _, m := range d.ManagedFields {
+			if m.Manager == provisioner.FieldOwner && m.FieldsV1 != nil && containsField(m.FieldsV1.GetRawBytes(), `"f:replicas"`) {
+				t.Errorf("Gatewall still applies the replicas: %s", m.FieldsV1.GetRawString())
+			}
+		}
+	})
+
 	t.Run("a DaemonSet replaces the Deployment, its autoscaler and budget, and back", func(t *testing.T) {
 		setKind := func(daemon bool) {
 			t.Helper()
@@ -242,17 +272,6 @@ func TestProvisioningScaling(t *testing.T) {
 	})
 
 	t.Run("a Gateway that leaves the installation loses them", func(t *testing.T) {
-		updateNP(func(d *v1alpha2.DeploymentSpec) {
-			d.Autoscaling.Enable = true
-			d.PodDisruptionBudget = &v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}
-		})
-		eventually(t, 15*time.Second, func() error {
-			if _, err := hpa(); err != nil {
-				return err
-			}
-			_, err := pdb()
-			return err
-		})
 		updateGateway(t, gwKey, func(gw *gatewayv1.Gateway) { gw.Spec.GatewayClassName = "prov-scaling-other" })
 		eventually(t, 15*time.Second, func() error {
 			if _, err := hpa(); !apierrors.IsNotFound(err) {
