@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -40,21 +41,37 @@ func (r *GatewayReconciler) podProblems(ctx context.Context, gw *gatewayv1.Gatew
 	if r.Provisioning == nil || r.Provisioning.APIReader == nil {
 		return "", false, nil
 	}
-	dep := &appsv1.Deployment{}
 	key := client.ObjectKey{Namespace: gw.Namespace, Name: provisioner.Name(gw)}
-	if err := r.Get(ctx, key, dep); err != nil {
+	serving, err := r.workloadServes(ctx, key)
+	if err != nil || serving {
 		return "", false, client.IgnoreNotFound(err)
-	}
-	// The cache holds a Deployment's metadata and status only: its pods
-	// serve when some are ready and none is not.
-	if st := dep.Status; st.ReadyReplicas > 0 && st.ReadyReplicas >= st.Replicas {
-		return "", false, nil
 	}
 	pods := &corev1.PodList{}
 	if err := r.Provisioning.APIReader.List(ctx, pods, client.InNamespace(gw.Namespace), client.MatchingLabels(provisioner.PodSelector(gw))); err != nil {
 		return "", true, err
 	}
 	return provisioner.PodProblems(pods.Items), true, nil
+}
+
+// workloadServes says whether the data plane's Deployment, or its
+// DaemonSet, has pods ready and none that is not (the cache holds their
+// metadata and status only). A NotFound error: neither exists (yet).
+func (r *GatewayReconciler) workloadServes(ctx context.Context, key client.ObjectKey) (bool, error) {
+	dep := &appsv1.Deployment{}
+	err := r.Get(ctx, key, dep)
+	if err == nil {
+		st := dep.Status
+		return st.ReadyReplicas > 0 && st.ReadyReplicas >= st.Replicas, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := r.Get(ctx, key, ds); err != nil {
+		return false, err
+	}
+	st := ds.Status
+	return st.NumberReady > 0 && st.NumberReady >= st.DesiredNumberScheduled, nil
 }
 
 // recheck runs the Gateway's last status job again after podRecheck, once

@@ -29,8 +29,10 @@ import (
 // deleted when their Gateway moves to another class (delete: while the
 // Gateway lives, garbage collection does not). config/rbac's
 // ValidatingAdmissionPolicies narrow these rights to data planes.
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps;secrets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // Owner references block the Gateway's deletion (blockOwnerDeletion), which
 // clusters enforcing OwnerReferencesPermissionEnforcement allow only to
 // those who may update the Gateway's finalizers.

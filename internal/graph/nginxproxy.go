@@ -78,7 +78,7 @@ func EffectiveNginxProxy(class, gateway *v1alpha2.NginxProxySpec) *v1alpha2.Ngin
 		if out.Kubernetes == nil {
 			out.Kubernetes = &v1alpha2.KubernetesSpec{}
 		}
-		out.Kubernetes.Deployment = overlayDeployment(out.Kubernetes.Deployment, g.Kubernetes.Deployment)
+		out.Kubernetes.Deployment, out.Kubernetes.DaemonSet = overlayWorkload(out.Kubernetes, g.Kubernetes)
 		out.Kubernetes.Service = overlayService(out.Kubernetes.Service, g.Kubernetes.Service)
 	}
 	return out
@@ -100,6 +100,38 @@ func pick[T any](override, base *T) *T {
 	return base
 }
 
+// overlayWorkload overlays the Gateway's workload on the class's. The
+// Gateway's kind wins (a DaemonSet or a Deployment, as it may choose its
+// replicas); the pod settings the two kinds share overlay the class's
+// whatever the kinds, so that a Gateway that changes the kind keeps what
+// its class chose of them (its images, say: allowedOverrides); a
+// Deployment's own settings (replicas, autoscaling, disruption budget) go
+// with the Deployment. One of the results is nil.
+func overlayWorkload(base, over *v1alpha2.KubernetesSpec) (*v1alpha2.DeploymentSpec, *v1alpha2.DaemonSetSpec) {
+	daemon := over.DaemonSet != nil || over.Deployment == nil && base.DaemonSet != nil
+	if !daemon {
+		if base.DaemonSet != nil {
+			return overlayDeployment(workloadOf(base), over.Deployment), nil
+		}
+		return overlayDeployment(base.Deployment, over.Deployment), nil
+	}
+	d := overlayDeployment(workloadOf(base), workloadOf(over))
+	if d == nil {
+		return nil, &v1alpha2.DaemonSetSpec{}
+	}
+	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod}
+}
+
+// workloadOf is the pod settings of k's workload, without a Deployment's
+// own (nil when k sets no workload).
+func workloadOf(k *v1alpha2.KubernetesSpec) *v1alpha2.DeploymentSpec {
+	w := (&v1alpha2.NginxProxySpec{Kubernetes: k}).Workload()
+	if w == nil {
+		return nil
+	}
+	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod}
+}
+
 func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.DeploymentSpec {
 	if over == nil {
 		return base
@@ -108,6 +140,10 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		return over
 	}
 	base.Replicas = pick(over.Replicas, base.Replicas)
+	// Each replaces the class's whole: a Gateway's autoscaler or budget is
+	// one setting, whose parts only make sense together.
+	base.Autoscaling = pick(over.Autoscaling, base.Autoscaling)
+	base.PodDisruptionBudget = pick(over.PodDisruptionBudget, base.PodDisruptionBudget)
 	base.Container = overlayContainer(base.Container, over.Container)
 	if over.Endpoints != nil {
 		if base.Endpoints == nil {
@@ -115,13 +151,33 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		}
 		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
 	}
-	base.Pod = pick(over.Pod, base.Pod)
+	base.Pod = overlayPod(base.Pod, over.Pod)
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}
 		}
 		base.WAFContainers.Enforcer = overlayContainer(base.WAFContainers.Enforcer, over.WAFContainers.Enforcer)
 		base.WAFContainers.ConfigManager = overlayContainer(base.WAFContainers.ConfigManager, over.WAFContainers.ConfigManager)
+	}
+	return base
+}
+
+// overlayPod overlays the Gateway's pod settings field by field; its pull
+// Secrets and spread constraints, when set, replace the class's lists.
+func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
+	if over == nil {
+		return base
+	}
+	if base == nil {
+		return over
+	}
+	if over.ImagePullSecrets != nil {
+		base.ImagePullSecrets = over.ImagePullSecrets
+	}
+	base.TerminationGracePeriodSeconds = pick(over.TerminationGracePeriodSeconds, base.TerminationGracePeriodSeconds)
+	// The Gateway's constraints, a list of one setting, replace the class's.
+	if over.TopologySpreadConstraints != nil {
+		base.TopologySpreadConstraints = over.TopologySpreadConstraints
 	}
 	return base
 }

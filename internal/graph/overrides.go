@@ -46,7 +46,10 @@ func allowedOverrides(class, gateway *v1alpha2.NginxProxy) (*v1alpha2.NginxProxy
 	}
 	if k := out.Kubernetes; k != nil {
 		if !allowed[v1alpha2.OverrideImages] && k.Deployment != nil {
-			refused = append(refused, dropImages(k.Deployment)...)
+			refused = append(refused, dropImages("kubernetes.deployment", k.Deployment.Container, k.Deployment.WAFContainers)...)
+		}
+		if !allowed[v1alpha2.OverrideImages] && k.DaemonSet != nil {
+			refused = append(refused, dropImages("kubernetes.daemonSet", k.DaemonSet.Container, k.DaemonSet.WAFContainers)...)
 		}
 		if !allowed[v1alpha2.OverrideService] && k.Service != nil {
 			k.Service = nil
@@ -67,9 +70,9 @@ func overrideFields(class *v1alpha2.NginxProxy) map[v1alpha2.GatewayOverrideFiel
 	return out
 }
 
-// dropImages clears the images (and pull policies) of a deployment spec,
-// returning the paths of those that were set.
-func dropImages(d *v1alpha2.DeploymentSpec) []string {
+// dropImages clears the images (and pull policies) of a workload's
+// containers (under path), returning the paths of those that were set.
+func dropImages(path string, main *v1alpha2.ContainerSpec, waf *v1alpha2.WAFContainers) []string {
 	var refused []string
 	drop := func(path string, c *v1alpha2.ContainerSpec) {
 		if c != nil && c.Image != nil {
@@ -77,10 +80,10 @@ func dropImages(d *v1alpha2.DeploymentSpec) []string {
 			refused = append(refused, path+".image")
 		}
 	}
-	drop("kubernetes.deployment.container", d.Container)
-	if w := d.WAFContainers; w != nil {
-		drop("kubernetes.deployment.wafContainers.enforcer", w.Enforcer)
-		drop("kubernetes.deployment.wafContainers.configManager", w.ConfigManager)
+	drop(path+".container", main)
+	if waf != nil {
+		drop(path+".wafContainers.enforcer", waf.Enforcer)
+		drop(path+".wafContainers.configManager", waf.ConfigManager)
 	}
 	return refused
 }

@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,14 +33,17 @@ var metadataOnly = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("Secret"):         true,
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"):      true,
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"): true,
+	// Data-plane kinds whose spec and status nothing reads back.
+	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"): true,
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):          true,
 }
 
 // cacheOptions are the manager's cache options: every object without what
 // Gatewall never reads of it (stripUnread), the metadata-only kinds reduced
-// to the metadata Gatewall reads (slimMetadata), Deployments to that
-// metadata and their status (deploymentStatus).
+// to the metadata Gatewall reads (slimMetadata), Deployments and DaemonSets
+// to that metadata and their status (deploymentStatus, daemonSetStatus).
 func cacheOptions(s *runtime.Scheme) (cache.Options, error) {
-	byObject := map[client.Object]cache.ByObject{&appsv1.Deployment{}: {Transform: deploymentStatus}}
+	byObject := map[client.Object]cache.ByObject{&appsv1.Deployment{}: {Transform: deploymentStatus}, &appsv1.DaemonSet{}: {Transform: daemonSetStatus}}
 	for gvk := range metadataOnly {
 		obj, err := s.New(gvk)
 		if err != nil {
@@ -105,6 +110,15 @@ func deploymentStatus(in any) (any, error) {
 		return stripUnread(in)
 	}
 	return &appsv1.Deployment{TypeMeta: d.TypeMeta, ObjectMeta: slimObjectMeta(&d.ObjectMeta), Status: d.Status}, nil
+}
+
+// daemonSetStatus reduces a DaemonSet as deploymentStatus does a Deployment.
+func daemonSetStatus(in any) (any, error) {
+	d, ok := in.(*appsv1.DaemonSet)
+	if !ok {
+		return stripUnread(in)
+	}
+	return &appsv1.DaemonSet{TypeMeta: d.TypeMeta, ObjectMeta: slimObjectMeta(&d.ObjectMeta), Status: d.Status}, nil
 }
 
 // slimObjectMeta is the metadata Gatewall reads of a data-plane kind.

@@ -38,7 +38,9 @@ func (e *NotOwnedError) Error() string {
 // c reads from the cache; confirm, if set, reads from the API server, so
 // that an object a cache has not seen yet is not overwritten. applied, if
 // set, skips an object that Apply wrote before exactly so and that nobody
-// changed since (the cache has the resourceVersion Apply got back).
+// changed since (the cache has the resourceVersion Apply got back). A
+// Deployment whose replicas Gatewall stops setting (autoscaling turned on)
+// keeps them (handOverReplicas).
 func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, objs []client.Object, applied *Applied) error {
 	have := make([]client.Object, len(objs))
 	for i, o := range objs {
@@ -64,6 +66,10 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Ow
 		}
 		if applied.unchanged(key, digest, have[i]) {
 			continue
+		}
+		if err := handOverReplicas(ctx, c, confirm, u, have[i]); err != nil {
+			applied.forget(key)
+			return err
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			applied.forget(key)

@@ -1,8 +1,10 @@
 // Package provisioner describes and applies the data plane of each accepted
 // Gateway: a Deployment of NGINX with nginx-agent (plus the WAF enforcer and
-// config manager when WAF is enabled), a Service with the listeners' ports, a
-// ServiceAccount, the agent's ConfigMap and the CA the agent trusts. All are
-// owned by the Gateway, so deleting the Gateway deletes them.
+// config manager when WAF is enabled), or a DaemonSet of the same pods, a
+// Service with the listeners' ports, a ServiceAccount, the agent's ConfigMap
+// and the CA the agent trusts, and, when the NginxProxy asks for them, a
+// HorizontalPodAutoscaler of the Deployment and a PodDisruptionBudget of the
+// pods. All are owned by the Gateway, so deleting the Gateway deletes them.
 //
 // Objects builds the objects from the effective NginxProxy and is pure; the
 // pod template carries a seal of its spec for the Gateway (package podseal),

@@ -2,7 +2,9 @@ package provisioner
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +16,8 @@ import (
 // metadata only (owner, labels, resourceVersion: all Apply and Remove
 // need). The manager's watches see every tenant's objects of these kinds,
 // as many and as large as tenants make them: it caches only the metadata of
-// ServiceAccounts, ConfigMaps and Secrets, and of a Deployment only its
+// ServiceAccounts, ConfigMaps, Secrets, HorizontalPodAutoscalers and
+// PodDisruptionBudgets, and of a Deployment or DaemonSet only its
 // metadata and status (nothing reads back a data plane's spec: Apply
 // compares resourceVersions).
 type Kind struct {
@@ -31,11 +34,15 @@ type Kind struct {
 var Kinds = []Kind{
 	{Name: "Deployment", gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"),
 		object: func() client.Object { return &appsv1.Deployment{} }, list: func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	{Name: "DaemonSet", gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
+		object: func() client.Object { return &appsv1.DaemonSet{} }, list: func() client.ObjectList { return &appsv1.DaemonSetList{} }},
 	{Name: "Service", gvk: corev1.SchemeGroupVersion.WithKind("Service"),
 		object: func() client.Object { return &corev1.Service{} }, list: func() client.ObjectList { return &corev1.ServiceList{} }},
 	{Name: "ServiceAccount", gvk: corev1.SchemeGroupVersion.WithKind("ServiceAccount"), metadataOnly: true},
 	{Name: "ConfigMap", gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), metadataOnly: true},
 	{Name: "Secret", gvk: corev1.SchemeGroupVersion.WithKind("Secret"), metadataOnly: true},
+	{Name: "HorizontalPodAutoscaler", gvk: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), metadataOnly: true},
+	{Name: "PodDisruptionBudget", gvk: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), metadataOnly: true},
 }
 
 // Object is an empty object of the kind to read one back into (and to

@@ -144,13 +144,19 @@ func Objects(p Params) []client.Object {
 		Data:       map[string][]byte{AgentCAFile: p.AgentCA},
 	}
 	copies := pullSecretCopies(p, meta)
-	dep := deployment(p, meta(name), cm.Name, ca.Name, imagePullSecrets(copies, p.NginxProxy))
+	dep := workload(p, meta(name), cm.Name, ca.Name, imagePullSecrets(copies, p.NginxProxy))
 	svc := service(p, meta(name))
 	objs := []client.Object{sa, cm, ca}
 	for _, c := range copies {
 		objs = append(objs, c)
 	}
-	return append(objs, dep, svc)
+	objs = append(objs, dep, svc)
+	for _, o := range []client.Object{horizontalPodAutoscaler(p.NginxProxy, meta(name)), podDisruptionBudget(p.NginxProxy, meta(name), serviceSelector(gw))} {
+		if o != nil {
+			objs = append(objs, o)
+		}
+	}
+	return objs
 }
 
 // nginxImage is the default NGINX image of a Gateway, with WAF or without.
@@ -161,16 +167,49 @@ func nginxImage(images Images, waf bool) string {
 	return images.NGINX
 }
 
-func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) *appsv1.Deployment {
-	np := p.NginxProxy
-	replicas := int32(1)
-	var d *v1alpha2.DeploymentSpec
-	if np.Kubernetes != nil && np.Kubernetes.Deployment != nil {
-		d = np.Kubernetes.Deployment
-		if d.Replicas != nil {
-			replicas = *d.Replicas
+// workload is the data plane's Deployment, or its DaemonSet when the
+// NginxProxy asks for one: the same pods either way.
+func workload(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) client.Object {
+	template := podTemplate(p, meta, configMap, caSecret, pullSecrets)
+	if p.NginxProxy.IsDaemonSet() {
+		return &appsv1.DaemonSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: meta,
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
+				Template: template,
+			},
 		}
 	}
+	// With autoscaling the replicas are the autoscaler's: Apply leaves
+	// the field to it (server-side apply drops Gatewall's ownership).
+	replicas := ptr.To(int32(1))
+	if d := p.NginxProxy.Kubernetes; d != nil && d.Deployment != nil && d.Deployment.Replicas != nil {
+		replicas = d.Deployment.Replicas
+	}
+	if autoscalingOf(p.NginxProxy) != nil {
+		replicas = nil
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta,
+		Spec: appsv1.DeploymentSpec{
+			Replicas: replicas,
+			// A rollout whose pods are not ready within this time (an image
+			// that cannot be pulled, a crash loop) is reported on the
+			// Gateway (DataPlaneNotReady) then rather than after the
+			// default 10 minutes; nothing is rolled back.
+			ProgressDeadlineSeconds: ptr.To(int32(progressDeadline)),
+			Selector:                &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
+			Template:                template,
+		},
+	}
+}
+
+// podTemplate is the data-plane pods' template, sealed (package podseal).
+func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pullSecrets []corev1.LocalObjectReference) corev1.PodTemplateSpec {
+	np := p.NginxProxy
+	d := np.Workload()
 	var main, enforcer, configMgr *v1alpha2.ContainerSpec
 	if d != nil {
 		main = d.Container
@@ -268,7 +307,8 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 			// the pod's network namespace only.
 			Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 		},
-		TerminationGracePeriodSeconds: ptr.To(int64(30)),
+		TerminationGracePeriodSeconds: terminationGrace(d),
+		TopologySpreadConstraints:     topologySpread(d, serviceSelector(p.Gateway)),
 		ImagePullSecrets:              pullSecrets,
 		Containers:                    containers,
 		Volumes:                       volumes,
@@ -278,26 +318,37 @@ func deployment(p Params, meta metav1.ObjectMeta, configMap, caSecret string, pu
 	if seal, err := podseal.Seal(p.SealKey, p.Gateway.UID, &spec); err == nil {
 		podAnnotations[podseal.Annotation] = seal
 	}
-	return &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta,
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			// A rollout whose pods are not ready within this time (an image
-			// that cannot be pulled, a crash loop) is reported on the
-			// Gateway (DataPlaneNotReady) then rather than after the
-			// default 10 minutes; nothing is rolled back.
-			ProgressDeadlineSeconds: ptr.To(int32(progressDeadline)),
-			Selector:                &metav1.LabelSelector{MatchLabels: selector(p.Gateway)},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      podLabels,
-					Annotations: podAnnotations,
-				},
-				Spec: spec,
-			},
-		},
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+		Spec:       spec,
 	}
+}
+
+// terminationGrace is the pods' terminationGracePeriodSeconds: the
+// NginxProxy's, or Kubernetes' 30 s.
+func terminationGrace(d *v1alpha2.DeploymentSpec) *int64 {
+	if d != nil && d.Pod != nil && d.Pod.TerminationGracePeriodSeconds != nil {
+		return ptr.To(*d.Pod.TerminationGracePeriodSeconds)
+	}
+	return ptr.To(int64(30))
+}
+
+// topologySpread is the pods' topology spread constraints, each spreading
+// the pods selector selects: the Gateway's data plane's for its current
+// class (its former class's pods, while it moves, are not counted).
+func topologySpread(d *v1alpha2.DeploymentSpec, selector map[string]string) []corev1.TopologySpreadConstraint {
+	if d == nil || d.Pod == nil {
+		return nil
+	}
+	var out []corev1.TopologySpreadConstraint
+	for _, c := range d.Pod.TopologySpreadConstraints {
+		out = append(out, corev1.TopologySpreadConstraint{
+			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, WhenUnsatisfiable: c.WhenUnsatisfiable,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
+			MinDomains:    c.MinDomains, NodeAffinityPolicy: c.NodeAffinityPolicy, NodeTaintsPolicy: c.NodeTaintsPolicy,
+		})
+	}
+	return out
 }
 
 // A data-plane pod runs the containers Gatewall renders and no other: its

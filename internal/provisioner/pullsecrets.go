@@ -52,8 +52,8 @@ func imagePullSecrets(copies []*corev1.Secret, np *v1alpha2.NginxProxySpec) []co
 	for _, c := range copies {
 		add(c.Name)
 	}
-	if k := np.Kubernetes; k != nil && k.Deployment != nil && k.Deployment.Pod != nil {
-		for _, s := range k.Deployment.Pod.ImagePullSecrets {
+	if w := np.Workload(); w != nil && w.Pod != nil {
+		for _, s := range w.Pod.ImagePullSecrets {
 			add(s.Name)
 		}
 	}

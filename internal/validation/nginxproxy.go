@@ -17,6 +17,7 @@ const (
 	MsgLBIPNotIPv6        = "loadBalancerIP must be an IPv6 address when ipFamily is ipv6"
 	MsgMetricsPortWAF     = "metrics.port cannot be 50000 when waf is enabled: the WAF enforcer listens there"
 	MsgLBIPType           = "loadBalancerIP can only be set when type is LoadBalancer"
+	MsgWorkloadOneOf      = "only one of deployment or daemonSet can be set"
 	MsgLBRangesType       = "loadBalancerSourceRanges can only be set when type is LoadBalancer"
 	MsgTrafficPolicyType  = "externalTrafficPolicy can only be set when type is NodePort or LoadBalancer"
 	MsgLBIPNotIP          = "loadBalancerIP must be an IP address"
@@ -40,8 +41,10 @@ const (
 	maxImageRepositoryLen = 255
 	maxImageTagLen        = 128
 	maxImagePullSecrets   = 16
-	maxOverrideFields     = 4
-	maxInfrastructureKeys = 64
+	// maxTerminationGraceSecs is workerShutdownTimeout's bound.
+	maxTerminationGraceSecs = 3600
+	maxOverrideFields       = 4
+	maxInfrastructureKeys   = 64
 	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
 	maxInfrastructureKeyLen = 253 + 1 + 63
 )
@@ -90,8 +93,16 @@ func NginxProxy(np *v1alpha2.NginxProxy) field.ErrorList {
 	errs = append(errs, nginxFields(spec, &s)...)
 	errs = append(errs, gatewayOverrides(spec.Child("allowGatewayOverrides"), s.AllowGatewayOverrides)...)
 	if k := s.Kubernetes; k != nil {
+		if k.Deployment != nil && k.DaemonSet != nil {
+			errs = append(errs, field.Invalid(spec.Child("kubernetes"), "object", MsgWorkloadOneOf))
+		}
 		if d := k.Deployment; d != nil {
 			errs = append(errs, deployment(spec.Child("kubernetes", "deployment"), d)...)
+		}
+		if k.DaemonSet != nil {
+			// Workload is the DaemonSet's when it is set.
+			ds := (&v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{DaemonSet: k.DaemonSet}}).Workload()
+			errs = append(errs, podSettings(spec.Child("kubernetes", "daemonSet"), ds)...)
 		}
 		if svc := k.Service; svc != nil {
 			errs = append(errs, service(spec, s.IPFamily, svc)...)
@@ -183,8 +194,19 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	if d.Replicas != nil {
 		errs = append(errs, intRange(path.Child("replicas"), int64(*d.Replicas), 0, maxReplicas)...)
 	}
-	errs = append(errs, container(path.Child("container"), d.Container)...)
+	errs = append(errs, autoscaling(path.Child("autoscaling"), d.Autoscaling)...)
+	errs = append(errs, podDisruptionBudget(path.Child("podDisruptionBudget"), d.PodDisruptionBudget)...)
+	return append(errs, podSettings(path, d)...)
+}
+
+// podSettings checks the settings a Deployment and a DaemonSet share.
+func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
+	errs := container(path.Child("container"), d.Container)
 	if p := d.Pod; p != nil {
+		if g := p.TerminationGracePeriodSeconds; g != nil {
+			errs = append(errs, intRange(path.Child("pod", "terminationGracePeriodSeconds"), *g, 0, maxTerminationGraceSecs)...)
+		}
+		errs = append(errs, topologySpread(path.Child("pod", "topologySpreadConstraints"), p.TopologySpreadConstraints)...)
 		secrets := path.Child("pod", "imagePullSecrets")
 		if len(p.ImagePullSecrets) > maxImagePullSecrets {
 			errs = append(errs, field.TooMany(secrets, len(p.ImagePullSecrets), maxImagePullSecrets))

@@ -80,6 +80,7 @@ func TestCRDPatternsMatchGo(t *testing.T) {
 		validation.ImageRepositoryPattern:   true,
 		validation.ImageTagPattern:          true,
 		validation.InfrastructureKeyPattern: true,
+		validation.TopologyKeyPattern:       true,
 		validation.ByteSizePattern:          true,
 		validation.DurationPattern:          true,
 		validation.GatewayDurationPattern:   true,

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,8 +83,15 @@ func dataPlane(t *testing.T, ns string) (*gatewayv1.Gateway, []client.Object) {
 		t.Fatal(err)
 	}
 	np := &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled, Kubernetes: &v1alpha2.KubernetesSpec{
-		Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2))},
-		Service:    &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
+		Deployment: &v1alpha2.DeploymentSpec{
+			Replicas:            ptr.To(int32(2)),
+			Autoscaling:         &v1alpha2.AutoscalingSpec{Enable: true, MinReplicas: ptr.To(int32(2)), MaxReplicas: 4, TargetCPUUtilizationPercentage: ptr.To(int32(70))},
+			PodDisruptionBudget: &v1alpha2.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))},
+			Pod: &v1alpha2.PodSpec{TerminationGracePeriodSeconds: ptr.To(int64(90)), TopologySpreadConstraints: []v1alpha2.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To(int32(2)),
+			}}},
+		},
+		Service: &v1alpha2.ServiceSpec{Type: ptr.To(corev1.ServiceTypeNodePort), ExternalTrafficPolicy: ptr.To(corev1.ServiceExternalTrafficPolicyLocal)},
 	}}
 	return gw, provisioner.Objects(provisioner.Params{
 		Gateway: gw, NginxProxy: np, Ports: []int32{80, 443}, ReadinessPort: 8081,
@@ -124,6 +134,18 @@ func TestManagerAdmission(t *testing.T) {
 		}
 		if err := provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, changed, nil); err != nil {
 			t.Fatalf("applying a change: %v", err)
+		}
+		// The change set 3 replicas; the data plane is autoscaled: they are
+		// handed over to the autoscaler as they are.
+		if err := provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, objs, nil); err != nil {
+			t.Fatalf("applying the autoscaled data plane again: %v", err)
+		}
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(find[*appsv1.Deployment](t, objs)), d); err != nil {
+			t.Fatal(err)
+		}
+		if got := ptr.Deref(d.Spec.Replicas, 0); got != 3 {
+			t.Errorf("the autoscaled Deployment has %d replicas, want the 3 it had", got)
 		}
 		if err := provisioner.Remove(ctx, mgr, admissionOwner, gw, nil); err != nil {
 			t.Fatalf("removing: %v", err)
@@ -306,6 +328,23 @@ func TestManagerAdmission(t *testing.T) {
 			s := find[*corev1.Service](t, objs).DeepCopy()
 			s.Name, s.Spec.Selector = "changed-"+s.Name, map[string]string{"app": "tenant"}
 			return mgr.Create(ctx, s, client.DryRunAll)
+		}},
+		{"an autoscaler that scales a tenant's Deployment", "scales its own Deployment", func() error {
+			h := find[*autoscalingv2.HorizontalPodAutoscaler](t, objs).DeepCopy()
+			h.Name, h.Spec.ScaleTargetRef.Name = "changed-"+h.Name, tenantDep.Name
+			return mgr.Create(ctx, h, client.DryRunAll)
+		}},
+		{"an autoscaler that scales another kind", "scales its own Deployment", func() error {
+			h := find[*autoscalingv2.HorizontalPodAutoscaler](t, objs).DeepCopy()
+			h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Kind = "example.com/v1", "Deployment"
+			h.Name = "changed-" + h.Name
+			h.Spec.ScaleTargetRef.Name = h.Name
+			return mgr.Create(ctx, h, client.DryRunAll)
+		}},
+		{"a disruption budget that selects a tenant's pods", "selects data-plane pods", func() error {
+			b := find[*policyv1.PodDisruptionBudget](t, objs).DeepCopy()
+			b.Name, b.Spec.Selector = "changed-"+b.Name, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "tenant"}}
+			return mgr.Create(ctx, b, client.DryRunAll)
 		}},
 		{"an ExternalName Service", "is not an ExternalName", func() error {
 			s := marked(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "external"},

@@ -42,7 +42,7 @@ func TestDeployManifests(t *testing.T) {
 	for kind, want := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 1 + gatewallKinds() + len(graph.ExtensionFilterKinds), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
-		"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4,
+		"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5,
 	} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)

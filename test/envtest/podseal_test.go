@@ -107,3 +107,56 @@ func TestPodSealSurvivesDefaulting(t *testing.T) {
 		})
 	}
 }
+
+// TestPodSealSurvivesDaemonSet: a DaemonSet's pods carry what the
+// DaemonSet controller adds to its template (an affinity to their node, the
+// tolerations of node conditions); the seal covers neither, so they pass it
+// as a Deployment's pods do, after the API server's defaults.
+func TestPodSealSurvivesDaemonSet(t *testing.T) {
+	ctx := context.Background()
+	ns := "pod-seal-daemonset"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{42}, podseal.KeySize)
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw", UID: "7e0d9a3c-0000-4000-8000-00000000000b"},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "nginx"},
+	}
+	objs := provisioner.Objects(provisioner.Params{
+		Gateway: gw, NginxProxy: &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{}}},
+		Ports: []int32{80}, ReadinessPort: 8081, AgentConfig: []byte("command: {}\n"), AgentCA: []byte("CA"),
+		AgentServer: "gatewall-agent.gatewall-system.svc:8443", AgentServerName: "gatewall-agent.gatewall-system.svc",
+		Images: provisioner.DefaultImages, Owner: admissionOwner, SealKey: key,
+	})
+	ds := find[*appsv1.DaemonSet](t, objs)
+	if err := env.Client.Create(ctx, ds.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	stored := &appsv1.DaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds), stored); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: *stored.Spec.Template.ObjectMeta.DeepCopy(), Spec: *stored.Spec.Template.Spec.DeepCopy()}
+	pod.Namespace, pod.GenerateName = ns, ds.Name+"-"
+	// As the DaemonSet controller makes a pod for node "node-1".
+	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
+			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}}}}}}}
+	for _, taint := range []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{Key: taint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
+	}
+	for _, taint := range []string{"node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable"} {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{Key: taint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
+	if err := env.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	created := &corev1.Pod{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pod), created); err != nil {
+		t.Fatal(err)
+	}
+	if err := podseal.Verify(key, gw.UID, created); err != nil {
+		t.Errorf("a DaemonSet's pod fails its seal: %v", err)
+	}
+}

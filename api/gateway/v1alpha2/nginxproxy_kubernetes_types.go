@@ -2,13 +2,25 @@ package v1alpha2
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // KubernetesSpec configures the Kubernetes objects of a Gateway's data plane.
+//
+// +kubebuilder:validation:XValidation:message="only one of deployment or daemonSet can be set",rule="!(has(self.deployment) && has(self.daemonSet))"
 type KubernetesSpec struct {
-	// Deployment configures the data-plane Deployment.
+	// Deployment configures the data-plane Deployment, the default.
 	// +optional
 	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+
+	// DaemonSet runs the data plane as a DaemonSet instead of a
+	// Deployment: one pod on every node the scheduler may place it on.
+	// Switching between the two replaces one with the other at once: the
+	// old pods stop while the new ones start, so a switch can cost
+	// connections. NGINX Gateway Fabric's field.
+	// +optional
+	DaemonSet *DaemonSetSpec `json:"daemonSet,omitempty"`
 
 	// Service configures the Service in front of the data plane.
 	// +optional
@@ -17,12 +29,32 @@ type KubernetesSpec struct {
 
 // DeploymentSpec configures the data-plane Deployment.
 type DeploymentSpec struct {
-	// Replicas is the number of data-plane pods. Defaults to 1.
+	// Replicas is the number of data-plane pods. Defaults to 1. With
+	// autoscaling enabled the HorizontalPodAutoscaler chooses the number
+	// and replicas is not used.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Autoscaling makes Gatewall create a HorizontalPodAutoscaler
+	// (autoscaling/v2) for the data-plane Deployment, owned by the Gateway
+	// like the Deployment; the Deployment's replicas are then the
+	// autoscaler's to set. The metrics the targets name come from the
+	// cluster's resource metrics API (metrics-server): without it, the
+	// autoscaler holds the replicas it has. NGINX Gateway Fabric's field.
+	//
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// PodDisruptionBudget makes Gatewall create a PodDisruptionBudget for
+	// the data-plane pods, owned by the Gateway like the Deployment: how
+	// many pods a voluntary eviction (a node drain) must leave. NGINX
+	// Gateway Fabric's field.
+	//
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 
 	// Container configures the NGINX container, which also runs nginx-agent.
 	// Its resources default to requests of 100m CPU and 256Mi of memory and
@@ -51,6 +83,27 @@ type DeploymentSpec struct {
 	Pod *PodSpec `json:"pod,omitempty"`
 }
 
+// DaemonSetSpec configures the data-plane DaemonSet: its pods' settings
+// are a Deployment's.
+type DaemonSetSpec struct {
+	// Container configures the NGINX container, as in a Deployment.
+	// +optional
+	Container *ContainerSpec `json:"container,omitempty"`
+
+	// Endpoints configures the endpoints container, as in a Deployment.
+	// +optional
+	Endpoints *EndpointsContainer `json:"endpoints,omitempty"`
+
+	// WAFContainers configures the containers added when waf is enabled,
+	// as in a Deployment.
+	// +optional
+	WAFContainers *WAFContainers `json:"wafContainers,omitempty"`
+
+	// Pod configures the data-plane pods, as in a Deployment.
+	// +optional
+	Pod *PodSpec `json:"pod,omitempty"`
+}
+
 // PodSpec configures the data-plane pods.
 type PodSpec struct {
 	// ImagePullSecrets are Secrets of the Gateway's namespace that hold
@@ -64,6 +117,77 @@ type PodSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	ImagePullSecrets []LocalSecretReference `json:"imagePullSecrets,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long a data-plane pod that is
+	// stopped (a rollout, a scale-in, a drain) has before its processes are
+	// killed: 0 to 3600 seconds, 30 by default. NGINX's workers finish
+	// their requests for up to workerShutdownTimeout: keep this longer.
+	// NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// TopologySpreadConstraints spread the data-plane pods across
+	// topology domains (zones, nodes), as a Pod's. Each spreads the pods of
+	// this Gateway's data plane: Gatewall sets the label selector to them
+	// (NGINX Gateway Fabric's field takes a labelSelector, which here would
+	// only select other pods, and matchLabelKeys; both are left out). At
+	// most 8, one per topologyKey and whenUnsatisfiable.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:message="each topologyKey and whenUnsatisfiable pair can appear once",rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))"
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+}
+
+// TopologySpreadConstraint is a Pod's topology spread constraint without
+// its label selector (the data-plane pods') and matchLabelKeys.
+//
+// +kubebuilder:validation:XValidation:message="minDomains can only be set when whenUnsatisfiable is DoNotSchedule",rule="!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'"
+type TopologySpreadConstraint struct {
+	// MaxSkew is how much the number of pods may differ between two
+	// domains.
+	//
+	// +kubebuilder:validation:Minimum=1
+	MaxSkew int32 `json:"maxSkew"`
+
+	// TopologyKey is the node label whose values are the domains
+	// (topology.kubernetes.io/zone, kubernetes.io/hostname).
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	TopologyKey string `json:"topologyKey"`
+
+	// WhenUnsatisfiable is DoNotSchedule (leave a pod pending) or
+	// ScheduleAnyway (prefer the domains that reduce the skew).
+	//
+	// +kubebuilder:validation:Enum=DoNotSchedule;ScheduleAnyway
+	WhenUnsatisfiable corev1.UnsatisfiableConstraintAction `json:"whenUnsatisfiable"`
+
+	// MinDomains is the fewest domains the pods count as spread over;
+	// only with DoNotSchedule.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinDomains *int32 `json:"minDomains,omitempty"`
+
+	// NodeAffinityPolicy says whether the pods' node affinity and node
+	// selector decide which nodes count: Honor (the default) or Ignore.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Honor;Ignore
+	NodeAffinityPolicy *corev1.NodeInclusionPolicy `json:"nodeAffinityPolicy,omitempty"`
+
+	// NodeTaintsPolicy says whether node taints decide which nodes count:
+	// Honor or Ignore (the default).
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Honor;Ignore
+	NodeTaintsPolicy *corev1.NodeInclusionPolicy `json:"nodeTaintsPolicy,omitempty"`
 }
 
 // LocalSecretReference names a Secret in the same namespace.
@@ -169,4 +293,139 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:items:MaxLength=49
 	// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges must be CIDRs",rule="self.all(r, isCIDR(r))"
 	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+}
+
+// AutoscalingSpec configures the data plane's HorizontalPodAutoscaler
+// (NGINX Gateway Fabric's shape, without its metrics list: see
+// docs/validation.md).
+//
+// +kubebuilder:validation:XValidation:message="minReplicas must be less than or equal to maxReplicas",rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas"
+type AutoscalingSpec struct {
+	// Enable creates the HorizontalPodAutoscaler; false removes it, and
+	// replicas applies again.
+	Enable bool `json:"enable"`
+
+	// MinReplicas is the fewest pods the autoscaler keeps. Defaults to 1.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the most pods the autoscaler runs: at most 1000, the
+	// bound of replicas.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilizationPercentage is the pods' average CPU use the
+	// autoscaler aims at, in percent of their CPU requests.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// TargetMemoryUtilizationPercentage is the pods' average memory use the
+	// autoscaler aims at, in percent of their memory requests.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+
+	// Behavior is how fast the autoscaler scales up and down, as a
+	// HorizontalPodAutoscaler's spec.behavior; unset directions use
+	// Kubernetes' defaults.
+	//
+	// +optional
+	Behavior *HPABehavior `json:"behavior,omitempty"`
+}
+
+// HPABehavior is a HorizontalPodAutoscaler's behavior (autoscaling/v2),
+// field for field, with the API server's bounds as schema rules so that a
+// value the autoscaler would refuse is refused on the NginxProxy.
+type HPABehavior struct {
+	// ScaleUp is the policy for scaling up.
+	//
+	// +optional
+	ScaleUp *HPAScalingRules `json:"scaleUp,omitempty"`
+
+	// ScaleDown is the policy for scaling down.
+	//
+	// +optional
+	ScaleDown *HPAScalingRules `json:"scaleDown,omitempty"`
+}
+
+// HPAScalingRules are the scaling rules of one direction.
+type HPAScalingRules struct {
+	// StabilizationWindowSeconds is how many seconds of past
+	// recommendations the autoscaler considers (0 to 3600).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	StabilizationWindowSeconds *int32 `json:"stabilizationWindowSeconds,omitempty"`
+
+	// SelectPolicy chooses among the policies: Max (default), Min, or
+	// Disabled (no scaling in this direction).
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Max;Min;Disabled
+	SelectPolicy *string `json:"selectPolicy,omitempty"`
+
+	// Policies are how much the autoscaler may change in a period.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Policies []HPAScalingPolicy `json:"policies,omitempty"`
+}
+
+// HPAScalingPolicy is one scaling policy.
+type HPAScalingPolicy struct {
+	// Type is Pods (a number of pods) or Percent (of the current pods).
+	//
+	// +kubebuilder:validation:Enum=Pods;Percent
+	Type string `json:"type"`
+
+	// Value is the change allowed, in Type's unit.
+	//
+	// +kubebuilder:validation:Minimum=1
+	Value int32 `json:"value"`
+
+	// PeriodSeconds is the window the change is allowed in (1 to 1800).
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1800
+	PeriodSeconds int32 `json:"periodSeconds"`
+}
+
+// PodDisruptionBudgetSpec configures the data plane's PodDisruptionBudget.
+//
+// +kubebuilder:validation:XValidation:message="exactly one of minAvailable or maxUnavailable must be set",rule="has(self.minAvailable) != has(self.maxUnavailable)"
+type PodDisruptionBudgetSpec struct {
+	// MinAvailable is how many pods must stay available after an
+	// eviction: a number (2) or a percentage of the wanted pods (50%).
+	//
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:message="minAvailable must be a non-negative number or a percentage from 0% to 100%",rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')"
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// MaxUnavailable is how many pods may be unavailable after an
+	// eviction: a number (1) or a percentage of the wanted pods (25%).
+	//
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:message="maxUnavailable must be a non-negative number or a percentage from 0% to 100%",rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// UnhealthyPodEvictionPolicy says when pods that are not ready may be
+	// evicted: IfHealthyBudget (Kubernetes' default) or AlwaysAllow.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=IfHealthyBudget;AlwaysAllow
+	UnhealthyPodEvictionPolicy *policyv1.UnhealthyPodEvictionPolicyType `json:"unhealthyPodEvictionPolicy,omitempty"`
 }

@@ -79,9 +79,17 @@ func (s *NginxProxySpec) Workers() int32 {
 // node's CPUs.
 const maxWorkerProcesses = 1024
 
-func (s *NginxProxySpec) deployment() *DeploymentSpec {
+func (s *NginxProxySpec) deployment() *DeploymentSpec { return s.Workload() }
+
+// Workload is the data plane's workload, a Deployment's or a DaemonSet's,
+// as a DeploymentSpec: a DaemonSet's settings are those of a Deployment's
+// pods (nil when neither is set).
+func (s *NginxProxySpec) Workload() *DeploymentSpec {
 	if s == nil || s.Kubernetes == nil {
 		return nil
+	}
+	if ds := s.Kubernetes.DaemonSet; ds != nil {
+		return &DeploymentSpec{Container: ds.Container, Endpoints: ds.Endpoints, WAFContainers: ds.WAFContainers, Pod: ds.Pod}
 	}
 	return s.Kubernetes.Deployment
 }
@@ -103,4 +111,9 @@ func (s *NginxProxySpec) EffectiveWorkerConnections() int32 {
 		return *s.WorkerConnections
 	}
 	return DefaultWorkerConnections
+}
+
+// IsDaemonSet says whether the data plane runs as a DaemonSet.
+func (s *NginxProxySpec) IsDaemonSet() bool {
+	return s != nil && s.Kubernetes != nil && s.Kubernetes.DaemonSet != nil
 }
