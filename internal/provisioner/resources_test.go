@@ -29,7 +29,7 @@ func TestContainerResources(t *testing.T) {
 		want map[string]corev1.ResourceRequirements
 	}{
 		{"defaults", &v1alpha2.NginxProxySpec{WAF: v1alpha2.WAFEnabled}, map[string]corev1.ResourceRequirements{
-			"nginx":            quantities("100m", "256Mi", "2", "2560Mi"),
+			"nginx":            quantities("50m", "256Mi", "2", "2560Mi"),
 			EndpointsContainer: quantities("10m", "32Mi", "500m", "128Mi"),
 			"waf-enforcer":     quantities("100m", "256Mi", "", ""),
 			"waf-config-mgr":   quantities("100m", "256Mi", "", ""),

@@ -57,7 +57,7 @@ type DeploymentSpec struct {
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 
 	// Container configures the NGINX container, which also runs nginx-agent.
-	// Its resources default to requests of 100m CPU and 256Mi of memory and
+	// Its resources default to requests of 50m CPU and 256Mi of memory and
 	// limits of 2 CPUs and 2560Mi (docs/budgets.md says why); NGINX runs
 	// one worker process per CPU of the limit (rounded up), or one per CPU
 	// of the node without a CPU limit. Resources set here replace the

@@ -14,11 +14,16 @@ import (
 //     budget full (256 MiB of policy zones, 128 MiB of body buffers per
 //     worker), 2,045 MiB; the limit adds a fifth. The CPU limit bounds
 //     the workers, and so the memory.
+//   - The CPU requests are small (50m for NGINX): a request reserves a
+//     node's CPU whether the data plane uses it or not, and a node of
+//     2 CPUs must hold a Gateway per test of the conformance suite (about
+//     18 at once: 100m each left pods Pending for "Insufficient cpu").
+//     Set them from the traffic a Gateway serves.
 //   - endpoints: 21 MiB with 5,000 upstreams of 2 endpoints, 46 MiB with
 //     100,000 endpoints.
 //   - WAF: F5's containers cannot run here; requests only.
 var (
-	defaultNGINXResources     = resources("100m", "256Mi", "2", "2560Mi")
+	defaultNGINXResources     = resources("50m", "256Mi", "2", "2560Mi")
 	defaultEndpointsResources = resources("10m", "32Mi", "500m", "128Mi")
 	defaultWAFResources       = resources("100m", "256Mi", "", "")
 )
