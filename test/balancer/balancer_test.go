@@ -114,7 +114,7 @@ func TestRefusedEndpointCostsOneTry(t *testing.T) {
 			t.Errorf("%d answers %q, want every request answered by b1", got, i)
 		}
 	}
-	if n := d.count("connect() failed (111: Connection refused)"); n < 1 || n > 2 {
+	if n := d.settledCount("connect() failed (111: Connection refused)"); n < 1 || n > 2 {
 		t.Errorf("the refusing endpoint was tried %d times; want once per worker at most", n)
 	}
 }
@@ -137,7 +137,7 @@ func TestBlackHoledEndpointCostsOneConnectTimeout(t *testing.T) {
 		}
 		slowest = max(slowest, time.Since(start))
 	}
-	if n := d.count("upstream timed out (110: Connection timed out) while connecting"); n < 1 || n > 2 {
+	if n := d.settledCount("upstream timed out (110: Connection timed out) while connecting"); n < 1 || n > 2 {
 		t.Errorf("the black-holed endpoint was tried %d times; want once per worker at most", n)
 	}
 	// The bound is the connect timeout (250 ms): generous here, for a

@@ -261,6 +261,21 @@ func (d *dataPlane) path(p string) string { return d.srv.Path(p) }
 // count counts the lines of NGINX's output holding s.
 func (d *dataPlane) count(s string) int { return strings.Count(d.srv.Output(), s) }
 
+// settledCount is count once NGINX's output has stopped growing for a
+// moment (at most 5 s): its logs reach the test through a pipe, the error
+// log's line about a request possibly after the answer, the access log's
+// always after it.
+func (d *dataPlane) settledCount(s string) int {
+	last, stable := d.srv.Output(), time.Now()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && time.Since(stable) < 200*time.Millisecond; {
+		time.Sleep(20 * time.Millisecond)
+		if out := d.srv.Output(); out != last {
+			last, stable = out, time.Now()
+		}
+	}
+	return strings.Count(last, s)
+}
+
 func (d *dataPlane) eventually(what string, cond func() bool) {
 	d.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -60,7 +60,7 @@ func TestFailureMarksAreTheUpstreams(t *testing.T) {
 			t.Fatalf("the TLS tenant's request %d to a pod without TLS: %s, want 502", i, got)
 		}
 	}
-	if d.count("SSL_do_handshake() failed") == 0 {
+	if d.settledCount("SSL_do_handshake() failed") == 0 {
 		t.Fatalf("no TLS handshake failed: the test does not test what it means to")
 	}
 	got := d.spread("/rr", 20)

@@ -193,12 +193,12 @@ func TestLoopsAreCut(t *testing.T) {
 	}
 	// rr's endpoint is NGINX's own listener.
 	d.setEndpoints(addrSet("rr", "127.0.0.1:80"))
-	before := d.count(`"GET /rr/loop`)
+	before := d.settledCount(`"GET /rr/loop`)
 	if got := d.send("GET", "/rr/loop", nil, nil); got != 508 {
 		t.Errorf("a request to a route whose backend is the Gateway: %d, want 508", got)
 	}
-	d.eventually("both turns of the looping request logged", func() bool { return d.count(`"GET /rr/loop`)-before >= 2 })
-	if n := d.count(`"GET /rr/loop`) - before; n != 2 {
+	d.eventually("both turns of the looping request logged", func() bool { return d.settledCount(`"GET /rr/loop`)-before >= 2 })
+	if n := d.settledCount(`"GET /rr/loop`) - before; n != 2 {
 		t.Errorf("NGINX served the looping request %d times, want 2 (the client's and the one turn)", n)
 	}
 	d.setEndpoints(only("rr", b1))
