@@ -5,9 +5,12 @@
 // reconciler, with their watches. Reconcilers are thin: they read a snapshot from the cache
 // (package snapshot), call the pure core (package translate), hand the
 // configuration to the data plane (package dataplane) and write statuses
-// (package statuswrite) and events (package userevents). Every status comes
-// from the Gateway reconciler's translation of a Gateway, which it keeps
-// (Translations) for the policy reconcilers.
+// (package statuswrite) and events (package userevents). Every status that
+// depends on a Gateway comes from the Gateway reconciler's translation of
+// it, handed to statuswrite's writers by its status job (route parents and
+// policies' ancestor entries included); a PolicyReconciler hands only the
+// entries no Gateway decides (targets not found or of a kind the policy
+// cannot have).
 //
 // The manager's cache holds only the metadata of Secrets, ConfigMaps and
 // ServiceAccounts (every tenant's, in every namespace): reconcilers watch

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type GatewayReconciler struct {
 	Provisioning *Provisioning
 	// RouteStatuses writes route statuses in the background.
 	RouteStatuses *statuswrite.RouteWriter
+	// PolicyStatuses writes policies' statuses in the background: the
+	// reconciler hands each policy its entry for the Gateway.
+	PolicyStatuses *statuswrite.PolicyWriter
 	// statuses runs each Gateway's newest status job (handStatuses).
 	statuses *coalesce.Jobs[types.NamespacedName]
 	// lastStatuses are each Gateway's last status job that a data plane's
@@ -87,7 +91,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.dataPlaneEvents.Forget(req.NamespacedName)
 		metrics.ForgetGateway(req.NamespacedName)
 		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, false, func(ctx context.Context) error {
-			return r.clearRouteStatuses(ctx, req.NamespacedName)
+			return errors.Join(r.clearRouteStatuses(ctx, req.NamespacedName), r.handPolicyStatuses(ctx, req.NamespacedName, nil, status.DataPlane{}, nil))
 		})
 	}
 	in, err := r.Config.reader(r.Client).Gateway(ctx, gw)
@@ -107,8 +111,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				return ctrl.Result{}, err
 			}
 		}
+		policies := in.PolicyVersions()
 		return ctrl.Result{}, r.handStatuses(ctx, req.NamespacedName, false, func(ctx context.Context) error {
-			return r.clearRouteStatuses(ctx, req.NamespacedName)
+			return errors.Join(r.clearRouteStatuses(ctx, req.NamespacedName), r.handPolicyStatuses(ctx, req.NamespacedName, nil, status.DataPlane{}, policies))
 		})
 	}
 	g := t.Graph
@@ -136,7 +141,8 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
 			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())
 	}
-	job := &statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded}
+	job := &statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded,
+		policies: in.PolicyVersions()}
 	if err := r.handStatuses(ctx, req.NamespacedName, true, func(ctx context.Context) error { return r.writeStatuses(ctx, job) }); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -153,6 +159,10 @@ type statusJob struct {
 	prov      provisioned
 	version   string
 	published bool
+	// policies are the policies the input held, with their versions: the
+	// Gateway decides their entries (none, for those its translation has
+	// no outcome for).
+	policies map[graph.ObjectRef]string
 	// statusesHanded: the same input's route statuses were handed already
 	// (by this job too, once it ran: repeating it skips them, and it lets go
 	// of the snapshot, in, which only route statuses read).
@@ -205,6 +215,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 	if j.published {
 		dp = t.ExplainDataPlane(r.DataPlane.State(key, j.version))
 	}
+	policiesDP := policyDataPlane(key, t, j.published, dp)
 	if dp.State == status.Failed {
 		// NGINX names the file that failed; the Gateway's status and its
 		// ApplyFailed event name the object it came from too.
@@ -245,6 +256,9 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 		if err := r.writeListenerSetStatus(ctx, ls, dp, now); err != nil {
 			return err
 		}
+	}
+	if err := r.handPolicyStatuses(ctx, key, t, policiesDP, j.policies); err != nil {
+		return err
 	}
 	if j.statusesHanded {
 		// The same input makes the same route statuses, and the writer has

@@ -45,7 +45,9 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 	}
 	for _, k := range policy.Kinds {
 		if optionalKind(k) == "" {
-			b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged)
+			// What translation reads of a policy's status (WAF's records of
+			// the bundles in force) counts as its spec.
+			b = b.Watches(k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), builder.WithPredicates(policyVersionChanged(k)))
 		}
 	}
 	for _, k := range graph.ExtensionFilterKinds {
@@ -55,11 +57,6 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 		// A data plane's report concerns its Gateway only; fetched bundles
 		// (Notify) may concern any.
 		b = b.WatchesRawSource(r.Config.Notifier.GatewaySource(r.allGateways, r.dataPlaneReported))
-	}
-	if c := r.Config.Translations; c != nil {
-		// A policy reconciler found a Gateway's kept translation older than
-		// a policy.
-		b = b.WatchesRawSource(c.outdated.GatewaySource(r.allGateways, gatewayItself))
 	}
 	return b
 }
@@ -71,7 +68,7 @@ func (r *GatewayReconciler) optionalWatches(mgr ctrl.Manager, c controller.Contr
 	w := optionalWatcher{mgr: mgr, c: c, apis: r.Config.APIs}
 	for _, k := range policy.Kinds {
 		if api := optionalKind(k); api != "" {
-			if err := w.watch(api, k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), specChanged); err != nil {
+			if err := w.watch(api, k.NewObject(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy(k)), policyVersionChanged(k)); err != nil {
 				return err
 			}
 		}

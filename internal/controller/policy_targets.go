@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/graph"
+	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/snapshot"
 	"github.com/gatewall/gatewall/internal/translate"
 )
@@ -151,4 +152,21 @@ func gatewayIsOurs(ctx context.Context, c client.Reader, controllerName string, 
 		return false, client.IgnoreNotFound(err)
 	}
 	return string(gc.Spec.ControllerName) == controllerName, nil
+}
+
+// targetsOf returns the targets of a policy of a kind.
+func targetsOf(k policy.Kind, o client.Object) []graph.ObjectRef {
+	return policy.TargetsOf(o, k.View(o).PolicyTargetRefs())
+}
+
+// existingGateways are the Gateways that may be a policy's ancestors
+// (targetGateways) and exist.
+func existingGateways(ctx context.Context, c client.Reader, cfg Config, in *graph.Input, targets []graph.ObjectRef) ([]types.NamespacedName, error) {
+	gws, err := targetGateways(ctx, c, cfg, in, targets)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(gws, func(k types.NamespacedName) bool {
+		return apierrors.IsNotFound(c.Get(ctx, k, &gatewayv1.Gateway{}))
+	}), nil
 }

@@ -3,7 +3,6 @@ package controller
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,17 +37,11 @@ type Config struct {
 	Bundles *wafbundles.Bundles
 	// Notifier wakes reconcilers when bundles or data planes change.
 	Notifier *Notifier
-	// Translated wakes the policy reconcilers when the Gateway reconciler
-	// keeps a new translation of a Gateway: a policy's ancestors follow
-	// everything the Gateway's translation reads (its GatewayClass,
-	// Secrets, Namespaces, ...), not only the kinds policies watch (Setup
-	// makes it when nil).
-	Translated *Notifier
 	// WAFModule is the App Protect module path for nginx.conf ("" for the
 	// data-plane image's).
 	WAFModule string
 	// Translations are the Gateways' last translations, which the Gateway
-	// reconciler makes and the policy reconcilers read (Setup makes them
+	// reconciler makes and reuses for the same input (Setup makes them
 	// when nil).
 	Translations *Translations
 	// Referenced reads the Secrets and ConfigMaps Gateways, ListenerSets
@@ -99,9 +92,6 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	if cfg.Translations == nil {
 		cfg.Translations = NewTranslations()
 	}
-	if cfg.Translated == nil {
-		cfg.Translated = &Notifier{}
-	}
 	if cfg.Referenced == nil {
 		cfg.Referenced = snapshot.NewReferenced(mgr.GetCache(), mgr.GetAPIReader())
 	}
@@ -109,6 +99,9 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
+	// Policies' statuses are written on the route writer's jobs, as route
+	// parents are: one writer of the objects Gateways share.
+	policies := statuswrite.NewPolicyWriter(statuses.Jobs, mgr.GetClient(), cfg.ControllerName, mgr.GetEventRecorder("gatewall-policy"))
 	gatewayStatuses := coalesce.NewJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers).
 		Paced(gatewayStatusPace, gatewayStatusMaxPause)
 	if err := mgr.Add(gatewayStatuses); err != nil {
@@ -117,7 +110,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses,
+		&GatewayReconciler{Client: mgr.GetClient(), Config: cfg, DataPlane: dp, Provisioning: prov, RouteStatuses: statuses, PolicyStatuses: policies,
 			Recorder: mgr.GetEventRecorder("gatewall-gateway"), statuses: gatewayStatuses},
 		&GatewayClassReconciler{Client: mgr.GetClient(), Config: cfg},
 		&NginxProxyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gatewall-nginxproxy")},
@@ -136,8 +129,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	// The reconcilers of optional APIs start when their CRD is installed,
 	// at start or later.
 	for _, k := range policy.Kinds {
-		r := &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, DataPlane: dp,
-			Recorder: mgr.GetEventRecorder("gatewall-" + strings.ToLower(k.Name()))}
+		r := &PolicyReconciler{Client: mgr.GetClient(), Kind: k, Config: cfg, Statuses: policies}
 		var err error
 		if api := optionalKind(k); api != "" {
 			err = cfg.APIs.When(api, func() error { return r.SetupWithManager(mgr) })

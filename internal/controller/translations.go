@@ -8,25 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
 // Translations keep each Gateway's last translation, made by the Gateway
-// reconciler, which writes them, for the policy reconcilers, which read
-// them: every status comes from that one translation of a Gateway. A
-// policy reconciler that finds the kept translation older than a policy
-// (one its input held at another graph.PolicyVersion, or not at all) asks
-// for a new one (Outdated) and takes it when the Gateway reconciler keeps
-// it (Config.Translated). Safe for concurrent use; nil keeps nothing.
+// reconciler, which reuses it while the Gateway's input is the same (its
+// fingerprint) and reads, for that translation, whether its routes'
+// statuses were handed to the writer already. Safe for concurrent use;
+// nil keeps nothing.
 type Translations struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]translated
-	// outdated wakes the Gateway reconciler for Gateways whose kept
-	// translation is older than a policy a reader needs it for.
-	outdated Notifier
 }
 
 // NewTranslations returns an empty cache.
@@ -40,35 +34,9 @@ type translated struct {
 	fingerprinted bool
 	// t is nil for a Gateway that is not Gatewall's.
 	t *translate.Translation
-	// policies are the versions of the policies the input held
-	// (graph.PolicyVersion).
-	policies map[graph.ObjectRef]string
-	// version is the configuration version of t's files (datafile.Version,
-	// what the data plane reports on), "" without files: computed once per
-	// translation, not by every reader.
-	version string
 	// routeStatuses says that the routes' statuses of t were handed to the
 	// route status writer, which writes them (retrying until it does).
 	routeStatuses bool
-}
-
-// kept returns the Gateway's kept translation, if there is one.
-func (c *Translations) kept(key types.NamespacedName) (translated, bool) {
-	if c == nil {
-		return translated{}, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	last, ok := c.m[key]
-	return last, ok
-}
-
-// Outdated asks the Gateway reconciler to translate the Gateway again: a
-// reader found its kept translation older than a policy.
-func (c *Translations) Outdated(key types.NamespacedName) {
-	if c != nil {
-		c.outdated.NotifyGateway(key)
-	}
 }
 
 // translateGateway translates a Gateway, timing it.
@@ -84,8 +52,7 @@ func translateGateway(in *graph.Input, key types.NamespacedName) *translate.Tran
 // translate translates the Gateway, or returns its last translation when
 // the input is the same; statusesHanded then says whether the routes'
 // statuses of that translation were handed to the writer already. What it
-// translates is kept, a Gateway that is not Gatewall's too (nil), and the
-// policy reconcilers learn of it.
+// translates is kept, a Gateway that is not Gatewall's too (nil).
 func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName) (t *translate.Translation, statusesHanded bool) {
 	c := r.Config.Translations
 	fp, ok := in.Fingerprint()
@@ -96,20 +63,12 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	if t != nil {
 		recordRefused(t) // once per translation the Gateway reconciler keeps
 	}
-	// The policies of the Gateway learn of it once it is kept (deferred
-	// calls run last in, first out: after the unlock below).
-	if n := r.Config.Translated; n != nil {
-		defer n.NotifyGateway(key)
-	}
 	if c == nil {
 		return t, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := translated{fingerprint: fp, fingerprinted: ok, t: t, policies: in.PolicyVersions()}
-	if t != nil && t.Files != nil {
-		kept.version = datafile.Version(t.Files)
-	}
+	kept := translated{fingerprint: fp, fingerprinted: ok, t: t}
 	c.m[key] = kept
 	return t, false
 }
@@ -152,9 +111,6 @@ func newest(in *graph.Input, route *graph.Route) client.Object {
 
 // forgetTranslation drops a Gateway's last translation: the Gateway is gone.
 func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
-	if n := r.Config.Translated; n != nil {
-		defer n.NotifyGateway(key)
-	}
 	c := r.Config.Translations
 	if c == nil {
 		return

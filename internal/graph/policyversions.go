@@ -64,3 +64,20 @@ func (in *Input) PolicyVersions() map[ObjectRef]string {
 	}
 	return out
 }
+
+// PolicyVersionOf is the version (PolicyVersion) of the input's copy of a
+// policy; false when the input has none.
+func (in *Input) PolicyVersionOf(ref ObjectRef) (string, bool) {
+	if ref.Kind == KindBackendTLSPolicy {
+		p, ok := in.BackendTLSPolicies[ref.Key]
+		if !ok {
+			return "", false
+		}
+		return PolicyVersion(ref.Kind, p), true
+	}
+	p, ok := in.Policies[ref.Kind][ref.Key]
+	if !ok {
+		return "", false
+	}
+	return PolicyVersion(ref.Kind, p), true
+}

@@ -122,7 +122,6 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		PLMScope:         opts.PLM.Scope(),
 		Bundles:          bundles,
 		Notifier:         notifier,
-		Translated:       &controller.Notifier{},
 		WAFModule:        opts.WAFModule,
 		Snippets:         opts.Snippets,
 	}, dp, prov)

@@ -146,7 +146,8 @@ func RenderFor(in *graph.Input, now metav1.Time, serves func(status.Requirement)
 				continue
 			}
 			c := p.DeepCopyObject().(client.Object) // the object, not the view
-			translate.SetPolicyStatus(kind, kind.View(c), ancestors, translations, in, now)
+			translate.SetPolicyStatus(kind, kind.View(c), translate.PolicyStatusOf{ControllerName: in.ControllerName, Ancestors: ancestors,
+				Attachments: translate.Attachments(kind, translations), In: in}, now)
 			res.Statuses = append(res.Statuses, c)
 		}
 	}

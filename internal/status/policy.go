@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -51,21 +52,50 @@ func InvalidTarget(ref gatewayv1.LocalPolicyTargetReference, namespace string, g
 	return Ancestor{
 		Ref: gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: ref.Name},
 		Outcome: &policy.Outcome{Generation: generation, Accepted: conditions.False(string(gatewayv1.PolicyConditionAccepted),
-			string(gatewayv1.PolicyReasonInvalid), fmt.Sprintf("%s %s/%s (group %q) is not a target a policy can have: it targets %s",
+			string(gatewayv1.PolicyReasonInvalid), fmt.Sprintf("%s %s/%s (group %q) "+notATarget+": it targets %s",
 				ref.Kind, namespace, ref.Name, ref.Group, targets))},
 	}
+}
+
+// notATarget says in an InvalidTarget entry's message that its reference
+// is not a target.
+const notATarget = "is not a target a policy can have"
+
+// IsTargetEntry says whether an ancestor status is a TargetNotFound or an
+// InvalidTarget entry: one no Gateway decides.
+func IsTargetEntry(a gatewayv1.PolicyAncestorStatus) bool {
+	c := meta.FindStatusCondition(a.Conditions, string(gatewayv1.PolicyConditionAccepted))
+	return c != nil && c.Status == metav1.ConditionFalse && (c.Reason == string(gatewayv1.PolicyReasonTargetNotFound) ||
+		c.Reason == string(gatewayv1.PolicyReasonInvalid) && strings.Contains(c.Message, notATarget))
 }
 
 // PolicyStatus returns a policy's status from its ancestors, sorted by
 // ancestor and capped at MaxAncestors, keeping other controllers' entries.
 func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.PolicyStatus, now metav1.Time) gatewayv1.PolicyStatus {
-	var out []gatewayv1.PolicyAncestorStatus
+	return PolicyStatusKeeping(ancestors, controllerName, old, nil, now)
+}
+
+// PolicyStatusKeeping is PolicyStatus that also keeps, as they were
+// written, the controller's entries for ancestors that keep says are not
+// decided here (ancestors has none for them): the status writer's, for
+// Gateways that have not handed their entries since the manager started.
+func PolicyStatusKeeping(ancestors []Ancestor, controllerName string, old gatewayv1.PolicyStatus, keep func(gatewayv1.PolicyAncestorStatus) bool,
+	now metav1.Time) gatewayv1.PolicyStatus {
+	var out, kept []gatewayv1.PolicyAncestorStatus
+	decided := map[string]bool{}
+	for _, a := range ancestors {
+		decided[RefString(a.Ref)] = true
+	}
 	for _, o := range old.Ancestors {
-		if string(o.ControllerName) != controllerName {
+		switch {
+		case string(o.ControllerName) != controllerName:
 			out = append(out, o)
+		case keep != nil && !decided[RefString(o.AncestorRef)] && keep(o):
+			kept = append(kept, o)
 		}
 	}
 	sort.Slice(ancestors, func(i, j int) bool { return RefString(ancestors[i].Ref) < RefString(ancestors[j].Ref) })
+	ours := len(out)
 	for _, a := range ancestors {
 		if len(out) >= MaxAncestors {
 			break
@@ -93,6 +123,13 @@ func PolicyStatus(ancestors []Ancestor, controllerName string, old gatewayv1.Pol
 			ControllerName: gatewayv1.GatewayController(controllerName),
 			Conditions:     conditions.Merge(have, want, a.Outcome.Generation, now),
 		})
+	}
+	if len(kept) > 0 {
+		out = append(out, kept...)
+		sort.SliceStable(out[ours:], func(i, j int) bool {
+			return RefString(out[ours+i].AncestorRef) < RefString(out[ours+j].AncestorRef)
+		})
+		out = out[:min(len(out), MaxAncestors)]
 	}
 	if out == nil {
 		out = []gatewayv1.PolicyAncestorStatus{}

@@ -45,12 +45,9 @@ func parent(ctrl, name, reason string) gatewayv1.RouteParentStatus {
 	}
 }
 
-// TestRouteStatusWriter, against a real API server: writes for one route
-// and Gateway made before the writer gets to them become one status update
-// with the newest; a write the API server refuses is retried until a newer
-// one replaces it; clearing removes Gatewall's entry and keeps another
-// controller's.
-func TestRouteStatusWriter(t *testing.T) {
+// startAPIServer starts a real API server for the test, with namespace ns;
+// the context ends with the test.
+func startAPIServer(t *testing.T, ns string) (context.Context, *testenv.Env) {
 	env, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +55,20 @@ func TestRouteStatusWriter(t *testing.T) {
 	t.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := env.Client
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "writer"}}); err != nil {
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
+	return ctx, env
+}
+
+// TestRouteStatusWriter, against a real API server: writes for one route
+// and Gateway made before the writer gets to them become one status update
+// with the newest; a write the API server refuses is retried until a newer
+// one replaces it; clearing removes Gatewall's entry and keeps another
+// controller's.
+func TestRouteStatusWriter(t *testing.T) {
+	ctx, env := startAPIServer(t, "writer")
+	c := env.Client
 	route := testenv.HTTPRoute("writer", "r", "gw", "r.example.com", "/", "svc")
 	route.Spec.ParentRefs = append(route.Spec.ParentRefs, gatewayv1.ParentReference{Name: "other"})
 	if err := c.Create(ctx, route); err != nil {

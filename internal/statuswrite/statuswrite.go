@@ -4,8 +4,9 @@
 // set from its fresh copy and written only when it changes (WriteStatus:
 // route filters'), route parent statuses that merge the entries of
 // several owners (Gateways, ListenerSets) with other controllers'
-// (WriteRouteParents), and the background writer of the Gateway
-// reconciler's route statuses (RouteWriter). What to write is
+// (WriteRouteParents), and the background writers of the Gateway
+// reconciler's route statuses (RouteWriter) and policies' ancestor entries
+// (PolicyWriter, on the same jobs). What to write is
 // decided elsewhere (package status, from a translation).
 package statuswrite
 

@@ -16,20 +16,38 @@ import (
 
 // PolicyAncestors returns a policy's ancestor statuses: one per Gateway
 // whose translation has an outcome for it, with that Gateway's data plane
-// answer; plus, for each target that is not of a kind the policy can
-// target, an Invalid entry saying so, and TargetNotFound for those that do
-// not exist. The reconcilers and the render command all use it.
+// answer (GatewayAncestors); plus its TargetAncestors. The render command
+// uses it; the manager's Gateway reconciler hands each policy its
+// Gateway's entry and the policy reconcilers hand the targets' entries.
 func PolicyAncestors(kind policy.Kind, p v1alpha1.Policy, gateways []*Translation,
 	in *graph.Input, dataPlane func(types.NamespacedName) status.DataPlane) []status.Ancestor {
 	key := types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}
 	var out []status.Ancestor
 	for _, t := range gateways {
-		o := t.Policies[kind.Name()].PolicyOutcomes()[key]
-		if o == nil {
-			continue
+		if a, ok := GatewayAncestor(kind, t, key, dataPlane(t.Graph.Key)); ok {
+			out = append(out, a)
 		}
-		out = append(out, status.Ancestor{Ref: status.GatewayAncestor(t.Graph.Key), Outcome: o, DataPlane: dataPlane(t.Graph.Key)})
 	}
+	return append(out, TargetAncestors(kind, p, in)...)
+}
+
+// GatewayAncestor returns a policy's ancestor status for the Gateway of
+// translation t, with the Gateway's data plane answer dp; false when the
+// Gateway is not an ancestor of the policy.
+func GatewayAncestor(kind policy.Kind, t *Translation, key types.NamespacedName, dp status.DataPlane) (status.Ancestor, bool) {
+	o := t.Policies[kind.Name()].PolicyOutcomes()[key]
+	if o == nil {
+		return status.Ancestor{}, false
+	}
+	return status.Ancestor{Ref: status.GatewayAncestor(t.Graph.Key), Outcome: o, DataPlane: dp}, true
+}
+
+// TargetAncestors returns the ancestor statuses no Gateway decides: for
+// each target of a policy that is not of a kind the policy can target, an
+// Invalid entry saying so, and TargetNotFound for those that do not exist
+// in the snapshot in.
+func TargetAncestors(kind policy.Kind, p v1alpha1.Policy, in *graph.Input) []status.Ancestor {
+	var out []status.Ancestor
 	refs := p.PolicyTargetRefs()
 	for i, tr := range policy.TargetsOf(p, refs) {
 		switch ref := refs[i]; {
@@ -42,25 +60,48 @@ func PolicyAncestors(kind policy.Kind, p v1alpha1.Policy, gateways []*Translatio
 	return out
 }
 
-// SetPolicyStatus sets a policy's status from its ancestors: p holds the
-// status written last (whose other controllers' ancestors stay), and gets
-// the one to write, with what a kind of policy.OwnStatus adds from the
-// Gateways' translations. The reconcilers and the render command all use it.
-func SetPolicyStatus(kind policy.Kind, p v1alpha1.PolicyWithStatus, ancestors []status.Ancestor, gateways []*Translation,
-	in *graph.Input, now metav1.Time) {
+// PolicyStatusOf is what a policy's status is set from (SetPolicyStatus).
+type PolicyStatusOf struct {
+	// ControllerName is the controller whose entries are set; others'
+	// stay.
+	ControllerName string
+	// Ancestors are the entries to write.
+	Ancestors []status.Ancestor
+	// Keep says which of the controller's entries written before that
+	// Ancestors does not decide stay as they are; nil: none.
+	Keep func(gatewayv1.PolicyAncestorStatus) bool
+	// Attachments are the kind's attachments to every Gateway that is an
+	// ancestor, for what a kind of policy.OwnStatus adds.
+	Attachments []policy.Attachment
+	// In is the snapshot a kind of policy.OwnStatus reads; nil leaves the
+	// rest of the status as written last.
+	In *graph.Input
+}
+
+// SetPolicyStatus sets a policy's status: p holds the status written last
+// (whose other controllers' ancestors stay), and gets the one to write,
+// with what a kind of policy.OwnStatus adds. The status writer and the
+// render command both use it.
+func SetPolicyStatus(kind policy.Kind, p v1alpha1.PolicyWithStatus, s PolicyStatusOf, now metav1.Time) {
+	ancestors := s.Ancestors
 	if _, ok := kind.(policy.Unprogrammed); ok {
 		ancestors = unprogrammed(ancestors)
 	}
-	*p.PolicyStatus() = status.PolicyStatus(ancestors, in.ControllerName, *p.PolicyStatus(), now)
+	*p.PolicyStatus() = status.PolicyStatusKeeping(ancestors, s.ControllerName, *p.PolicyStatus(), s.Keep, now)
 	own, ok := kind.(policy.OwnStatus)
-	if !ok {
+	if !ok || s.In == nil {
 		return
 	}
-	attachments := make([]policy.Attachment, 0, len(gateways))
+	own.SetOwnStatus(p, s.Attachments, s.In, now)
+}
+
+// Attachments are a kind's attachments to the Gateways of translations.
+func Attachments(kind policy.Kind, gateways []*Translation) []policy.Attachment {
+	out := make([]policy.Attachment, 0, len(gateways))
 	for _, t := range gateways {
-		attachments = append(attachments, t.Policies[kind.Name()])
+		out = append(out, t.Policies[kind.Name()])
 	}
-	own.SetOwnStatus(p, attachments, in, now)
+	return out
 }
 
 // unprogrammed returns the ancestors with outcomes that leave Programmed out
