@@ -63,10 +63,15 @@ func TestDaemonSet(t *testing.T) {
 }
 
 // TestTerminationGrace: the pods' termination grace is the NginxProxy's,
-// for a Deployment's pods and a DaemonSet's, else 30 s.
+// for a Deployment's pods and a DaemonSet's, else the drain, the
+// workerShutdownTimeout (60 s by default) and 5 s, and at least 30 s.
 func TestTerminationGrace(t *testing.T) {
 	for spec, want := range map[string]int64{
-		`{}`: 30,
+		`{}`:                              10 + 60 + 5,
+		`{workerShutdownTimeout: 300s}`:   10 + 300 + 5,
+		`{workerShutdownTimeout: 1500ms}`: 30,
+		`{workerShutdownTimeout: 20s}`:    10 + 20 + 5,
+		`{kubernetes: {daemonSet: {}}}`:   10 + 60 + 5,
 		`{kubernetes: {deployment: {pod: {terminationGracePeriodSeconds: 90}}}}`: 90,
 		`{kubernetes: {daemonSet: {pod: {terminationGracePeriodSeconds: 0}}}}`:   0,
 	} {
@@ -80,7 +85,7 @@ func TestTerminationGrace(t *testing.T) {
 			}
 		}
 		if got == nil || *got != want {
-			t.Errorf("%s: terminationGracePeriodSeconds %v, want %d", spec, got, want)
+			t.Errorf("%s: terminationGracePeriodSeconds %v, want %d", spec, ptr.Deref(got, -1), want)
 		}
 	}
 }
@@ -113,6 +118,52 @@ func TestTopologySpread(t *testing.T) {
 		}
 		if !equality.Semantic.DeepEqual(got, want) {
 			t.Errorf("%s: constraints\n got %+v\nwant %+v", kind, got, want)
+		}
+	}
+}
+
+// TestDrain: a deleted data-plane pod's containers pause (the kubelet's
+// preStop sleep) before they are told to stop, so that load balancers stop
+// sending NGINX connections while it still takes them, and what NGINX uses
+// (the endpoints container, the WAF's) stays meanwhile: 10 s, or the whole
+// termination grace when that is shorter (Kubernetes refuses a longer
+// pause), none without a grace.
+func TestDrain(t *testing.T) {
+	for spec, want := range map[string]int64{
+		`{}`:             10,
+		`{waf: enabled}`: 10,
+		`{kubernetes: {deployment: {pod: {terminationGracePeriodSeconds: 90}}}}`: 10,
+		`{kubernetes: {daemonSet: {pod: {terminationGracePeriodSeconds: 3}}}}`:   3,
+		`{kubernetes: {deployment: {pod: {terminationGracePeriodSeconds: 0}}}}`:  0,
+	} {
+		var pod *corev1.PodSpec
+		for _, o := range Objects(params(decodeSpec(t, spec))) {
+			switch o := o.(type) {
+			case *appsv1.Deployment:
+				pod = &o.Spec.Template.Spec
+			case *appsv1.DaemonSet:
+				pod = &o.Spec.Template.Spec
+			}
+		}
+		if pod == nil {
+			t.Fatalf("%s: no pods", spec)
+		}
+		if len(pod.Containers) < 2 {
+			t.Fatalf("%s: containers %d; want NGINX and the endpoints container at least", spec, len(pod.Containers))
+		}
+		for _, c := range pod.Containers {
+			var got int64
+			if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil && l.PostStart == nil {
+				got = l.PreStop.Sleep.Seconds
+			} else if l != nil {
+				t.Errorf("%s: container %s's lifecycle %+v; want a preStop sleep or none", spec, c.Name, l)
+			}
+			if got != want {
+				t.Errorf("%s: container %s pauses %d s before it stops; want %d s", spec, c.Name, got, want)
+			}
+		}
+		if g := pod.TerminationGracePeriodSeconds; g == nil || *g < want {
+			t.Errorf("%s: termination grace %v shorter than the pause %d s", spec, ptr.Deref(g, -1), want)
 		}
 	}
 }

@@ -218,6 +218,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 		}
 	}
 	waf := np.WAF == v1alpha2.WAFEnabled
+	grace := terminationGrace(np)
 	nginx := corev1.Container{
 		Name:            "nginx",
 		Image:           image(main, nginxImage(p.Images, waf)),
@@ -276,6 +277,12 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 			},
 		)
 	}
+	// Every container pauses before it stops (drain.go): NGINX keeps taking
+	// connections, and what it uses (the endpoints it is sent, the WAF
+	// enforcer) stays meanwhile.
+	for i := range containers {
+		containers[i].Lifecycle = drainLifecycle(grace)
+	}
 	podLabels := Labels(p.Gateway, np)
 	podAnnotations := Annotations(p.Gateway, np)
 	if podAnnotations == nil {
@@ -307,7 +314,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 			// the pod's network namespace only.
 			Sysctls: []corev1.Sysctl{{Name: unprivilegedPortSysctl, Value: "0"}},
 		},
-		TerminationGracePeriodSeconds: terminationGrace(d),
+		TerminationGracePeriodSeconds: grace,
 		TopologySpreadConstraints:     topologySpread(d, serviceSelector(p.Gateway)),
 		ImagePullSecrets:              pullSecrets,
 		Containers:                    containers,
@@ -322,15 +329,6 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 		Spec:       spec,
 	}
-}
-
-// terminationGrace is the pods' terminationGracePeriodSeconds: the
-// NginxProxy's, or Kubernetes' 30 s.
-func terminationGrace(d *v1alpha2.DeploymentSpec) *int64 {
-	if d != nil && d.Pod != nil && d.Pod.TerminationGracePeriodSeconds != nil {
-		return ptr.To(*d.Pod.TerminationGracePeriodSeconds)
-	}
-	return ptr.To(int64(30))
 }
 
 // topologySpread is the pods' topology spread constraints, each spreading

@@ -120,9 +120,12 @@ type PodSpec struct {
 
 	// TerminationGracePeriodSeconds is how long a data-plane pod that is
 	// stopped (a rollout, a scale-in, a drain) has before its processes are
-	// killed: 0 to 3600 seconds, 30 by default. NGINX's workers finish
-	// their requests for up to workerShutdownTimeout: keep this longer.
-	// NGINX Gateway Fabric's field.
+	// killed: 0 to 3600 seconds. Its containers first pause 10 seconds (or
+	// the whole grace when shorter) while load balancers stop sending the
+	// pod connections, then NGINX's workers finish their requests for up to
+	// workerShutdownTimeout: keep this longer than both. By default, the
+	// pause, workerShutdownTimeout and 5 seconds (75 with the default
+	// workerShutdownTimeout). NGINX Gateway Fabric's field.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0

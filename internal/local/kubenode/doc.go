@@ -10,7 +10,8 @@
 //     on its end, a host address on the other) and the pods' bridge; the host
 //     routes the pod subnet through the uplink, so the host reaches every pod
 //     IP; iptables rules, the bridge, ip_forward and the pods' namespaces are
-//     all inside;
+//     all inside (so a Service's cluster IP, kube-proxy's rules, is reached
+//     from inside only: Node.NetNS names the namespace for netns.Do);
 //   - its mount namespace has its own /run, /var/lib and /var/log (tmpfs),
 //     with containerd's, the kubelet's and CNI's state bound from the state
 //     directory, and private copies of the six kernel settings the kubelet

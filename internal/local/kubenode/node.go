@@ -177,6 +177,11 @@ func (n *Node) Network() Network { return n.opts.network }
 // LogDir holds the daemons' logs.
 func (n *Node) LogDir() string { return n.opts.LogDir }
 
+// NetNS is the path of the node's network namespace (for netns.Do), where
+// kube-proxy's rules take a Service's cluster IP to its endpoints: the
+// host has no route to cluster IPs.
+func (n *Node) NetNS() string { return n.sandbox.nsPath("net") }
+
 // Stop stops the node: kube-proxy and the kubelet are asked to stop, then
 // every process left in the node's cgroups (containerd, its shims, the
 // pods) is killed, and the cgroups, the uplink and the node's state (but for

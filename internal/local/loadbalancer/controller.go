@@ -196,10 +196,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.updateBackends(svc, lb); err != nil {
+	version, versionErr := proxyProtocolOf(svc)
+	if err := c.updateBackends(svc, lb, version); err != nil {
 		return err
 	}
-	return c.updateStatus(ctx, svc, lb.addr)
+	return c.updateStatus(ctx, svc, lb.addr, versionErr)
 }
 
 // notUsableRetry is how often a Service whose requested address cannot be
@@ -252,8 +253,9 @@ func (lb *balancer) close() {
 	}
 }
 
-// updateBackends points each port's proxy at the ready endpoints.
-func (c *Controller) updateBackends(svc *corev1.Service, lb *balancer) error {
+// updateBackends points each port's proxy at the ready endpoints, and sets
+// the TCP ports' PROXY protocol version.
+func (c *Controller) updateBackends(svc *corev1.Service, lb *balancer, version ProxyProtocol) error {
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.Name})
 	slices, err := c.slices.EndpointSlices(svc.Namespace).List(sel)
 	if err != nil {
@@ -263,6 +265,9 @@ func (c *Controller) updateBackends(svc *corev1.Service, lb *balancer) error {
 	defer c.mu.Unlock()
 	for _, sp := range svc.Spec.Ports {
 		if p, ok := lb.proxies[portOf(sp)]; ok {
+			if tcp, ok := p.(*Proxy); ok {
+				tcp.SetProxyProtocol(version)
+			}
 			p.SetBackends(readyBackends(slices, sp.Name, portOf(sp).udp))
 		}
 	}
@@ -313,16 +318,24 @@ func ptrString(p *string) string {
 	return *p
 }
 
-func (c *Controller) updateStatus(ctx context.Context, svc *corev1.Service, addr netip.Addr) error {
-	want := []corev1.LoadBalancerIngress{{IP: addr.String(), IPMode: ptrTo(corev1.LoadBalancerIPModeVIP)}}
-	ing := svc.Status.LoadBalancer.Ingress
-	stale := meta.FindStatusCondition(svc.Status.Conditions, ConditionLoadBalancerIP) != nil
-	if len(ing) == 1 && ing[0].IP == want[0].IP && ing[0].IPMode != nil && *ing[0].IPMode == *want[0].IPMode && !stale {
+// updateStatus writes the Service's address, and its
+// LoadBalancerProxyProtocol condition when the annotation's value is not
+// known (versionErr); a condition of an earlier failure is removed.
+func (c *Controller) updateStatus(ctx context.Context, svc *corev1.Service, addr netip.Addr, versionErr error) error {
+	update := svc.DeepCopy()
+	update.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: addr.String(), IPMode: ptrTo(corev1.LoadBalancerIPModeVIP)}}
+	meta.RemoveStatusCondition(&update.Status.Conditions, ConditionLoadBalancerIP)
+	if versionErr != nil {
+		meta.SetStatusCondition(&update.Status.Conditions, metav1.Condition{
+			Type: ConditionProxyProtocol, Status: metav1.ConditionFalse, Reason: "UnknownVersion", Message: versionErr.Error(),
+			ObservedGeneration: svc.Generation,
+		})
+	} else {
+		meta.RemoveStatusCondition(&update.Status.Conditions, ConditionProxyProtocol)
+	}
+	if equality.Semantic.DeepEqual(svc.Status, update.Status) {
 		return nil
 	}
-	update := svc.DeepCopy()
-	update.Status.LoadBalancer.Ingress = want
-	meta.RemoveStatusCondition(&update.Status.Conditions, ConditionLoadBalancerIP)
 	if _, err := c.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("updating service status: %w", err)
 	}

@@ -10,13 +10,16 @@ import (
 )
 
 // Proxy forwards the connections accepted on one listener to the current
-// backends, round-robin, skipping backends that refuse.
+// backends, round-robin, skipping backends that refuse; with a PROXY
+// protocol version set, each backend connection opens with the client's
+// address in a PROXY header.
 type Proxy struct {
 	ln net.Listener
 
 	mu       sync.Mutex
 	backends []string
 	next     int
+	header   ProxyProtocol
 	conns    map[net.Conn]struct{}
 	closed   bool
 	wg       sync.WaitGroup
@@ -37,6 +40,14 @@ func (p *Proxy) SetBackends(b []string) {
 	if !slices.Equal(p.backends, b) {
 		p.backends, p.next = b, 0
 	}
+}
+
+// SetProxyProtocol sets the PROXY protocol version of the connections
+// accepted from now on (ProxyProtocolNone: no header).
+func (p *Proxy) SetProxyProtocol(v ProxyProtocol) {
+	p.mu.Lock()
+	p.header = v
+	p.mu.Unlock()
 }
 
 func (p *Proxy) serve() {
@@ -76,8 +87,9 @@ func (p *Proxy) untrack(c net.Conn) {
 	c.Close()
 }
 
-// pick returns the backends in the order to try for one connection.
-func (p *Proxy) pick() []string {
+// pick returns the backends in the order to try for one connection, and
+// the PROXY protocol version to open it with.
+func (p *Proxy) pick() ([]string, ProxyProtocol) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.backends)
@@ -88,14 +100,15 @@ func (p *Proxy) pick() []string {
 	if n > 0 {
 		p.next = (p.next + 1) % n
 	}
-	return order
+	return order, p.header
 }
 
 func (p *Proxy) handle(client net.Conn) {
 	defer p.wg.Done()
 	defer p.untrack(client)
 	var backend net.Conn
-	for _, addr := range p.pick() {
+	order, version := p.pick()
+	for _, addr := range order {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err == nil {
 			backend = c
@@ -110,6 +123,13 @@ func (p *Proxy) handle(client net.Conn) {
 		return
 	}
 	defer p.untrack(backend)
+	// The header goes before any of the client's bytes: the backend reads
+	// it first, then the client's stream as it came.
+	if h := proxyHeader(version, client.RemoteAddr(), client.LocalAddr()); h != nil {
+		if _, err := backend.Write(h); err != nil {
+			return
+		}
+	}
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
 		_, _ = io.Copy(dst, src)
