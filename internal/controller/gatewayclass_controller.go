@@ -2,11 +2,10 @@ package controller
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,18 +33,16 @@ type GatewayClassReconciler struct {
 
 // Reconcile handles one GatewayClass.
 func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return ctrl.Result{}, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		gc := &gatewayv1.GatewayClass{}
-		if err := r.Get(ctx, req.NamespacedName, gc); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+	var readErr error
+	err := statuswrite.WriteStatus(ctx, r.Client, req.NamespacedName, func() client.Object { return &gatewayv1.GatewayClass{} }, func(o client.Object) bool {
+		gc := o.(*gatewayv1.GatewayClass)
 		in := graph.NewInput(r.Config.ControllerName)
 		in.Add(gc)
 		if ref := gc.Spec.ParametersRef; ref != nil && ref.Namespace != nil {
 			np := &v1alpha2.NginxProxy{}
 			err := r.Get(ctx, client.ObjectKey{Namespace: string(*ref.Namespace), Name: ref.Name}, np)
-			if client.IgnoreNotFound(err) != nil {
-				return err
+			if readErr = client.IgnoreNotFound(err); readErr != nil {
+				return false
 			}
 			if err == nil {
 				in.Add(np)
@@ -53,18 +50,16 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 		c := graph.BuildGatewayClass(in, gc.Name)
 		if c == nil {
-			return nil // another controller's class
+			return false // another controller's class
 		}
 		want := status.GatewayClass(c, status.SupportedFeatures(r.Config.APIs.Supports), gc.Status, metav1.Now())
 		if equality.Semantic.DeepEqual(gc.Status, want) {
-			return nil
+			return false
 		}
 		gc.Status = want
-		if err := statuswrite.Update(ctx, r, gc); err != nil {
-			return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
-		}
-		return nil
+		return true
 	})
+	return ctrl.Result{}, errors.Join(readErr, err)
 }
 
 // SetupWithManager registers the reconciler.

@@ -179,7 +179,7 @@ func (w *PolicyWriter) write(ctx context.Context, ref graph.ObjectRef) error {
 			return nil
 		}
 		evs := userevents.OfPolicy(kind.View(cur).PolicyStatus().Ancestors, kind.View(want).PolicyStatus().Ancestors)
-		if err := Update(ctx, w.client, want); err != nil {
+		if err := update(ctx, w.client, want); err != nil {
 			return fmt.Errorf("updating status of %s: %w", ref, err)
 		}
 		userevents.Emit(w.recorder, want, evs)

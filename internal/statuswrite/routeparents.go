@@ -102,7 +102,7 @@ func WriteRouteParents(ctx context.Context, c client.Client, route client.Object
 			want = []gatewayv1.RouteParentStatus{}
 		}
 		routekind.SetParents(fresh, want)
-		if err := Update(ctx, c, fresh); err != nil {
+		if err := update(ctx, c, fresh); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil // deleted since the cache was read: nothing to write
 			}

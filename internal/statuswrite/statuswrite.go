@@ -1,8 +1,9 @@
 // Package statuswrite writes what Gatewall decides to the API server's
 // status subresources: the one function every status write goes through
-// (Update, counted in gatewall_status_writes_total), an object's status
+// (update, counted in gatewall_status_writes_total), an object's status
 // set from its fresh copy and written only when it changes (WriteStatus:
-// route filters'), route parent statuses that merge the entries of
+// the statuses one reconciler decides alone, GatewayClasses', Gateways',
+// ListenerSets', route filters' and NginxProxies'), route parent statuses that merge the entries of
 // several owners (Gateways, ListenerSets) with other controllers'
 // (WriteRouteParents), and the background writers of the Gateway
 // reconciler's route statuses (RouteWriter) and policies' ancestor entries
@@ -23,17 +24,18 @@ import (
 	"github.com/gatewall/gatewall/internal/metrics"
 )
 
-// Update writes obj's status and counts the write
+// update writes obj's status and counts the write
 // (gatewall_status_writes_total). Every status Gatewall writes goes
-// through it or Count.
-func Update(ctx context.Context, c client.StatusClient, obj client.Object) error {
+// through it: WriteStatus for objects one reconciler decides, and the
+// route and policy writers for objects several Gateways write into.
+func update(ctx context.Context, c client.StatusClient, obj client.Object) error {
 	err := c.Status().Update(ctx, obj)
-	Count(obj, err)
+	count(obj, err)
 	return err
 }
 
-// Count counts a status write's result.
-func Count(obj client.Object, err error) {
+// count counts a status write's result.
+func count(obj client.Object, err error) {
 	result := metrics.WriteWritten
 	switch {
 	case apierrors.IsConflict(err):
@@ -68,7 +70,7 @@ func WriteStatus(ctx context.Context, c client.Client, key types.NamespacedName,
 		if !set(fresh) {
 			return nil
 		}
-		if err := Update(ctx, c, fresh); err != nil {
+		if err := update(ctx, c, fresh); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil // deleted since it was read: nothing to write
 			}
