@@ -137,7 +137,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if published {
 		r.DataPlane.PublishEndpoints(req.NamespacedName, t.Endpoints, t.Resolver, t.KeySources)
 		version = r.DataPlane.Publish(req.NamespacedName, t.Files)
-		recordConfiguration(req.NamespacedName, t.Files)
+		recordConfiguration(req.NamespacedName, t)
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
 			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())
 	}

@@ -5,18 +5,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/metrics"
-	"github.com/gatewall/gatewall/internal/nginx/config"
 	"github.com/gatewall/gatewall/internal/translate"
 )
 
-// recordConfiguration sets the size of a Gateway's published configuration.
-func recordConfiguration(gw types.NamespacedName, files []config.File) {
+// recordConfiguration sets the size of a Gateway's published configuration
+// (the files of its translation t).
+func recordConfiguration(gw types.NamespacedName, t *translate.Translation) {
 	n := 0
-	for _, f := range files {
+	for _, f := range t.Files {
 		n += len(f.Data)
 	}
 	metrics.ConfigurationBytes.With(metrics.Gateway(gw)).Set(float64(n))
-	metrics.ConfigurationFiles.With(metrics.Gateway(gw)).Set(float64(len(files)))
+	metrics.ConfigurationFiles.With(metrics.Gateway(gw)).Set(float64(len(t.Files)))
 }
 
 // recordRefused sets gatewall_refused_objects for a Gateway's translation:

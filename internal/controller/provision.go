@@ -18,9 +18,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/agent"
-	"github.com/gatewall/gatewall/internal/conditions"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/provisioner"
+	"github.com/gatewall/gatewall/internal/status"
 )
 
 // Data planes are written with server-side apply (create, patch), watched
@@ -133,9 +133,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		if !errors.As(err, &notOwned) {
 			return provisioned{}, err
 		}
-		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonNoResources),
-			"the data plane cannot be provisioned: "+notOwned.Error())
-		return provisioned{problem: &c, retryAfter: notOwnedRetry}, nil
+		return provisioned{problem: status.NotProvisioned(notOwned), retryAfter: notOwnedRetry}, nil
 	}
 	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
@@ -145,7 +143,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err := r.Get(ctx, key, svc); err != nil {
 		return provisioned{}, client.IgnoreNotFound(err)
 	}
-	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}
+	out := provisioned{addresses: status.ServiceAddresses(svc), problem: status.AddressCondition(graph.RequestedAddresses(g.Source), svc)}
 	if len(missing) > 0 {
 		// Installed when it appears (the Secret is watched); pods that need
 		// it fail to pull meanwhile, which the Deployment reports.
@@ -208,27 +206,4 @@ func (r *GatewayReconciler) deprovision(ctx context.Context, gw *gatewayv1.Gatew
 // owner is this installation, as its data-plane objects name it.
 func (r *GatewayReconciler) owner() provisioner.Owner {
 	return provisioner.Owner{ControllerName: r.Config.ControllerName, GatewayClassName: r.Config.GatewayClassName}
-}
-
-// serviceAddresses are the addresses clients reach a Gateway's Service at:
-// its load balancer's, else its cluster IPs.
-func serviceAddresses(svc *corev1.Service) []gatewayv1.GatewayStatusAddress {
-	var out []gatewayv1.GatewayStatusAddress
-	ip, host := gatewayv1.IPAddressType, gatewayv1.HostnameAddressType
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		switch {
-		case in.IP != "":
-			out = append(out, gatewayv1.GatewayStatusAddress{Type: &ip, Value: in.IP})
-		case in.Hostname != "":
-			out = append(out, gatewayv1.GatewayStatusAddress{Type: &host, Value: in.Hostname})
-		}
-	}
-	if len(out) == 0 && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		for _, c := range svc.Spec.ClusterIPs {
-			if c != "" && c != corev1.ClusterIPNone {
-				out = append(out, gatewayv1.GatewayStatusAddress{Type: &ip, Value: c})
-			}
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ import (
 // yet rather than unusable.
 const ServiceConditionLoadBalancerIP = "LoadBalancerIPAssigned"
 
-// addressCondition returns the Gateway's Programmed=False condition while
+// AddressCondition returns the Gateway's Programmed=False condition while
 // the addresses its spec requests are not the data plane Service's, or nil.
-func addressCondition(requested []string, svc *corev1.Service) *metav1.Condition {
+func AddressCondition(requested []string, svc *corev1.Service) *metav1.Condition {
 	programmed := string(gatewayv1.GatewayConditionProgrammed)
 	switch len(requested) {
 	case 0:
@@ -44,5 +44,37 @@ func addressCondition(requested []string, svc *corev1.Service) *metav1.Condition
 	}
 	c := conditions.False(programmed, string(gatewayv1.GatewayReasonAddressNotAssigned),
 		fmt.Sprintf("waiting for the load balancer to assign address %s to Service %s", want, svc.Name))
+	return &c
+}
+
+// ServiceAddresses are the addresses clients reach a Gateway's Service at:
+// its load balancer's, else its cluster IPs.
+func ServiceAddresses(svc *corev1.Service) []gatewayv1.GatewayStatusAddress {
+	var out []gatewayv1.GatewayStatusAddress
+	ip, host := gatewayv1.IPAddressType, gatewayv1.HostnameAddressType
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		switch {
+		case in.IP != "":
+			out = append(out, gatewayv1.GatewayStatusAddress{Type: &ip, Value: in.IP})
+		case in.Hostname != "":
+			out = append(out, gatewayv1.GatewayStatusAddress{Type: &host, Value: in.Hostname})
+		}
+	}
+	if len(out) == 0 && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		for _, c := range svc.Spec.ClusterIPs {
+			if c != "" && c != corev1.ClusterIPNone {
+				out = append(out, gatewayv1.GatewayStatusAddress{Type: &ip, Value: c})
+			}
+		}
+	}
+	return out
+}
+
+// NotProvisioned is the Gateway's Programmed=False condition while its
+// data plane cannot be provisioned (err says why: an object of its name
+// that is not Gatewall's, say).
+func NotProvisioned(err error) *metav1.Condition {
+	c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonNoResources),
+		"the data plane cannot be provisioned: "+err.Error())
 	return &c
 }

@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"testing"
@@ -33,7 +33,7 @@ func TestAddressCondition(t *testing.T) {
 		{name: "several", requested: []string{"127.0.3.250", "127.0.3.251"}, svc: svc("127.0.3.250", nil), reason: "AddressNotUsable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := addressCondition(tc.requested, tc.svc)
+			c := AddressCondition(tc.requested, tc.svc)
 			switch {
 			case tc.reason == "" && c != nil:
 				t.Errorf("got %+v, want none", c)
