@@ -191,10 +191,3 @@ func zones(rendered []RateLimits) []config.Directive {
 	}
 	return out
 }
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}

@@ -299,14 +299,6 @@ func (s UpstreamSettings) overlay(o UpstreamSettings) UpstreamSettings {
 	return s
 }
 
-// pick is b when set, else a.
-func pick[T any](a, b *T) *T {
-	if b != nil {
-		return b
-	}
-	return a
-}
-
 // config is the settings as the configuration writer renders them.
 func (s UpstreamSettings) config() *config.UpstreamSettings {
 	c := &config.UpstreamSettings{Keepalive: s.Connections, KeepaliveRequests: s.Requests}
