@@ -18,6 +18,7 @@ import (
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/scheme"
+	"github.com/gatewall/gatewall/internal/unreadable"
 )
 
 // metricsOptions serves the metrics over HTTPS (a self-signed certificate,
@@ -42,13 +43,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("invalid options:\n%w", err)
 	}
 	// Objects of Gatewall's CRDs that do not decode are read as marked
-	// stubs (stubTransport), so that one cannot stop a whole informer.
+	// stubs (unreadable.StubConfig), so that one cannot stop a whole informer.
 	s := scheme.New()
 	cacheOpts, err := cacheOptions(s)
 	if err != nil {
 		return nil, fmt.Errorf("cache options: %w", err)
 	}
-	mgr, err := ctrl.NewManager(StubConfig(cfg, s), ctrl.Options{
+	mgr, err := ctrl.NewManager(unreadable.StubConfig(cfg, s), ctrl.Options{
 		Scheme:                  s,
 		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,

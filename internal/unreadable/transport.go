@@ -1,4 +1,4 @@
-package manager
+package unreadable
 
 import (
 	"bytes"
@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
-	"github.com/gatewall/gatewall/internal/unreadable"
 )
 
 // stubbedGroups are the API groups whose objects the manager reads from
@@ -27,7 +26,7 @@ var stubbedGroups = []string{"gateway.networking.k8s.io", "gateway.nginx.org", "
 // stubTransport replaces, in the API server's answers (one object, a list,
 // a watch; to a read, or to a status write, which returns the object) about
 // stubbedGroups, every object that does not decode
-// into its Go type by its stub (unreadable.Stub) marked with the reason,
+// into its Go type by its stub (Stub) marked with the reason,
 // and drops the mark from objects that do decode. Without it, one such
 // object fails the decoding of its whole list or watch: the informer of
 // its kind would stop at the last list that decoded, and no change to any
@@ -154,7 +153,7 @@ func (t *stubTransport) object(data []byte, apiVersion, kind string) (out []byte
 		if aerr != nil {
 			return data, false
 		}
-		if _, marked := m.GetAnnotations()[unreadable.Annotation]; !marked {
+		if _, marked := m.GetAnnotations()[Annotation]; !marked {
 			return data, false
 		}
 	}
@@ -172,17 +171,17 @@ func (t *stubTransport) object(data []byte, apiVersion, kind string) (out []byte
 	// A mark the object's author set: it is not ours to honour.
 	md, _ := u["metadata"].(map[string]any)
 	annotations, _ := md["annotations"].(map[string]any)
-	delete(annotations, unreadable.Annotation)
+	delete(annotations, Annotation)
 	out, _ = json.Marshal(u) // JSON values: cannot fail
 	return out, true
 }
 
-// stub is the object's marked stub: its identity (unreadable.Stub, with
+// stub is the object's marked stub: its identity (Stub, with
 // what the client needs to write its status: uid and resourceVersion) and
 // its status. ok is false when not even its name decodes (the API server
 // stores no such object).
 func (t *stubTransport) stub(u map[string]any, decodeErr error) (out []byte, ok bool) {
-	obj := unreadable.Stub(t.dec, u, "uid", "resourceVersion")
+	obj := Stub(t.dec, u, "uid", "resourceVersion")
 	if obj == nil {
 		return nil, false
 	}
@@ -206,7 +205,7 @@ func (t *stubTransport) stub(u map[string]any, decodeErr error) (out []byte, ok 
 		meta = map[string]any{}
 		m["metadata"] = meta
 	}
-	meta["annotations"] = map[string]any{unreadable.Annotation: unreadable.Reason(decodeErr)}
+	meta["annotations"] = map[string]any{Annotation: Reason(decodeErr)}
 	out, _ = json.Marshal(m) // JSON values: cannot fail
 	return out, true
 }

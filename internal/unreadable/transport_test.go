@@ -1,4 +1,4 @@
-package manager
+package unreadable
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/internal/scheme"
-	"github.com/gatewall/gatewall/internal/unreadable"
 )
 
 // routeList is a JSON HTTPRouteList of n routes, as the API server sends
@@ -50,12 +49,12 @@ func TestStubTransportDocument(t *testing.T) {
 		t.Fatalf("the checked list does not decode: %v", err)
 	}
 	r := list.Items[0]
-	if !strings.HasPrefix(r.Annotations[unreadable.Annotation], "it does not decode: json: cannot unmarshal string") ||
+	if !strings.HasPrefix(r.Annotations[Annotation], "it does not decode: json: cannot unmarshal string") ||
 		r.UID != "u0" || r.ResourceVersion != "1" || len(r.Spec.ParentRefs) != 1 || len(r.Spec.Rules) != 0 {
 		t.Errorf("stub: %+v", r)
 	}
 	for _, r := range list.Items[1:] {
-		if _, marked := r.Annotations[unreadable.Annotation]; marked || len(r.Spec.Rules) != 1 {
+		if _, marked := r.Annotations[Annotation]; marked || len(r.Spec.Rules) != 1 {
 			t.Errorf("decodable route %s changed: %+v", r.Name, r)
 		}
 	}

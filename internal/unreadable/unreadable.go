@@ -5,7 +5,9 @@
 // refused alone, never stop the reading of every other object of its kind:
 // it is replaced by a stub holding only what identifies it and what it
 // attaches to, marked with the reason (Annotation), which the graph reports
-// as not accepted.
+// as not accepted. The manager's client does the replacing in the API
+// server's answers (StubConfig); `gatewall render` does it as it reads
+// manifests.
 package unreadable
 
 import (

@@ -109,7 +109,7 @@ func TestUndecodableObjects(t *testing.T) {
 	accepted := func(name, reason, msg string) func() error {
 		return func() error {
 			r := &gatewayv1.HTTPRoute{}
-			c := manager.StubConfig(env.Config, scheme.New())
+			c := unreadable.StubConfig(env.Config, scheme.New())
 			cl, err := client.New(c, client.Options{Scheme: scheme.New()})
 			if err != nil {
 				return err
@@ -137,7 +137,7 @@ func TestUndecodableObjects(t *testing.T) {
 	// An NginxProxy (whose status its own reconciler writes) says so too.
 	eventually(t, 30*time.Second, func() error {
 		np := &v1alpha2.NginxProxy{}
-		cl, err := client.New(manager.StubConfig(env.Config, scheme.New()), client.Options{Scheme: scheme.New()})
+		cl, err := client.New(unreadable.StubConfig(env.Config, scheme.New()), client.Options{Scheme: scheme.New()})
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func TestUndecodableObjects(t *testing.T) {
 	if err := plain.List(ctx, list, client.InNamespace("undecodable")); err == nil {
 		t.Fatal("a plain client lists the routes: the test does not hold an undecodable one")
 	}
-	stubbed, err := client.New(manager.StubConfig(env.Config, scheme.New()), client.Options{Scheme: scheme.New()})
+	stubbed, err := client.New(unreadable.StubConfig(env.Config, scheme.New()), client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
