@@ -19,6 +19,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha1"
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/snapshot"
@@ -124,7 +125,7 @@ func (w *BundleWarmer) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	late := optionalWatcher{mgr: mgr, c: c, apis: w.Config.APIs}
-	if err := late.watch(APIListenerSet, &gatewayv1.ListenerSet{}, one, predicate.GenerationChangedPredicate{}); err != nil {
+	if err := late.watch(apis.ListenerSet, &gatewayv1.ListenerSet{}, one, predicate.GenerationChangedPredicate{}); err != nil {
 		return err
 	}
 	return late.watchPLM(w.Config, one)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
@@ -287,7 +288,7 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 // that name it, from every route.
 func (r *GatewayReconciler) clearRouteStatuses(ctx context.Context, gw types.NamespacedName) error {
 	owner := statuswrite.ParentOwner{ControllerName: r.Config.ControllerName, Gateway: gw, Sets: map[types.NamespacedName]bool{}}
-	if r.Config.served(APIListenerSet) {
+	if r.Config.served(apis.ListenerSet) {
 		sets := &gatewayv1.ListenerSetList{}
 		if err := r.List(ctx, sets, client.MatchingFields{snapshot.IndexListenerSetGateway: gw.String()}); err != nil {
 			return fmt.Errorf("listing ListenerSets: %w", err)

@@ -19,6 +19,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/routekind"
@@ -73,11 +74,11 @@ func (r *GatewayReconciler) optionalWatches(mgr ctrl.Manager, c controller.Contr
 			}
 		}
 	}
-	if err := w.watch(APIListenerSet, &gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged); err != nil {
+	if err := w.watch(apis.ListenerSet, &gatewayv1.ListenerSet{}, handler.EnqueueRequestsFromMapFunc(gatewayOfListenerSet), specChanged); err != nil {
 		return err
 	}
 	for _, k := range routekind.Optional() {
-		if err := w.watch(routeAPI(k), k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
+		if err := w.watch(apis.RouteAPI(k), k.New(), handler.EnqueueRequestsFromMapFunc(r.gatewaysOfRoute), specChanged); err != nil {
 			return err
 		}
 	}
@@ -128,12 +129,12 @@ func (r *GatewayReconciler) gatewaysOfSecret(ctx context.Context, o client.Objec
 	if r.Provisioning != nil && slices.Contains(r.Provisioning.PullSecrets, client.ObjectKeyFromObject(o)) {
 		return r.allGateways(ctx, o) // every data plane has a copy
 	}
-	if r.Config.served(APIBackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "Secret") {
+	if r.Config.served(apis.BackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "Secret") {
 		return r.allGateways(ctx, o)
 	}
 	secret := snapshot.NsName(o.GetNamespace(), o.GetName())
 	reqs := r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewaySecret: secret})
-	if r.Config.served(APIListenerSet) {
+	if r.Config.served(apis.ListenerSet) {
 		reqs = append(reqs, r.gatewaysOfListenerSets(ctx, client.MatchingFields{snapshot.IndexListenerSetSecret: secret})...)
 	}
 	for _, f := range filtersOfSecret(ctx, r.Client, secret) {
@@ -215,7 +216,7 @@ func (r *GatewayReconciler) gatewaysOfListenerSets(ctx context.Context, opts ...
 }
 
 func (r *GatewayReconciler) gatewaysOfConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
-	if r.Config.served(APIBackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "ConfigMap") {
+	if r.Config.served(apis.BackendTLSPolicy) && backendTLSCA(ctx, r.Client, o, "ConfigMap") {
 		return r.allGateways(ctx, o)
 	}
 	return r.gatewaysMatching(ctx, client.MatchingFields{snapshot.IndexGatewayConfigMap: snapshot.NsName(o.GetNamespace(), o.GetName())})
@@ -262,7 +263,7 @@ func routeGatewayKeys(ctx context.Context, c client.Reader, cfg Config, o client
 		ns, name := snapshot.SplitNsName(gw)
 		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
 	}
-	if !cfg.served(APIListenerSet) {
+	if !cfg.served(apis.ListenerSet) {
 		return out
 	}
 	for _, s := range sets {

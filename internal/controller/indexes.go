@@ -6,6 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/snapshot"
 )
@@ -27,11 +28,11 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		return err
 	}
 	// Before anything that lists by them (When runs uses in order).
-	if err := cfg.APIs.When(APIListenerSet, func() error { return index(snapshot.ListenerSetIndexes()) }); err != nil {
+	if err := cfg.APIs.When(apis.ListenerSet, func() error { return index(snapshot.ListenerSetIndexes()) }); err != nil {
 		return err
 	}
 	for _, k := range routekind.Optional() {
-		if err := cfg.APIs.When(routeAPI(k), func() error { return index(snapshot.RouteIndexes(k, cfg.ControllerName)) }); err != nil {
+		if err := cfg.APIs.When(apis.RouteAPI(k), func() error { return index(snapshot.RouteIndexes(k, cfg.ControllerName)) }); err != nil {
 			return err
 		}
 	}

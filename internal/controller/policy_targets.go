@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/policy"
 	"github.com/gatewall/gatewall/internal/snapshot"
@@ -59,7 +60,7 @@ func addTargets(ctx context.Context, c client.Reader, cfg Config, in *graph.Inpu
 		if err != nil {
 			return err
 		}
-		if !found || refs == nil || !cfg.served(APIListenerSet) {
+		if !found || refs == nil || !cfg.served(apis.ListenerSet) {
 			continue
 		}
 		for _, s := range snapshot.RouteListenerSets(t.Key.Namespace, refs(), nil, cfg.ControllerName) {

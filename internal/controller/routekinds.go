@@ -3,6 +3,7 @@ package controller
 import (
 	"slices"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/routekind"
 )
 
@@ -10,18 +11,10 @@ import (
 // watch, list and write statuses. A kind whose CRD is optional has an
 // API of its name, served once its CRD is installed.
 
-// routeAPI is the optional API of a route kind; "" when its CRD is required.
-func routeAPI(k *routekind.Kind) API {
-	if k.Optional {
-		return API(k.Name)
-	}
-	return ""
-}
-
 // routeKinds are the route kinds whose CRD is served now (a kind's indexes
 // exist only then: listing it before fails).
 func (c Config) routeKinds() []*routekind.Kind {
 	return slices.DeleteFunc(slices.Clone(routekind.Kinds), func(k *routekind.Kind) bool {
-		return k.Optional && !c.served(routeAPI(k))
+		return k.Optional && !c.served(apis.RouteAPI(k))
 	})
 }

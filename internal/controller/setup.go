@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	apiplm "github.com/gatewall/gatewall/api/plm"
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/coalesce"
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/graph"
@@ -30,7 +31,7 @@ type Config struct {
 	// APIs says which optional APIs (PLM, TLSRoute, ListenerSet,
 	// BackendTLSPolicy) the cluster serves, and sets up what uses one when
 	// its CRD is installed later; nil serves none.
-	APIs *APIs
+	APIs *apis.Registry
 	// PLMScope is where WAF bundles may be fetched from.
 	PLMScope apiplm.Scope
 	// Bundles brings fetched WAF bundles into snapshots.
@@ -57,7 +58,7 @@ type Config struct {
 // reader reads snapshots with c as this configuration says.
 func (c Config) reader(cl client.Reader) snapshot.Reader {
 	return snapshot.Reader{Client: cl, ControllerName: c.ControllerName, Referenced: c.Referenced, Bundles: c.Bundles,
-		RouteKinds: c.routeKinds, PolicyKinds: c.policyKinds, ListenerSets: func() bool { return c.served(APIListenerSet) },
+		RouteKinds: c.routeKinds, PolicyKinds: c.policyKinds, ListenerSets: func() bool { return c.served(apis.ListenerSet) },
 		PLMGroup: c.plmGroup, PLMScope: c.PLMScope, WAFModule: c.WAFModule, Snippets: c.Snippets}
 }
 
@@ -66,7 +67,7 @@ func (c Config) reader(cl client.Reader) snapshot.Reader {
 func (c Config) plmGroup() string { return c.APIs.PLMGroup() }
 
 // served says whether the cluster serves an optional API now.
-func (c Config) served(api API) bool { return c.APIs.Served(api) }
+func (c Config) served(api apis.API) bool { return c.APIs.Served(api) }
 
 // policyKinds are the kinds of policy.Kinds whose CRD is installed now:
 // Gatewall's own always are (config/crd); BackendTLSPolicy is the Gateway
@@ -79,9 +80,9 @@ func (c Config) policyKinds() []policy.Kind {
 
 // optionalKind is the optional API a policy kind belongs to, "" for
 // Gatewall's own kinds.
-func optionalKind(k policy.Kind) API {
+func optionalKind(k policy.Kind) apis.API {
 	if _, gatewayAPI := k.NewObject().(*gatewayv1.BackendTLSPolicy); gatewayAPI {
-		return APIBackendTLSPolicy
+		return apis.BackendTLSPolicy
 	}
 	return ""
 }
@@ -141,7 +142,7 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 		}
 	}
 	ls := &ListenerSetReconciler{Client: mgr.GetClient(), Config: cfg, RouteStatuses: statuses}
-	if err := cfg.APIs.When(APIListenerSet, func() error { return ls.SetupWithManager(mgr) }); err != nil {
+	if err := cfg.APIs.When(apis.ListenerSet, func() error { return ls.SetupWithManager(mgr) }); err != nil {
 		return fmt.Errorf("setting up the ListenerSet reconciler: %w", err)
 	}
 	return nil

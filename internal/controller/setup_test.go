@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/policy"
 )
 
@@ -20,11 +21,11 @@ func TestPolicyKindsFollowInstalledCRDs(t *testing.T) {
 		}
 		return out
 	}
-	apis := NewAPIs(logr.Discard(), nil)
-	if err := apis.Serve(APIBackendTLSPolicy, ""); err != nil {
+	served := apis.New(logr.Discard(), nil)
+	if err := served.Serve(apis.BackendTLSPolicy, ""); err != nil {
 		t.Fatal(err)
 	}
-	with, without := names(Config{APIs: apis}.policyKinds()), names(Config{}.policyKinds())
+	with, without := names(Config{APIs: served}.policyKinds()), names(Config{}.policyKinds())
 	if len(with) != len(policy.Kinds) {
 		t.Errorf("with every CRD: %v, want all %d kinds", with, len(policy.Kinds))
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/gatewall/gatewall/internal/apis"
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/dataplane"
 	"github.com/gatewall/gatewall/internal/scheme"
@@ -109,17 +110,18 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setting up PLM bundle fetching: %w", err)
 	}
-	apis, err := setupAPIs(mgr, opts, notifier)
+	served, err := apis.Setup(mgr, apis.Discovery{PLMGroup: opts.PLM.APIGroup, APIInterval: opts.APIDiscoveryInterval,
+		FieldsInterval: opts.FieldDiscoveryInterval, Changed: notifier.Notify})
 	if err != nil {
 		return nil, err
 	}
-	ctrl.Log.WithName("setup").Info("PLM API", "group", apis.PLMGroup(), "storage", opts.PLM.StorageURL)
+	ctrl.Log.WithName("setup").Info("PLM API", "group", served.PLMGroup(), "storage", opts.PLM.StorageURL)
 	ctrl.Log.WithName("setup").Info("snippets", "enabled", opts.Snippets)
 	err = controller.Setup(mgr, controller.Config{
 		ControllerName:   opts.ControllerName,
 		GatewayClassName: opts.GatewayClassName,
 		Namespace:        opts.Namespace,
-		APIs:             apis,
+		APIs:             served,
 		PLMScope:         opts.PLM.Scope(),
 		Bundles:          bundles,
 		Notifier:         notifier,

@@ -4,36 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/gatewall/gatewall/api/plm"
 	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/metrics"
 	plmfetch "github.com/gatewall/gatewall/internal/plm"
 	"github.com/gatewall/gatewall/internal/wafbundles"
 )
-
-// detectPLMGroup returns the forced PLM group, else the first installed of
-// appprotect.f5.com (what PLM ships) and waf.f5.com; "" when neither is.
-func detectPLMGroup(mgr ctrl.Manager, forced string) string {
-	if forced != "" {
-		return forced
-	}
-	for _, g := range []string{plm.GroupAppProtect, plm.GroupWAF} {
-		if crdInstalled(mgr, g, "APPolicy") {
-			return g
-		}
-	}
-	return ""
-}
-
-// crdInstalled says whether the API server serves the kind.
-func crdInstalled(mgr ctrl.Manager, group, kind string, versions ...string) bool {
-	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, versions...)
-	return err == nil
-}
 
 // everyReplica is a runnable that runs on every replica, leader or not.
 type everyReplica func(context.Context) error

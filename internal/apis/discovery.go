@@ -1,4 +1,4 @@
-package manager
+package apis
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatewall/gatewall/internal/controller"
 )
 
 // DefaultAPIDiscoveryInterval is how often the manager looks for the CRDs of
@@ -18,41 +16,53 @@ import (
 const DefaultAPIDiscoveryInterval = 10 * time.Second
 
 // missingAPI says, for the log, what an optional API's absence leaves out.
-var missingAPI = map[controller.API]string{
-	controller.APIPLM:              "no PLM APPolicy/APLogConf CRD installed: WAF policies cannot resolve their references",
-	controller.APIListenerSet:      "ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs",
-	controller.APIBackendTLSPolicy: "BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs",
+var missingAPI = map[API]string{
+	PLM:              "no PLM APPolicy/APLogConf CRD installed: WAF policies cannot resolve their references",
+	ListenerSet:      "ListenerSet CRD not installed: Gateways take listeners only from their own spec; install the Gateway API's standard CRDs",
+	BackendTLSPolicy: "BackendTLSPolicy CRD not installed: backends are spoken to without TLS; install the Gateway API's standard CRDs",
 }
 
-// missing says what an optional API's absence leaves out.
-func missing(api controller.API) string {
-	if k := controller.RouteKindOf(api); k != nil {
+// Missing says what an optional API's absence leaves out.
+func Missing(api API) string {
+	if k := RouteKindOf(api); k != nil {
 		return fmt.Sprintf("%s CRD (v1) not installed: %s; install the Gateway API's standard CRDs (%s or later)", k.Name, k.Missing, k.Since)
 	}
 	return missingAPI[api]
 }
 
-// setupAPIs finds the optional APIs the cluster serves now, and adds a
-// runnable (on every replica) that keeps looking for the others.
-func setupAPIs(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*controller.APIs, error) {
+// Discovery is how the manager looks for the optional APIs: PLMGroup forces
+// PLM's API group ("" finds it), and the intervals say how often it looks
+// for the APIs and the Gateway API's optional fields it does not use yet
+// (0: the defaults).
+type Discovery struct {
+	PLMGroup                    string
+	APIInterval, FieldsInterval time.Duration
+	// Changed is called when an API becomes served.
+	Changed func()
+}
+
+// Setup finds the optional APIs the cluster serves now, and adds runnables
+// (on every replica) that keep looking for the others and for the Gateway
+// API's optional fields.
+func Setup(mgr ctrl.Manager, o Discovery) (*Registry, error) {
 	log := ctrl.Log.WithName("apis")
-	apis := controller.NewAPIs(log, notifier.Notify)
-	d := apiDiscovery{served: crdServed(mgr, opts.PLM.APIGroup), apis: apis, every: opts.APIDiscoveryInterval, log: log}
+	apis := New(log, o.Changed)
+	d := apiDiscovery{served: crdServed(mgr, o.PLMGroup), apis: apis, every: o.APIInterval, log: log}
 	if d.every == 0 {
 		d.every = DefaultAPIDiscoveryInterval
 	}
 	if err := d.discover(); err != nil {
 		return nil, err
 	}
-	for _, api := range controller.OptionalAPIs {
+	for _, api := range Optional {
 		if !apis.Served(api) {
-			log.Info(missing(api)+"; Gatewall uses it as soon as it is installed, without a restart", "api", api)
+			log.Info(Missing(api)+"; Gatewall uses it as soon as it is installed, without a restart", "api", api)
 		}
 	}
 	if err := mgr.Add(d); err != nil {
 		return nil, err
 	}
-	fields, err := newFieldDiscovery(mgr.GetConfig(), apis, opts.FieldDiscoveryInterval, ctrl.Log.WithName("fields"))
+	fields, err := newFieldDiscovery(mgr.GetConfig(), apis, o.FieldsInterval, ctrl.Log.WithName("fields"))
 	if err != nil {
 		return nil, err
 	}
@@ -70,14 +80,14 @@ func setupAPIs(mgr ctrl.Manager, opts Options, notifier *controller.Notifier) (*
 // crdServed says whether the API server serves an optional API now, and in
 // which group for PLM (forcedPLM, or the first installed of
 // appprotect.f5.com and waf.f5.com).
-func crdServed(mgr ctrl.Manager, forcedPLM string) func(controller.API) (string, bool) {
-	return func(api controller.API) (string, bool) {
+func crdServed(mgr ctrl.Manager, forcedPLM string) func(API) (string, bool) {
+	return func(api API) (string, bool) {
 		switch api {
-		case controller.APIPLM:
+		case PLM:
 			g := detectPLMGroup(mgr, forcedPLM)
 			return g, g != "" && crdInstalled(mgr, g, "APPolicy")
 		}
-		if controller.RouteKindOf(api) != nil {
+		if RouteKindOf(api) != nil {
 			// Served in v1: Gatewall reads the v1 objects (older installs
 			// served the optional route kinds in v1alpha2 only).
 			return "", crdInstalled(mgr, gatewayv1.GroupName, string(api), gatewayv1.GroupVersion.Version)
@@ -90,14 +100,14 @@ func crdServed(mgr ctrl.Manager, forcedPLM string) func(controller.API) (string,
 // interval, until all are; it runs on every replica (what it enables, the
 // bundle warmer among them, does too).
 type apiDiscovery struct {
-	served func(controller.API) (group string, ok bool)
-	apis   *controller.APIs
+	served func(API) (group string, ok bool)
+	apis   *Registry
 	every  time.Duration
 	log    logr.Logger
 }
 
 func (d apiDiscovery) discover() error {
-	for _, api := range controller.OptionalAPIs {
+	for _, api := range Optional {
 		if d.apis.Served(api) {
 			continue
 		}
@@ -118,7 +128,7 @@ func (d apiDiscovery) Start(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		all := true
-		for _, api := range controller.OptionalAPIs {
+		for _, api := range Optional {
 			all = all && d.apis.Served(api)
 		}
 		if all {

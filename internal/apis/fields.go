@@ -1,4 +1,4 @@
-package manager
+package apis
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewall/gatewall/internal/controller"
 	"github.com/gatewall/gatewall/internal/status"
 )
 
@@ -31,7 +30,7 @@ const DefaultFieldDiscoveryInterval = 30 * time.Second
 // carries the schema's hash, changed.
 type fieldDiscovery struct {
 	client openapi.Client
-	apis   *controller.APIs
+	apis   *Registry
 	every  time.Duration
 	log    logr.Logger
 	// url and found are what the last fetch of the Gateway API's v1
@@ -40,7 +39,7 @@ type fieldDiscovery struct {
 	found map[status.Requirement]bool
 }
 
-func newFieldDiscovery(cfg *rest.Config, apis *controller.APIs, every time.Duration, log logr.Logger) (*fieldDiscovery, error) {
+func newFieldDiscovery(cfg *rest.Config, apis *Registry, every time.Duration, log logr.Logger) (*fieldDiscovery, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("a discovery client: %w", err)

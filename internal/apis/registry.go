@@ -1,4 +1,4 @@
-package controller
+package apis
 
 import (
 	"errors"
@@ -8,12 +8,6 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/gatewall/gatewall/internal/routekind"
 	"github.com/gatewall/gatewall/internal/status"
@@ -25,25 +19,34 @@ type API string
 
 // The optional APIs.
 const (
-	// APIPLM is PLM's APPolicy and APLogConf (PLMGroup says in which group).
-	APIPLM API = "PLM"
-	// APIListenerSet is the Gateway API's ListenerSet.
-	APIListenerSet API = "ListenerSet"
-	// APIBackendTLSPolicy is the Gateway API's BackendTLSPolicy.
-	APIBackendTLSPolicy API = "BackendTLSPolicy"
+	// PLM is PLM's APPolicy and APLogConf (PLMGroup says in which group).
+	PLM API = "PLM"
+	// ListenerSet is the Gateway API's ListenerSet.
+	ListenerSet API = "ListenerSet"
+	// BackendTLSPolicy is the Gateway API's BackendTLSPolicy.
+	BackendTLSPolicy API = "BackendTLSPolicy"
 )
 
-// OptionalAPIs are the optional APIs, in the order they are enabled: the
+// Optional are the optional APIs, in the order they are enabled: the
 // optional route kinds of routekind.Kinds have an API each, named after
-// the kind (routeAPI).
-var OptionalAPIs = optionalAPIs()
+// the kind (RouteAPI).
+var Optional = optional()
 
-func optionalAPIs() []API {
-	apis := []API{APIPLM}
+func optional() []API {
+	apis := []API{PLM}
 	for _, k := range routekind.Optional() {
-		apis = append(apis, routeAPI(k))
+		apis = append(apis, RouteAPI(k))
 	}
-	return append(apis, APIListenerSet, APIBackendTLSPolicy)
+	return append(apis, ListenerSet, BackendTLSPolicy)
+}
+
+// RouteAPI is the optional API of a route kind; "" when its CRD is
+// required.
+func RouteAPI(k *routekind.Kind) API {
+	if k.Optional {
+		return API(k.Name)
+	}
+	return ""
 }
 
 // RouteKindOf is the route kind of an optional API; nil for the others.
@@ -54,12 +57,12 @@ func RouteKindOf(api API) *routekind.Kind {
 	return nil
 }
 
-// APIs says which optional APIs the cluster serves, and sets up what uses
+// Registry says which optional APIs the cluster serves, and sets up what uses
 // one when its CRD appears after the manager started: indexes, watches and
 // controllers register with When, and Serve runs them. An API stays served
 // once it is (a CRD removed later is not followed). Safe for concurrent
 // use; the nil APIs serves none.
-type APIs struct {
+type Registry struct {
 	mu     sync.Mutex
 	served map[API]bool
 	// fields are the optional fields of the Gateway API's CRDs the cluster
@@ -74,14 +77,14 @@ type APIs struct {
 	changed func()
 }
 
-// NewAPIs returns APIs serving none yet; changed (may be nil) is called
+// New returns APIs serving none yet; changed (may be nil) is called
 // after an API becomes served once the manager runs.
-func NewAPIs(log logr.Logger, changed func()) *APIs {
-	return &APIs{served: map[API]bool{}, waiting: map[API][]func() error{}, log: log, changed: changed}
+func New(log logr.Logger, changed func()) *Registry {
+	return &Registry{served: map[API]bool{}, waiting: map[API][]func() error{}, log: log, changed: changed}
 }
 
 // Served says whether the cluster serves the API.
-func (a *APIs) Served(api API) bool {
+func (a *Registry) Served(api API) bool {
 	if a == nil {
 		return false
 	}
@@ -91,7 +94,7 @@ func (a *APIs) Served(api API) bool {
 }
 
 // PLMGroup is the API group of the PLM objects in use, "" until one is served.
-func (a *APIs) PLMGroup() string {
+func (a *Registry) PLMGroup() string {
 	if a == nil {
 		return ""
 	}
@@ -103,7 +106,7 @@ func (a *APIs) PLMGroup() string {
 // When runs use at once if the API is served, else when it becomes so.
 // Uses of one API run in the order they were registered: register an
 // index before what lists by it.
-func (a *APIs) When(api API, use func() error) error {
+func (a *Registry) When(api API, use func() error) error {
 	if a == nil {
 		return nil // serves none, ever
 	}
@@ -120,14 +123,14 @@ func (a *APIs) When(api API, use func() error) error {
 // Serve records that the cluster serves the API (group: PLM's API group)
 // and runs what waited for it, once. A use that fails is reported; the
 // others still run.
-func (a *APIs) Serve(api API, group string) error {
+func (a *Registry) Serve(api API, group string) error {
 	a.mu.Lock()
 	if a.served[api] {
 		a.mu.Unlock()
 		return nil
 	}
 	a.served[api] = true
-	if api == APIPLM {
+	if api == PLM {
 		a.plmGroup = group
 	}
 	uses := a.waiting[api]
@@ -156,7 +159,7 @@ func (a *APIs) Serve(api API, group string) error {
 // cluster serves now; when that changed, it tells the watchers (Watch).
 // Unlike APIs, fields follow the cluster both ways: a CRD replaced by
 // another channel's adds or removes them.
-func (a *APIs) SetFields(fields map[status.Requirement]bool) {
+func (a *Registry) SetFields(fields map[status.Requirement]bool) {
 	a.mu.Lock()
 	changed := !maps.Equal(a.fields, fields)
 	if changed {
@@ -172,19 +175,19 @@ func (a *APIs) SetFields(fields map[status.Requirement]bool) {
 // Supports says whether the cluster serves what r names: an optional
 // kind's CRD, or a field of a CRD (unknown until SetFields found it);
 // the kinds Gatewall needs anyway (HTTPRoute, GRPCRoute, ...) always.
-func (a *APIs) Supports(r status.Requirement) bool {
+func (a *Registry) Supports(r status.Requirement) bool {
 	if a == nil {
-		return r.Field == "" && !slices.Contains(OptionalAPIs, API(r.Kind))
+		return r.Field == "" && !slices.Contains(Optional, API(r.Kind))
 	}
 	if r.Field != "" {
-		if !slices.Contains(OptionalAPIs, API(r.Kind)) || a.Served(API(r.Kind)) {
+		if !slices.Contains(Optional, API(r.Kind)) || a.Served(API(r.Kind)) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			return a.fields[r]
 		}
 		return false
 	}
-	if slices.Contains(OptionalAPIs, API(r.Kind)) {
+	if slices.Contains(Optional, API(r.Kind)) {
 		return a.Served(API(r.Kind))
 	}
 	return true
@@ -194,7 +197,7 @@ func (a *APIs) Supports(r status.Requirement) bool {
 // blocking it for long) whenever an optional API becomes served or the
 // optional fields change: what depends on them (the GatewayClass's
 // supported features) is derived again.
-func (a *APIs) Watch(fn func()) {
+func (a *Registry) Watch(fn func()) {
 	if a == nil {
 		return
 	}
@@ -203,39 +206,11 @@ func (a *APIs) Watch(fn func()) {
 	a.watchers = append(a.watchers, fn)
 }
 
-func (a *APIs) notifyWatchers() {
+func (a *Registry) notifyWatchers() {
 	a.mu.Lock()
 	ws := slices.Clone(a.watchers)
 	a.mu.Unlock()
 	for _, fn := range ws {
 		fn()
 	}
-}
-
-// optionalWatcher adds watches of optional APIs' kinds to a built
-// controller once their CRDs are installed: at once when they are, else
-// when APIs.Serve says so (a running controller starts a watch added late).
-type optionalWatcher struct {
-	mgr  ctrl.Manager
-	c    controller.Controller
-	apis *APIs
-}
-
-func (w optionalWatcher) watch(api API, obj client.Object, h handler.EventHandler, preds ...predicate.Predicate) error {
-	return w.apis.When(api, func() error {
-		return w.c.Watch(source.Kind(w.mgr.GetCache(), obj, h, preds...))
-	})
-}
-
-// watchPLM watches APPolicies and APLogConfs, of the group PLM serves,
-// for changes of what they report (PLMStatusChanged).
-func (w optionalWatcher) watchPLM(cfg Config, h handler.EventHandler) error {
-	return w.apis.When(APIPLM, func() error {
-		for _, obj := range plmObjects(cfg.plmGroup()) {
-			if err := w.c.Watch(source.Kind(w.mgr.GetCache(), obj, h, PLMStatusChanged())); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
