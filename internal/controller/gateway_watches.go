@@ -112,11 +112,6 @@ func (r *GatewayReconciler) dataPlaneReported(_ context.Context, gw types.Namesp
 	return []reconcile.Request{{NamespacedName: gw}}
 }
 
-// gatewayItself reconciles the Gateway.
-func gatewayItself(_ context.Context, gw types.NamespacedName) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: gw}}
-}
-
 func (r *GatewayReconciler) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
 	return r.gatewaysMatching(ctx)
 }
