@@ -179,6 +179,19 @@ func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
 	if over.TopologySpreadConstraints != nil {
 		base.TopologySpreadConstraints = over.TopologySpreadConstraints
 	}
+	// Placement and volumes, when the class lets the Gateway set them
+	// (allowedOverrides), replace the class's whole: an affinity, a node
+	// selector, a list of tolerations or volumes is one setting.
+	base.Affinity = pick(over.Affinity, base.Affinity)
+	if over.NodeSelector != nil {
+		base.NodeSelector = over.NodeSelector
+	}
+	if over.Tolerations != nil {
+		base.Tolerations = over.Tolerations
+	}
+	if over.Volumes != nil {
+		base.Volumes = over.Volumes
+	}
 	return base
 }
 
@@ -198,6 +211,15 @@ func overlayContainer(base, over *v1alpha2.ContainerSpec) *v1alpha2.ContainerSpe
 		base.Image.PullPolicy = pick(over.Image.PullPolicy, base.Image.PullPolicy)
 	}
 	base.Resources = pick(over.Resources, base.Resources)
+	// Each replaces the class's whole.
+	base.Lifecycle = pick(over.Lifecycle, base.Lifecycle)
+	base.ReadinessProbe = pick(over.ReadinessProbe, base.ReadinessProbe)
+	if over.HostPorts != nil {
+		base.HostPorts = over.HostPorts
+	}
+	if over.VolumeMounts != nil {
+		base.VolumeMounts = over.VolumeMounts
+	}
 	return base
 }
 
@@ -213,6 +235,10 @@ func overlayService(base, over *v1alpha2.ServiceSpec) *v1alpha2.ServiceSpec {
 	base.LoadBalancerIP = pick(over.LoadBalancerIP, base.LoadBalancerIP)
 	if over.LoadBalancerSourceRanges != nil {
 		base.LoadBalancerSourceRanges = over.LoadBalancerSourceRanges
+	}
+	base.LoadBalancerClass = pick(over.LoadBalancerClass, base.LoadBalancerClass)
+	if over.NodePorts != nil {
+		base.NodePorts = over.NodePorts
 	}
 	return base
 }
