@@ -105,10 +105,15 @@ func mac(key []byte, gateway types.UID, projection []byte) []byte {
 // devices, security context, the commands of exec probes and hooks,
 // resource claims, an init container's restart policy), the volumes, the
 // ServiceAccount and whether its API token is mounted, the host namespaces
-// and process sharing, the pod's security context and resource claims.
-// Left out is what does not decide which code runs with which files and
-// privileges: resources, ports, probes that are not commands, scheduling,
-// DNS, labels and annotations.
+// and process sharing, the pod's security context and resource claims; and
+// where it may run: its node selector, tolerations (but those of node
+// conditions, which Kubernetes adds), preferred node affinity, pod
+// affinity and anti-affinity, and the containers' host ports. Left out is
+// what does not decide which code runs with which files and privileges,
+// or cannot be held: resources, other ports, probes that are not
+// commands, the node (nodeName, which the scheduler sets, and the
+// required node affinity, which the DaemonSet controller replaces), DNS,
+// labels and annotations.
 func Projection(spec *corev1.PodSpec) ([]byte, error) {
 	p := podProjection{
 		ServiceAccountName:           spec.ServiceAccountName,
@@ -120,6 +125,9 @@ func Projection(spec *corev1.PodSpec) ([]byte, error) {
 		HostUsers:                    spec.HostUsers,
 		SecurityContext:              projectPodSecurity(spec.SecurityContext),
 		ResourceClaims:               spec.ResourceClaims,
+		NodeSelector:                 spec.NodeSelector,
+		Affinity:                     projectAffinity(spec.Affinity),
+		Tolerations:                  projectTolerations(spec.Tolerations),
 	}
 	for _, c := range spec.InitContainers {
 		p.InitContainers = append(p.InitContainers, projectContainer(c))

@@ -141,6 +141,24 @@ func TestSealCoversWhatRunsWithTheFiles(t *testing.T) {
 		"an ephemeral container": func(p *corev1.Pod) {
 			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}, TargetContainerName: "nginx"}}
 		},
+		// Where it runs, but the node itself (see Projection).
+		"a node selector": func(p *corev1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-with-secrets"}
+		},
+		"a toleration": func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}
+		},
+		"a preferred node affinity": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "role", Operator: corev1.NodeSelectorOpExists}}}}}}}
+		},
+		"a pod affinity": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vault"}}}}}}
+		},
+		"a host port": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: 80, HostPort: 80})
+		},
 		"no seal":        func(p *corev1.Pod) { delete(p.Annotations, Annotation) },
 		"a garbled seal": func(p *corev1.Pod) { p.Annotations[Annotation] = "v1.!!!" },
 		"a seal of another version": func(p *corev1.Pod) {
@@ -184,6 +202,19 @@ func TestSealIgnoresWhatTheClusterChanges(t *testing.T) {
 			p.Spec.NodeName = "node-1"
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}}
 			p.Spec.Priority = ptr.To(int32(0))
+		},
+		// What the DaemonSet controller adds to its pods: an affinity to
+		// their node, the tolerations of node conditions (which replace a
+		// template's own of their keys).
+		"a DaemonSet pod's placement": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}}}}}}}
+			for _, taint := range []string{"not-ready", "unreachable", "disk-pressure", "memory-pressure", "pid-pressure", "unschedulable", "network-unavailable"} {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "node.kubernetes.io/" + taint, Operator: corev1.TolerationOpExists})
+			}
+		},
+		"a port that is not a host port's": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: 9113, Name: "metrics"})
 		},
 		"defaulted container fields": func(p *corev1.Pod) {
 			for i := range p.Spec.Containers {
@@ -249,5 +280,28 @@ func TestProjectionIsCanonical(t *testing.T) {
 	}
 	if _, err := Seal(key[:16], gatewayUID, template()); err == nil {
 		t.Error("a short key seals")
+	}
+}
+
+// TestProjectionWithoutPlacement: a template without placement or host
+// ports projects as before the seal held them (the bytes have none of
+// their keys), so pods sealed by an earlier manager still pass; a host
+// port's protocol is held with the API server's default.
+func TestProjectionWithoutPlacement(t *testing.T) {
+	p, err := Projection(template())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"nodeSelector"`, `"affinity"`, `"tolerations"`, `"hostPorts"`} {
+		if bytes.Contains(p, []byte(k)) {
+			t.Errorf("the projection of a template without placement has %s: %s", k, p)
+		}
+	}
+	spec := template()
+	spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	pod := sealedPod(t, spec)
+	pod.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolTCP
+	if err := Verify(key, gatewayUID, pod); err != nil {
+		t.Errorf("a host port's defaulted protocol: %v", err)
 	}
 }

@@ -313,6 +313,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 		Containers:                    containers,
 		Volumes:                       volumes,
 	}
+	shapePod(d, &spec, &spec.Containers[0])
 	// A key too short (never the manager's: it checks its key at start)
 	// leaves the template unsealed, and its pods refused.
 	if seal, err := podseal.Seal(p.SealKey, p.Gateway.UID, &spec); err == nil {
@@ -426,6 +427,7 @@ func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
 			svc.Spec.LoadBalancerIP = *s.LoadBalancerIP
 		}
 		svc.Spec.LoadBalancerSourceRanges = s.LoadBalancerSourceRanges
+		exposeService(svc, s)
 	}
 	// A Gateway's spec.addresses overrides the NginxProxy's loadBalancerIP.
 	// The Service has one: with several, the load balancer picks one and
