@@ -128,14 +128,30 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
 		Owner: r.owner(), PullSecrets: pullSecrets, SealKey: p.SealKey,
 	})
+	var refusedErr *provisioner.RefusedError
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {
 		var notOwned *provisioner.NotOwnedError
-		if !errors.As(err, &notOwned) {
+		switch {
+		case errors.As(err, &notOwned):
+			c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonNoResources),
+				"the data plane cannot be provisioned: "+notOwned.Error())
+			return provisioned{problem: &c, retryAfter: notOwnedRetry}, nil
+		case errors.As(err, &refusedErr):
+			// Said in the Gateway's status below, and the configuration is
+			// published all the same: the pods that run keep serving it.
+			log.FromContext(ctx).Error(err, "Data-plane objects refused")
+		default:
 			return provisioned{}, err
 		}
-		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonNoResources),
-			"the data plane cannot be provisioned: "+notOwned.Error())
-		return provisioned{problem: &c, retryAfter: notOwnedRetry}, nil
+	}
+	if refusedErr != nil {
+		// The Service may be among the refused: its addresses are not
+		// read; the NginxProxy's or the installation's fix is watched, and
+		// tried again meanwhile.
+		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonInvalid),
+			"the data plane cannot be provisioned as its NginxProxy says: "+refusedErr.Error()+
+				" (an admission policy's refusal: the installation allows the value, docs/security.md; other refusals: fix the NginxProxy)")
+		return provisioned{addresses: g.Source.Status.Addresses, problem: &c, retryAfter: notOwnedRetry}, nil
 	}
 	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
