@@ -8,9 +8,10 @@ import (
 
 // podNotProgrammed lists what of the workload's pod-shaping settings the
 // data plane does not carry out, each "field: why": the readiness probe's
-// port, path and exposure (the probe is the data plane's own: a port no
-// listener of the Gateway takes, answered by every configuration Gatewall
-// pushes), and volumes and mounts of the data plane's own names and
+// port and path but NGINX Gateway Fabric's defaults (8081, /readyz), and
+// its exposure (the probe is the data plane's own: a port no listener of
+// the Gateway takes, answered by every configuration Gatewall pushes),
+// and volumes and mounts of the data plane's own names and
 // directories (v1alpha2.UsableVolumes, UsableVolumeMounts).
 func podNotProgrammed(s *v1alpha2.NginxProxySpec) []string {
 	d := s.Workload()
@@ -24,10 +25,11 @@ func podNotProgrammed(s *v1alpha2.NginxProxySpec) []string {
 	var out []string
 	if c := d.Container; c != nil && c.ReadinessProbe != nil {
 		var fields []string
-		if c.ReadinessProbe.Port != nil {
+		// NGINX Gateway Fabric's defaults are the data plane's own.
+		if p := c.ReadinessProbe.Port; p != nil && *p != firstReadinessPort {
 			fields = append(fields, "port")
 		}
-		if c.ReadinessProbe.Path != nil {
+		if p := c.ReadinessProbe.Path; p != nil && *p != readinessPath {
 			fields = append(fields, "path")
 		}
 		if c.ReadinessProbe.Expose != nil && *c.ReadinessProbe.Expose {
@@ -48,6 +50,10 @@ func podNotProgrammed(s *v1alpha2.NginxProxySpec) []string {
 	}
 	return out
 }
+
+// readinessPath is where NGINX answers the readiness probe
+// (config.ReadinessPath, which the pure core does not import).
+const readinessPath = "/readyz"
 
 // braced names one field as it is, several as {a, b}.
 func braced(fields []string) string {

@@ -134,7 +134,8 @@ func TestPodShapingNotProgrammed(t *testing.T) {
 		t.Errorf("NotProgrammed:\n got %q\nwant %q", got, want)
 	}
 	s.Kubernetes.DaemonSet.Pod.Volumes = s.Kubernetes.DaemonSet.Pod.Volumes[1:]
-	s.Kubernetes.DaemonSet.Container = &v1alpha2.ContainerSpec{VolumeMounts: s.Kubernetes.DaemonSet.Container.VolumeMounts[:1]}
+	s.Kubernetes.DaemonSet.Container = &v1alpha2.ContainerSpec{VolumeMounts: s.Kubernetes.DaemonSet.Container.VolumeMounts[:1],
+		ReadinessProbe: &v1alpha2.ReadinessProbeSpec{Port: ptr.To(int32(8081)), Path: ptr.To("/readyz"), Expose: ptr.To(false)}}
 	if got := NotProgrammed(s); got != nil {
 		t.Errorf("NotProgrammed of usable settings: %q", got)
 	}
