@@ -24,8 +24,10 @@ import (
 
 // TestPlacementRefusedByAdmission: a data plane whose NginxProxy sets NGINX
 // Gateway Fabric's node-reaching fields (a node selector, a toleration, a
-// host port, a host path) is refused by config/rbac's manager-pods policy
-// until the installation allows them; the refusal does not stop the other
+// host port, a host path) is refused by config/rbac's manager-placement
+// policy until the installation's dataplane-placement ConfigMap, which the
+// manager cannot write, lists them, and then only what it lists; the
+// refusal does not stop the other
 // objects (the Service is applied), and it reaches the Gateway's status:
 // Programmed False, naming the policy, written by the manager running as
 // its ServiceAccount (before, the failed apply returned before any status
@@ -70,8 +72,8 @@ func TestPlacementRefusedByAdmission(t *testing.T) {
 			t.Fatalf("applying: %v, want a refusal", err)
 		}
 		if len(refused.Refusals) != 1 || !strings.HasPrefix(refused.Refusals[0], "Deployment placement/direct-nginx:") ||
-			!strings.Contains(refused.Refusals[0], "manager-pods") {
-			t.Errorf("refusals %q, want the Deployment's by manager-pods", refused.Refusals)
+			!strings.Contains(refused.Refusals[0], "manager-placement") {
+			t.Errorf("refusals %q, want the Deployment's by manager-placement", refused.Refusals)
 		}
 		// The policy says the first of its rules the Deployment breaks.
 		if !strings.Contains(err.Error(), "mounts only empty directories") {
@@ -82,6 +84,87 @@ func TestPlacementRefusedByAdmission(t *testing.T) {
 		}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "direct-nginx"}, &appsv1.Deployment{}); err == nil {
 			t.Error("the refused Deployment exists")
+		}
+	})
+
+	t.Run("the installation's dataplane-placement allows exactly what it lists", func(t *testing.T) {
+		gw := &gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "allowed"},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: "nginx",
+				Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+		}
+		if err := env.Client.Create(ctx, gw); err != nil {
+			t.Fatal(err)
+		}
+		objects := func(np *v1alpha2.NginxProxySpec) []client.Object {
+			return provisioner.Objects(provisioner.Params{
+				Gateway: gw, NginxProxy: np, Ports: []int32{80}, ReadinessPort: 8081,
+				AgentConfig: []byte("command: {}\n"), AgentCA: []byte("CA"),
+				AgentServer: "gatewall-agent.gatewall-system.svc:8443", AgentServerName: "gatewall-agent.gatewall-system.svc",
+				Images: provisioner.DefaultImages, Owner: admissionOwner,
+			})
+		}
+		withAffinity := np.DeepCopy()
+		withAffinity.Kubernetes.Deployment.Pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}}}}}
+		otherNode := np.DeepCopy()
+		otherNode.Kubernetes.Deployment.Pod.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-with-secrets"}
+		otherPath := np.DeepCopy()
+		otherPath.Kubernetes.Deployment.Pod.Volumes[0].HostPath.Path = "/"
+		otherPort := np.DeepCopy()
+		otherPort.Kubernetes.Deployment.Container.HostPorts[0].Port = 10250
+
+		key := client.ObjectKey{Namespace: "gatewall-system", Name: "gatewall-dataplane-placement"}
+		params := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, key, params); err != nil {
+			t.Fatalf("the installation's dataplane-placement: %v", err)
+		}
+		// The manager cannot allow itself anything.
+		mine := params.DeepCopy()
+		mine.Data = map[string]string{"nodeSelectors": "kubernetes.io/hostname=node-with-secrets"}
+		if err := mgr.Patch(ctx, mine, client.MergeFrom(params)); err == nil {
+			t.Error("the manager changed dataplane-placement")
+		}
+		// Nor make a ConfigMap of its own that is not an agent's, even one
+		// with a data plane's marks.
+		forged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forged-dataplane-placement",
+			Labels:          map[string]string{"app.kubernetes.io/managed-by": "gatewall"},
+			Annotations:     map[string]string{"gatewall.io/controller-name": admissionOwner.ControllerName},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: gw.Name, UID: gw.UID, Controller: ptr.To(true)}},
+		}}
+		if err := mgr.Create(ctx, forged); err == nil || !strings.Contains(err.Error(), "only ConfigMaps") {
+			t.Errorf("the manager made a ConfigMap that is not an agent's: %v", err)
+		}
+		if err := mgr.Delete(ctx, params.DeepCopy()); err == nil {
+			t.Error("the manager deleted dataplane-placement")
+		}
+		// The platform team allows the class's values.
+		params.Data = map[string]string{
+			"nodeSelectors": "kubernetes.io/os=linux\nnode-role.example.com/edge=",
+			"tolerations":   "dedicated=gateway:NoSchedule",
+			"hostPorts":     "8080\n8443",
+			"volumes":       "hostPath:/var/lib/geoip\nconfigMap:geoip",
+		}
+		if err := env.Client.Update(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			params.Data = nil
+			if err := env.Client.Update(ctx, params); err != nil {
+				t.Errorf("restoring dataplane-placement: %v", err)
+			}
+		})
+		// The API server reads params from its own cache.
+		testenv.Eventually(t, 30*time.Second, func() error {
+			return provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, objects(np), nil)
+		})
+		for what, spec := range map[string]*v1alpha2.NginxProxySpec{
+			"an affinity": withAffinity, "another node": otherNode, "another host path": otherPath, "another host port": otherPort,
+		} {
+			var refused *provisioner.RefusedError
+			if err := provisioner.Apply(ctx, mgr, nil, admissionOwner, gw, objects(spec), nil); !errors.As(err, &refused) {
+				t.Errorf("%s not listed: %v, want a refusal", what, err)
+			}
 		}
 	})
 
@@ -114,7 +197,7 @@ func TestPlacementRefusedByAdmission(t *testing.T) {
 			}
 			c := meta.FindStatusCondition(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.GatewayReasonInvalid) ||
-				!strings.Contains(c.Message, "Deployment placement/placed-placement") || !strings.Contains(c.Message, "manager-pods") {
+				!strings.Contains(c.Message, "Deployment placement/placed-placement") || !strings.Contains(c.Message, "manager-placement") {
 				return fmt.Errorf("Programmed %+v, want False naming the refused Deployment and the policy", c)
 			}
 			return nil
