@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -231,6 +232,13 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 		}
 	}
 	now := metav1.Now()
+	if len(j.prov.notes) > 0 {
+		// The patches left out are named with the rest of the NginxProxy
+		// the data plane does not carry out (g is the translation's: a copy).
+		withNotes := *g
+		withNotes.NotProgrammed = append(slices.Clone(g.NotProgrammed), j.prov.notes...)
+		g = &withNotes
+	}
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}

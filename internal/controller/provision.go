@@ -82,6 +82,9 @@ type provisioned struct {
 	problem *metav1.Condition
 	// retryAfter, when set, is when to provision again.
 	retryAfter time.Duration
+	// notes are the NginxProxy's patches left out (provisioner.PatchedObjects),
+	// named with what of the NginxProxy is not programmed.
+	notes []string
 	// stalled is why the data plane's Deployment cannot bring its pods up
 	// (deploymentStalled); "" when it can or is still trying.
 	stalled string
@@ -123,7 +126,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err != nil {
 		return provisioned{}, err
 	}
-	objs := provisioner.Objects(provisioner.Params{
+	objs, patchNotes := provisioner.PatchedObjects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, UDPPorts: udpPorts, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
 		Owner: r.owner(), PullSecrets: pullSecrets, SealKey: p.SealKey,
@@ -151,7 +154,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonInvalid),
 			"the data plane cannot be provisioned as its NginxProxy says: "+refusedErr.Error()+
 				" (an admission policy's refusal: the installation allows the value, docs/security.md; other refusals: fix the NginxProxy)")
-		return provisioned{addresses: g.Source.Status.Addresses, problem: &c, retryAfter: notOwnedRetry}, nil
+		return provisioned{addresses: g.Source.Status.Addresses, problem: &c, retryAfter: notOwnedRetry, notes: patchNotes}, nil
 	}
 	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
@@ -161,7 +164,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err := r.Get(ctx, key, svc); err != nil {
 		return provisioned{}, client.IgnoreNotFound(err)
 	}
-	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc)}
+	out := provisioned{addresses: serviceAddresses(svc), problem: addressCondition(graph.RequestedAddresses(g.Source), svc), notes: patchNotes}
 	if len(missing) > 0 {
 		// Installed when it appears (the Secret is watched); pods that need
 		// it fail to pull meanwhile, which the Deployment reports.

@@ -119,7 +119,7 @@ func overlayWorkload(base, over *v1alpha2.KubernetesSpec) (*v1alpha2.DeploymentS
 	if d == nil {
 		return nil, &v1alpha2.DaemonSetSpec{}
 	}
-	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod}
+	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod, Patches: d.Patches}
 }
 
 // workloadOf is the pod settings of k's workload, without a Deployment's
@@ -129,7 +129,7 @@ func workloadOf(k *v1alpha2.KubernetesSpec) *v1alpha2.DeploymentSpec {
 	if w == nil {
 		return nil
 	}
-	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod}
+	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod, Patches: w.Patches}
 }
 
 func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.DeploymentSpec {
@@ -152,6 +152,11 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
 	}
 	base.Pod = overlayPod(base.Pod, over.Pod)
+	// The Gateway's patches, when its class lets it set them, replace the
+	// class's: they are one setting, applied in order.
+	if over.Patches != nil {
+		base.Patches = over.Patches
+	}
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}
@@ -237,6 +242,9 @@ func overlayService(base, over *v1alpha2.ServiceSpec) *v1alpha2.ServiceSpec {
 		base.LoadBalancerSourceRanges = over.LoadBalancerSourceRanges
 	}
 	base.LoadBalancerClass = pick(over.LoadBalancerClass, base.LoadBalancerClass)
+	if over.Patches != nil {
+		base.Patches = over.Patches
+	}
 	if over.NodePorts != nil {
 		base.NodePorts = over.NodePorts
 	}

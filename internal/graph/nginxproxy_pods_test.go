@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -138,5 +139,47 @@ func TestPodShapingNotProgrammed(t *testing.T) {
 		ReadinessProbe: &v1alpha2.ReadinessProbeSpec{Port: ptr.To(int32(8081)), Path: ptr.To("/readyz"), Expose: ptr.To(false)}}
 	if got := NotProgrammed(s); got != nil {
 		t.Errorf("NotProgrammed of usable settings: %q", got)
+	}
+}
+
+// TestPatchesOverride: a Gateway's own patches are left out, and named,
+// unless its class lists Patches; then they replace the class's.
+func TestPatchesOverride(t *testing.T) {
+	patch := func(v string) []v1alpha2.Patch {
+		return []v1alpha2.Patch{{Value: &apiextv1.JSON{Raw: []byte(`{"metadata":{"annotations":{"by":"` + v + `"}}}`)}}}
+	}
+	for _, c := range []struct {
+		name    string
+		allowed []v1alpha2.GatewayOverrideField
+		want    string
+		note    string
+	}{
+		{"class allows none", nil, "class", "sets kubernetes.deployment.patches, kubernetes.service, which only"},
+		{"class allows Service", []v1alpha2.GatewayOverrideField{v1alpha2.OverrideService}, "class", "sets kubernetes.deployment.patches, kubernetes.service.patches, which only"},
+		{"class allows Patches and Service", []v1alpha2.GatewayOverrideField{v1alpha2.OverridePatches, v1alpha2.OverrideService}, "gateway", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			class := &v1alpha2.NginxProxySpec{
+				Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Patches: patch("class")},
+					Service: &v1alpha2.ServiceSpec{Patches: patch("class")}},
+				AllowGatewayOverrides: &v1alpha2.GatewayOverrides{Fields: c.allowed},
+			}
+			gw := &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{Patches: patch("gateway")},
+				Service: &v1alpha2.ServiceSpec{Patches: patch("gateway")}}}
+			g := Build(overlayInput(class, gw), key("default", "gw"))
+			accepted := meta.FindStatusCondition(g.Conditions, string(gatewayv1.GatewayConditionAccepted))
+			if accepted == nil || !g.Valid {
+				t.Fatalf("Gateway not accepted: %+v", accepted)
+			}
+			if c.note != "" && !strings.Contains(accepted.Message, c.note) {
+				t.Errorf("Accepted message %q does not contain %q", accepted.Message, c.note)
+			}
+			k := g.NginxProxy.Kubernetes
+			for what, ps := range map[string][]v1alpha2.Patch{"Deployment": k.Deployment.Patches, "Service": k.Service.Patches} {
+				if len(ps) != 1 || !strings.Contains(string(ps[0].Value.Raw), `"`+c.want+`"`) {
+					t.Errorf("%s patches %+v, want the %s's", what, ps, c.want)
+				}
+			}
+		})
 	}
 }

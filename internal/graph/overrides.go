@@ -61,6 +61,20 @@ func allowedOverrides(class, gateway *v1alpha2.NginxProxy) (*v1alpha2.NginxProxy
 				refused = append(refused, dropPodShaping(w.path, allowed, w.d.Pod, w.d.Container)...)
 			}
 		}
+		if !allowed[v1alpha2.OverridePatches] {
+			if d := k.Deployment; d != nil && d.Patches != nil {
+				d.Patches = nil
+				refused = append(refused, "kubernetes.deployment.patches")
+			}
+			if ds := k.DaemonSet; ds != nil && ds.Patches != nil {
+				ds.Patches = nil
+				refused = append(refused, "kubernetes.daemonSet.patches")
+			}
+			if svc := k.Service; svc != nil && svc.Patches != nil && allowed[v1alpha2.OverrideService] {
+				svc.Patches = nil
+				refused = append(refused, "kubernetes.service.patches")
+			}
+		}
 		if !allowed[v1alpha2.OverrideService] && k.Service != nil {
 			k.Service = nil
 			refused = append(refused, "kubernetes.service")

@@ -111,6 +111,19 @@ const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
 
 // Objects returns a Gateway's data-plane objects, owned by the Gateway.
 func Objects(p Params) []client.Object {
+	objs, _ := PatchedObjects(p)
+	return objs
+}
+
+// PatchedObjects returns a Gateway's data-plane objects, owned by the
+// Gateway, with the NginxProxy's patches applied, and the patches left
+// out, each "field: why" (patches.go).
+func PatchedObjects(p Params) ([]client.Object, []string) {
+	objs := objects(p)
+	return objs, patchObjects(p, objs)
+}
+
+func objects(p Params) []client.Object {
 	gw := p.Gateway
 	name, labels := Name(gw), Labels(gw, p.NginxProxy)
 	annotations := Annotations(gw, p.NginxProxy)

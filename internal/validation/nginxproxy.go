@@ -43,7 +43,7 @@ const (
 	maxImagePullSecrets   = 16
 	// maxTerminationGraceSecs is workerShutdownTimeout's bound.
 	maxTerminationGraceSecs = 3600
-	maxOverrideFields       = 8
+	maxOverrideFields       = 9
 	maxInfrastructureKeys   = 64
 	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
 	maxInfrastructureKeyLen = 253 + 1 + 63
@@ -164,7 +164,7 @@ func gatewayOverrides(path *field.Path, o *v1alpha2.GatewayOverrides) field.Erro
 	for i, f := range o.Fields {
 		errs = append(errs, enum(fields.Index(i), string(f), string(v1alpha2.OverrideImages), string(v1alpha2.OverrideService),
 			string(v1alpha2.OverrideRewriteClientIP), string(v1alpha2.OverrideDisableBaseHeaders), string(v1alpha2.OverrideScheduling),
-			string(v1alpha2.OverrideVolumes), string(v1alpha2.OverrideHostPorts), string(v1alpha2.OverrideLifecycle))...)
+			string(v1alpha2.OverrideVolumes), string(v1alpha2.OverrideHostPorts), string(v1alpha2.OverrideLifecycle), string(v1alpha2.OverridePatches))...)
 	}
 	errs = append(errs, unique(fields, o.Fields)...)
 	keys := path.Child("infrastructureKeys")
@@ -207,6 +207,7 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	errs := container(path.Child("container"), d.Container)
 	errs = append(errs, nginxContainer(path.Child("container"), d.Container)...)
+	errs = append(errs, patches(path.Child("patches"), d.Patches)...)
 	if p := d.Pod; p != nil {
 		errs = append(errs, scheduling(path.Child("pod"), p)...)
 		if g := p.TerminationGracePeriodSeconds; g != nil {
@@ -280,6 +281,7 @@ func service(spec *field.Path, family *v1alpha2.IPFamily, svc *v1alpha2.ServiceS
 		}
 	}
 	errs = append(errs, serviceExposure(path, svc)...)
+	errs = append(errs, patches(path.Child("patches"), svc.Patches)...)
 	if r := svc.LoadBalancerSourceRanges; r != nil {
 		if !lb {
 			errs = append(errs, field.Invalid(path, "object", MsgLBRangesType))

@@ -238,3 +238,24 @@ func hpaMetrics(path *field.Path, ms []autoscalingv2.MetricSpec) field.ErrorList
 	}
 	return errs
 }
+
+// maxPatches bounds a workload's or Service's patches.
+const maxPatches = 8
+
+// patches checks the patches' number and types; what a patch does is
+// checked when it is applied (the provisioner), where a patch that does
+// not apply, or changes what the data plane's protection rests on, is
+// left out and named in the Gateway's status.
+func patches(path *field.Path, ps []v1alpha2.Patch) field.ErrorList {
+	var errs field.ErrorList
+	if len(ps) > maxPatches {
+		errs = append(errs, field.TooMany(path, len(ps), maxPatches))
+	}
+	for i, p := range ps {
+		if p.Type != nil {
+			errs = append(errs, enum(path.Index(i).Child("type"), string(*p.Type), string(v1alpha2.PatchTypeStrategicMerge),
+				string(v1alpha2.PatchTypeMerge), string(v1alpha2.PatchTypeJSONPatch))...)
+		}
+	}
+	return errs
+}

@@ -27,7 +27,7 @@ func overrideCases() []Case {
 		named("keys and prefixes", with(v1alpha2.GatewayOverrides{InfrastructureKeys: []string{"example.com/team", "prometheus.io/", "a.b.example.com/x_y.z"}}), "", ""),
 		named("every field", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages, v1alpha2.OverrideService,
 			v1alpha2.OverrideRewriteClientIP, v1alpha2.OverrideDisableBaseHeaders, v1alpha2.OverrideScheduling, v1alpha2.OverrideVolumes,
-			v1alpha2.OverrideHostPorts, v1alpha2.OverrideLifecycle}}), "", ""),
+			v1alpha2.OverrideHostPorts, v1alpha2.OverrideLifecycle, v1alpha2.OverridePatches}}), "", ""),
 		named("unknown field", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{"Replicas"}}),
 			path+".fields[0]", `Unsupported value: "Replicas"`),
 		named("field twice", with(v1alpha2.GatewayOverrides{Fields: []v1alpha2.GatewayOverrideField{v1alpha2.OverrideImages, v1alpha2.OverrideImages}}),

@@ -5,6 +5,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -148,6 +149,21 @@ func podShapingCases() []Case {
 			Field: svc + ".nodePorts[0].port", Message: "should be greater than or equal to 1"},
 		{Name: n("listener port twice"), Object: withService(v1alpha2.ServiceSpec{NodePorts: nodePorts(30080, 80, 30081, 80)}),
 			Field: svc + ".nodePorts", Message: validation.MsgNodePortTwice},
+
+		{Name: n("patches as NGINX Gateway Fabric's examples write them"), Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{
+				Deployment: &v1alpha2.DeploymentSpec{Patches: []v1alpha2.Patch{
+					{Value: &apiextv1.JSON{Raw: []byte(`{"metadata":{"annotations":{"a":"b"}}}`)}},
+					{Type: ptr(v1alpha2.PatchTypeJSONPatch), Value: &apiextv1.JSON{Raw: []byte(`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`)}},
+				}},
+				Service: &v1alpha2.ServiceSpec{Patches: []v1alpha2.Patch{{Type: ptr(v1alpha2.PatchTypeMerge), Value: &apiextv1.JSON{Raw: []byte(`{"metadata":{"annotations":{"c":"d"}}}`)}}}},
+			}
+		})},
+		{Name: n("patch of type Strategic"), Object: np(func(s *v1alpha2.NginxProxySpec) {
+			s.Kubernetes = &v1alpha2.KubernetesSpec{DaemonSet: &v1alpha2.DaemonSetSpec{Patches: []v1alpha2.Patch{{Type: ptr(v1alpha2.PatchType("Strategic"))}}}}
+		}), Field: ds + ".patches[0].type", Message: `Unsupported value: "Strategic"`},
+		{Name: n("9 Service patches"), Object: withService(v1alpha2.ServiceSpec{Patches: make([]v1alpha2.Patch, 9)}),
+			Field: svc + ".patches", Message: "must have at most 8 items"},
 
 		{Name: n("autoscaling metrics"), Object: withMetrics(cpu, autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
 			Metric: autoscalingv2.MetricIdentifier{Name: "nginx_http_requests_per_second"},

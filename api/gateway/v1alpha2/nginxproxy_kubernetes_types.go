@@ -82,6 +82,16 @@ type DeploymentSpec struct {
 	// Fabric's deployment.pod).
 	// +optional
 	Pod *PodSpec `json:"pod,omitempty"`
+	// Patches change the data plane's Deployment after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // DaemonSetSpec configures the data-plane DaemonSet: its pods' settings
@@ -103,6 +113,16 @@ type DaemonSetSpec struct {
 	// Pod configures the data-plane pods, as in a Deployment.
 	// +optional
 	Pod *PodSpec `json:"pod,omitempty"`
+	// Patches change the data plane's DaemonSet after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // PodSpec configures the data-plane pods.
@@ -414,6 +434,16 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:XValidation:message="each port and each listenerPort can appear once",rule="self.all(p, self.exists_one(q, q.port == p.port) && self.exists_one(q, q.listenerPort == p.listenerPort))"
 	NodePorts []NodePort `json:"nodePorts,omitempty"`
+	// Patches change the data plane's Service after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // AutoscalingSpec configures the data plane's HorizontalPodAutoscaler

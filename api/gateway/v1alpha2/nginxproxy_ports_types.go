@@ -1,5 +1,7 @@
 package v1alpha2
 
+import apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 // ReadinessProbeSpec tunes the NGINX container's readiness probe (NGINX
 // Gateway Fabric's shape). The probe asks NGINX itself, on a port of the
 // data plane's own, so that a pod is ready only once NGINX runs a
@@ -68,3 +70,39 @@ type NodePort struct {
 	// +kubebuilder:validation:Maximum=65535
 	ListenerPort int32 `json:"listenerPort"`
 }
+
+// Patch changes a data-plane object Gatewall makes, after Gatewall has
+// made it (NGINX Gateway Fabric's shape). A patch may add to the object
+// and change what is not the data plane's identity and protection: one
+// that changes the pods' or containers' security contexts, the
+// containers' commands, images' set or the agent's token, CA and
+// configuration, the ServiceAccount, the pods' labels and selector, or
+// Gatewall's marks, is not applied, and the Gateway's status says so. The
+// pod template is sealed after the patches.
+type Patch struct {
+	// Type is StrategicMerge (the default), Merge (RFC 7386) or JSONPatch
+	// (RFC 6902).
+	//
+	// +optional
+	// +kubebuilder:default:=StrategicMerge
+	Type *PatchType `json:"type,omitempty"`
+
+	// Value is the patch: a JSON object for StrategicMerge and Merge, an
+	// array of operations for JSONPatch.
+	//
+	// +optional
+	// +kubebuilder:validation:XPreserveUnknownFields
+	Value *apiextv1.JSON `json:"value,omitempty"`
+}
+
+// PatchType is how a Patch is applied.
+//
+// +kubebuilder:validation:Enum=StrategicMerge;Merge;JSONPatch
+type PatchType string
+
+// The patch types.
+const (
+	PatchTypeStrategicMerge PatchType = "StrategicMerge"
+	PatchTypeMerge          PatchType = "Merge"
+	PatchTypeJSONPatch      PatchType = "JSONPatch"
+)

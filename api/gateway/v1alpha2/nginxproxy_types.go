@@ -291,7 +291,7 @@ type NginxProxySpec struct {
 // GatewayOverrideField names NginxProxy settings a class may let its
 // Gateways set.
 //
-// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders;Scheduling;Volumes;HostPorts;Lifecycle
+// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders;Scheduling;Volumes;HostPorts;Lifecycle;Patches
 type GatewayOverrideField string
 
 // The settings a class may let its Gateways' NginxProxies set.
@@ -326,17 +326,20 @@ const (
 	// OverrideLifecycle: the NGINX container's lifecycle hooks, whose exec
 	// actions run commands in the container that holds the keys.
 	OverrideLifecycle GatewayOverrideField = "Lifecycle"
+	// OverridePatches: the patches of the Deployment, DaemonSet and
+	// Service, which can change anything else of them.
+	OverridePatches GatewayOverrideField = "Patches"
 )
 
 // GatewayOverrides are what a class lets its Gateways choose.
 type GatewayOverrides struct {
 	// Fields are the settings a Gateway's own NginxProxy may set: Images,
 	// Service, RewriteClientIP, DisableBaseHeaders, Scheduling, Volumes,
-	// HostPorts, Lifecycle.
+	// HostPorts, Lifecycle, Patches.
 	//
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:MaxItems=9
 	Fields []GatewayOverrideField `json:"fields,omitempty"`
 
 	// InfrastructureKeys are the prefixed label and annotation keys a
