@@ -33,7 +33,7 @@ func (e *NotOwnedError) Error() string {
 }
 
 // RefusedError is data-plane objects the API server refused (their
-// validation, or an admission policy such as config/rbac's manager-pods,
+// validation, or an admission policy such as config/rbac's manager-placement,
 // which refuses node selectors, tolerations, host ports and volumes until
 // the installation allows them). The other objects were applied.
 type RefusedError struct {

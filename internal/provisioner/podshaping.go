@@ -18,7 +18,7 @@ import (
 // (v1alpha2.UsableVolumes, UsableVolumeMounts: never one of its own),
 // host ports, lifecycle hooks and the readiness probe's initial delay.
 // Everything it sets is sealed (package podseal) and held by the
-// manager-pods admission policy to what the installation allows.
+// manager-placement admission policy to what the installation allows.
 func shapePod(d *v1alpha2.DeploymentSpec, spec *corev1.PodSpec, nginx *corev1.Container) {
 	if d == nil {
 		return

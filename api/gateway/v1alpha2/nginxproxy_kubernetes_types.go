@@ -167,7 +167,7 @@ type PodSpec struct {
 	// Pod's. It chooses the nodes that run pods holding every key the
 	// Gateway serves: a Gateway's own NginxProxy sets it only if its
 	// class lists Scheduling in allowGatewayOverrides, and the manager's
-	// admission policy (manager-pods) refuses it until the installation
+	// admission policy (manager-placement) refuses it until the installation
 	// allows it (docs/security.md). NGINX Gateway Fabric's field.
 	//
 	// +optional
