@@ -29,8 +29,7 @@ type podProjection struct {
 	InitContainers               []containerProjection     `json:"initContainers"`
 	Containers                   []containerProjection     `json:"containers"`
 	Volumes                      []volumeProjection        `json:"volumes"`
-	// Placement, when set (a template without it projects as before these
-	// fields were held, so pods sealed then still pass).
+	// Placement, in a v2 seal's projection only (seal.go's version).
 	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	Affinity     *affinity           `json:"affinity,omitempty"`
 	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
@@ -132,7 +131,7 @@ type containerProjection struct {
 	SecurityContext *containerSecurity             `json:"securityContext"`
 	Exec            map[string][]string            `json:"exec"`
 	ResourceClaims  []corev1.ResourceClaim         `json:"resourceClaims"`
-	// HostPorts, when any (as NodeSelector above).
+	// HostPorts, in a v2 seal's projection only.
 	HostPorts []hostPort `json:"hostPorts,omitempty"`
 }
 
@@ -158,14 +157,14 @@ type containerSecurity struct {
 	AppArmorProfile          *corev1.AppArmorProfile `json:"appArmorProfile"`
 }
 
-func projectContainer(c corev1.Container) containerProjection {
+func projectContainer(c corev1.Container, placement bool) containerProjection {
 	p := containerProjection{
 		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, WorkingDir: c.WorkingDir,
 		RestartPolicy: c.RestartPolicy, EnvFrom: c.EnvFrom, VolumeMounts: c.VolumeMounts, VolumeDevices: c.VolumeDevices,
 		ResourceClaims: c.Resources.Claims,
 	}
 	for _, port := range c.Ports {
-		if port.HostPort != 0 {
+		if placement && port.HostPort != 0 {
 			protocol := port.Protocol
 			if protocol == "" {
 				protocol = corev1.ProtocolTCP
