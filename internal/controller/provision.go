@@ -149,8 +149,9 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	}
 	if refusedErr != nil {
 		// The Service may be among the refused: its addresses are not
-		// read; the NginxProxy's or the installation's fix is watched, and
-		// tried again meanwhile.
+		// read. A fix of the NginxProxy is watched; one of the
+		// installation's (its dataplane-placement ConfigMap, which the
+		// manager does not watch) is found by trying again each minute.
 		c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonInvalid),
 			"the data plane cannot be provisioned as its NginxProxy says: "+refusedErr.Error()+
 				" (an admission policy's refusal: the installation allows the value, docs/security.md; other refusals: fix the NginxProxy)")
