@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -243,6 +244,13 @@ func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) err
 		}
 	}
 	now := metav1.Now()
+	if len(j.prov.notes) > 0 {
+		// The patches left out are named with the rest of the NginxProxy
+		// the data plane does not carry out (g is the translation's: a copy).
+		withNotes := *g
+		withNotes.NotProgrammed = append(slices.Clone(g.NotProgrammed), j.prov.notes...)
+		g = &withNotes
+	}
 	if err := r.writeGatewayStatus(ctx, g, dp, j.prov.addresses, j.prov.problem, t.Extra(t.GatewayRef()), now); err != nil {
 		return err
 	}

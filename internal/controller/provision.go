@@ -82,6 +82,9 @@ type provisioned struct {
 	problem *metav1.Condition
 	// retryAfter, when set, is when to provision again.
 	retryAfter time.Duration
+	// notes are the NginxProxy's patches left out (provisioner.PatchedObjects),
+	// named with what of the NginxProxy is not programmed.
+	notes []string
 	// stalled is why the data plane's Deployment cannot bring its pods up
 	// (deploymentStalled); "" when it can or is still trying.
 	stalled string
@@ -123,17 +126,31 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err != nil {
 		return provisioned{}, err
 	}
-	objs := provisioner.Objects(provisioner.Params{
+	objs, patchNotes := provisioner.PatchedObjects(provisioner.Params{
 		Gateway: g.Source, NginxProxy: g.NginxProxy, Ports: ports, UDPPorts: udpPorts, ReadinessPort: g.ReadinessPort(), AgentConfig: conf, AgentCA: ca, Images: p.Images,
 		AgentServer: net.JoinHostPort(p.AgentHost, strconv.Itoa(p.AgentPort)), AgentServerName: p.ServerName,
 		Owner: r.owner(), PullSecrets: pullSecrets, SealKey: p.SealKey,
 	})
+	var refusedErr *provisioner.RefusedError
 	if err := provisioner.Apply(ctx, r.Client, p.APIReader, r.owner(), g.Source, objs, p.Applied); err != nil {
 		var notOwned *provisioner.NotOwnedError
-		if !errors.As(err, &notOwned) {
+		switch {
+		case errors.As(err, &notOwned):
+			return provisioned{problem: status.NotProvisioned(notOwned), retryAfter: notOwnedRetry}, nil
+		case errors.As(err, &refusedErr):
+			// Said in the Gateway's status below, and the configuration is
+			// published all the same: the pods that run keep serving it.
+			log.FromContext(ctx).Error(err, "Data-plane objects refused")
+		default:
 			return provisioned{}, err
 		}
-		return provisioned{problem: status.NotProvisioned(notOwned), retryAfter: notOwnedRetry}, nil
+	}
+	if refusedErr != nil {
+		// The Service may be among the refused: its addresses are not
+		// read. A fix of the NginxProxy is watched; one of the
+		// installation's (its dataplane-placement ConfigMap, which the
+		// manager does not watch) is found by trying again each minute.
+		return provisioned{addresses: g.Source.Status.Addresses, problem: status.DataPlaneRefused(refusedErr), retryAfter: notOwnedRetry, notes: patchNotes}, nil
 	}
 	if err := provisioner.Remove(ctx, r.Client, r.owner(), g.Source, objs); err != nil {
 		return provisioned{}, err
@@ -143,7 +160,7 @@ func (r *GatewayReconciler) provision(ctx context.Context, g *graph.Gateway) (pr
 	if err := r.Get(ctx, key, svc); err != nil {
 		return provisioned{}, client.IgnoreNotFound(err)
 	}
-	out := provisioned{addresses: status.ServiceAddresses(svc), problem: status.AddressCondition(graph.RequestedAddresses(g.Source), svc)}
+	out := provisioned{addresses: status.ServiceAddresses(svc), problem: status.AddressCondition(graph.RequestedAddresses(g.Source), svc), notes: patchNotes}
 	if len(missing) > 0 {
 		// Installed when it appears (the Secret is watched); pods that need
 		// it fail to pull meanwhile, which the Deployment reports.

@@ -119,7 +119,7 @@ func overlayWorkload(base, over *v1alpha2.KubernetesSpec) (*v1alpha2.DeploymentS
 	if d == nil {
 		return nil, &v1alpha2.DaemonSetSpec{}
 	}
-	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod}
+	return nil, &v1alpha2.DaemonSetSpec{Container: d.Container, Endpoints: d.Endpoints, WAFContainers: d.WAFContainers, Pod: d.Pod, Patches: d.Patches}
 }
 
 // workloadOf is the pod settings of k's workload, without a Deployment's
@@ -129,7 +129,7 @@ func workloadOf(k *v1alpha2.KubernetesSpec) *v1alpha2.DeploymentSpec {
 	if w == nil {
 		return nil
 	}
-	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod}
+	return &v1alpha2.DeploymentSpec{Container: w.Container, Endpoints: w.Endpoints, WAFContainers: w.WAFContainers, Pod: w.Pod, Patches: w.Patches}
 }
 
 func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.DeploymentSpec {
@@ -152,6 +152,11 @@ func overlayDeployment(base, over *v1alpha2.DeploymentSpec) *v1alpha2.Deployment
 		base.Endpoints.Resources = pick(over.Endpoints.Resources, base.Endpoints.Resources)
 	}
 	base.Pod = overlayPod(base.Pod, over.Pod)
+	// The Gateway's patches, when its class lets it set them, replace the
+	// class's: they are one setting, applied in order.
+	if over.Patches != nil {
+		base.Patches = over.Patches
+	}
 	if over.WAFContainers != nil {
 		if base.WAFContainers == nil {
 			base.WAFContainers = &v1alpha2.WAFContainers{}
@@ -179,6 +184,19 @@ func overlayPod(base, over *v1alpha2.PodSpec) *v1alpha2.PodSpec {
 	if over.TopologySpreadConstraints != nil {
 		base.TopologySpreadConstraints = over.TopologySpreadConstraints
 	}
+	// Placement and volumes, when the class lets the Gateway set them
+	// (allowedOverrides), replace the class's whole: an affinity, a node
+	// selector, a list of tolerations or volumes is one setting.
+	base.Affinity = pick(over.Affinity, base.Affinity)
+	if over.NodeSelector != nil {
+		base.NodeSelector = over.NodeSelector
+	}
+	if over.Tolerations != nil {
+		base.Tolerations = over.Tolerations
+	}
+	if over.Volumes != nil {
+		base.Volumes = over.Volumes
+	}
 	return base
 }
 
@@ -198,6 +216,15 @@ func overlayContainer(base, over *v1alpha2.ContainerSpec) *v1alpha2.ContainerSpe
 		base.Image.PullPolicy = pick(over.Image.PullPolicy, base.Image.PullPolicy)
 	}
 	base.Resources = pick(over.Resources, base.Resources)
+	// Each replaces the class's whole.
+	base.Lifecycle = pick(over.Lifecycle, base.Lifecycle)
+	base.ReadinessProbe = pick(over.ReadinessProbe, base.ReadinessProbe)
+	if over.HostPorts != nil {
+		base.HostPorts = over.HostPorts
+	}
+	if over.VolumeMounts != nil {
+		base.VolumeMounts = over.VolumeMounts
+	}
 	return base
 }
 
@@ -213,6 +240,13 @@ func overlayService(base, over *v1alpha2.ServiceSpec) *v1alpha2.ServiceSpec {
 	base.LoadBalancerIP = pick(over.LoadBalancerIP, base.LoadBalancerIP)
 	if over.LoadBalancerSourceRanges != nil {
 		base.LoadBalancerSourceRanges = over.LoadBalancerSourceRanges
+	}
+	base.LoadBalancerClass = pick(over.LoadBalancerClass, base.LoadBalancerClass)
+	if over.Patches != nil {
+		base.Patches = over.Patches
+	}
+	if over.NodePorts != nil {
+		base.NodePorts = over.NodePorts
 	}
 	return base
 }

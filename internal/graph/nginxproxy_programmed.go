@@ -82,7 +82,7 @@ func NotProgrammed(s *v1alpha2.NginxProxySpec) []string {
 			out = append(out, "rewriteClientIP.setIPRecursively: used with mode XForwardedFor only")
 		}
 	}
-	return out
+	return append(out, podNotProgrammed(s)...)
 }
 
 // telemetryFields names the telemetry fields that would configure span

@@ -19,8 +19,10 @@ import (
 // and disableBaseHeaders, which lets clients' own X-Forwarded-For and
 // X-Real-IP through), nor put prefixed labels and annotations on its
 // objects, which other controllers act on (a Service annotation can make
-// a load balancer public). The class's NginxProxy lets its Gateways do
-// these with allowGatewayOverrides.
+// a load balancer public), nor choose the nodes its pods run on, what of
+// the node or the namespace they mount, the node ports they bind or the
+// commands their hooks run in the NGINX container (dropPodShaping). The
+// class's NginxProxy lets its Gateways do these with allowGatewayOverrides.
 
 // allowedOverrides returns the spec of the Gateway's NginxProxy as its class
 // lets it apply (nil when the Gateway has none), and the fields left out,
@@ -51,12 +53,70 @@ func allowedOverrides(class, gateway *v1alpha2.NginxProxy) (*v1alpha2.NginxProxy
 		if !allowed[v1alpha2.OverrideImages] && k.DaemonSet != nil {
 			refused = append(refused, dropImages("kubernetes.daemonSet", k.DaemonSet.Container, k.DaemonSet.WAFContainers)...)
 		}
+		for _, w := range []struct {
+			path string
+			d    *v1alpha2.DeploymentSpec
+		}{{"kubernetes.deployment", k.Deployment}, {"kubernetes.daemonSet", daemonSetPods(k.DaemonSet)}} {
+			if w.d != nil {
+				refused = append(refused, dropPodShaping(w.path, allowed, w.d.Pod, w.d.Container)...)
+			}
+		}
+		if !allowed[v1alpha2.OverridePatches] {
+			if d := k.Deployment; d != nil && d.Patches != nil {
+				d.Patches = nil
+				refused = append(refused, "kubernetes.deployment.patches")
+			}
+			if ds := k.DaemonSet; ds != nil && ds.Patches != nil {
+				ds.Patches = nil
+				refused = append(refused, "kubernetes.daemonSet.patches")
+			}
+			if svc := k.Service; svc != nil && svc.Patches != nil && allowed[v1alpha2.OverrideService] {
+				svc.Patches = nil
+				refused = append(refused, "kubernetes.service.patches")
+			}
+		}
 		if !allowed[v1alpha2.OverrideService] && k.Service != nil {
 			k.Service = nil
 			refused = append(refused, "kubernetes.service")
 		}
 	}
 	return out, refused
+}
+
+// daemonSetPods is a DaemonSet's pod settings, sharing ds's pointers
+// (nil without one).
+func daemonSetPods(ds *v1alpha2.DaemonSetSpec) *v1alpha2.DeploymentSpec {
+	if ds == nil {
+		return nil
+	}
+	return &v1alpha2.DeploymentSpec{Pod: ds.Pod, Container: ds.Container}
+}
+
+// dropPodShaping clears the placement and node-reaching settings of a
+// workload (under path) its class does not let a Gateway set: the pods'
+// affinity, nodeSelector and tolerations (Scheduling), volumes and the
+// NGINX container's volumeMounts (Volumes), its hostPorts (HostPorts) and
+// lifecycle hooks (Lifecycle). It returns the paths of those that were set.
+func dropPodShaping(path string, allowed map[v1alpha2.GatewayOverrideField]bool, pod *v1alpha2.PodSpec, c *v1alpha2.ContainerSpec) []string {
+	var refused []string
+	drop := func(field v1alpha2.GatewayOverrideField, name string, set bool, clear func()) {
+		if set && !allowed[field] {
+			clear()
+			refused = append(refused, path+"."+name)
+		}
+	}
+	if pod != nil {
+		drop(v1alpha2.OverrideScheduling, "pod.affinity", pod.Affinity != nil, func() { pod.Affinity = nil })
+		drop(v1alpha2.OverrideScheduling, "pod.nodeSelector", pod.NodeSelector != nil, func() { pod.NodeSelector = nil })
+		drop(v1alpha2.OverrideScheduling, "pod.tolerations", pod.Tolerations != nil, func() { pod.Tolerations = nil })
+		drop(v1alpha2.OverrideVolumes, "pod.volumes", pod.Volumes != nil, func() { pod.Volumes = nil })
+	}
+	if c != nil {
+		drop(v1alpha2.OverrideVolumes, "container.volumeMounts", c.VolumeMounts != nil, func() { c.VolumeMounts = nil })
+		drop(v1alpha2.OverrideHostPorts, "container.hostPorts", c.HostPorts != nil, func() { c.HostPorts = nil })
+		drop(v1alpha2.OverrideLifecycle, "container.lifecycle", c.Lifecycle != nil, func() { c.Lifecycle = nil })
+	}
+	return refused
 }
 
 // overrideFields are the fields the class's NginxProxy lets Gateways set.

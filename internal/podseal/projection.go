@@ -29,6 +29,62 @@ type podProjection struct {
 	InitContainers               []containerProjection     `json:"initContainers"`
 	Containers                   []containerProjection     `json:"containers"`
 	Volumes                      []volumeProjection        `json:"volumes"`
+	// Placement, in a v2 seal's projection only (seal.go's version).
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Affinity     *affinity           `json:"affinity,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// affinity is a pod's affinity but its required node affinity, which the
+// DaemonSet controller replaces with one to the pod's node, as the
+// scheduler sets every pod's nodeName: neither can be held (package doc).
+type affinity struct {
+	NodePreferred   []corev1.PreferredSchedulingTerm `json:"nodePreferred,omitempty"`
+	PodAffinity     *corev1.PodAffinity              `json:"podAffinity,omitempty"`
+	PodAntiAffinity *corev1.PodAntiAffinity          `json:"podAntiAffinity,omitempty"`
+}
+
+func projectAffinity(a *corev1.Affinity) *affinity {
+	if a == nil {
+		return nil
+	}
+	out := &affinity{PodAffinity: a.PodAffinity, PodAntiAffinity: a.PodAntiAffinity}
+	if a.NodeAffinity != nil {
+		out.NodePreferred = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if out.NodePreferred == nil && out.PodAffinity == nil && out.PodAntiAffinity == nil {
+		return nil
+	}
+	return out
+}
+
+// conditionTaints are the taints Kubernetes puts on nodes for their
+// conditions. The DaemonSet controller adds tolerations of them to its
+// pods, and the DefaultTolerationSeconds admission plugin to every pod,
+// replacing a template's own of the same key: they are not held.
+var conditionTaints = map[string]bool{
+	"node.kubernetes.io/not-ready": true, "node.kubernetes.io/unreachable": true, "node.kubernetes.io/disk-pressure": true,
+	"node.kubernetes.io/memory-pressure": true, "node.kubernetes.io/pid-pressure": true, "node.kubernetes.io/unschedulable": true,
+	"node.kubernetes.io/network-unavailable": true,
+}
+
+func projectTolerations(ts []corev1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range ts {
+		if !conditionTaints[t.Key] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hostPort is a container port bound on the node, with the API server's
+// default protocol.
+type hostPort struct {
+	ContainerPort int32           `json:"containerPort"`
+	HostPort      int32           `json:"hostPort"`
+	Protocol      corev1.Protocol `json:"protocol"`
+	HostIP        string          `json:"hostIP"`
 }
 
 // podSecurity is what decides the users, groups and kernel settings of a
@@ -75,6 +131,8 @@ type containerProjection struct {
 	SecurityContext *containerSecurity             `json:"securityContext"`
 	Exec            map[string][]string            `json:"exec"`
 	ResourceClaims  []corev1.ResourceClaim         `json:"resourceClaims"`
+	// HostPorts, in a v2 seal's projection only.
+	HostPorts []hostPort `json:"hostPorts,omitempty"`
 }
 
 // envVar is an environment variable; a value from elsewhere is held with
@@ -99,11 +157,20 @@ type containerSecurity struct {
 	AppArmorProfile          *corev1.AppArmorProfile `json:"appArmorProfile"`
 }
 
-func projectContainer(c corev1.Container) containerProjection {
+func projectContainer(c corev1.Container, placement bool) containerProjection {
 	p := containerProjection{
 		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, WorkingDir: c.WorkingDir,
 		RestartPolicy: c.RestartPolicy, EnvFrom: c.EnvFrom, VolumeMounts: c.VolumeMounts, VolumeDevices: c.VolumeDevices,
 		ResourceClaims: c.Resources.Claims,
+	}
+	for _, port := range c.Ports {
+		if placement && port.HostPort != 0 {
+			protocol := port.Protocol
+			if protocol == "" {
+				protocol = corev1.ProtocolTCP
+			}
+			p.HostPorts = append(p.HostPorts, hostPort{ContainerPort: port.ContainerPort, HostPort: port.HostPort, Protocol: protocol, HostIP: port.HostIP})
+		}
 	}
 	for _, e := range c.Env {
 		p.Env = append(p.Env, envVar{Name: e.Name, Value: e.Value, ValueFrom: normalizeEnvSource(e.ValueFrom)})
@@ -226,14 +293,14 @@ func projectVolume(v corev1.Volume) (volumeProjection, error) {
 					Audience: t.Audience, ExpirationSeconds: ptr.Deref(t.ExpirationSeconds, 3600), Path: t.Path}})
 				continue
 			}
-			raw, err := json.Marshal(src)
+			raw, err := json.Marshal(normalizeProjection(src))
 			if err != nil {
 				return volumeProjection{}, fmt.Errorf("encoding a source of volume %s: %w", v.Name, err)
 			}
 			p.Projected.Sources = append(p.Projected.Sources, projectedSource{Other: raw})
 		}
 	default:
-		raw, err := json.Marshal(s)
+		raw, err := json.Marshal(normalizeSource(s))
 		if err != nil {
 			return volumeProjection{}, fmt.Errorf("encoding volume %s: %w", v.Name, err)
 		}

@@ -36,16 +36,26 @@ import (
 // Annotation holds a pod template's seal.
 const Annotation = "gatewall.io/pod-seal"
 
-// version prefixes a seal: a later projection gets a new one, and seals of
-// the old one stay verifiable while its pods run.
-const version = "v1."
+// A version prefixes a seal: a later projection gets a new one, and seals
+// of the old one stay verifiable while its pods run. A v1 seal leaves
+// placement out (the node selector, tolerations, affinity and host ports):
+// it is the seal of pods whose template sets none, so that a mutating
+// admission that adds a toleration or a node selector to every pod of a
+// namespace, which such pods passed before placement was sealed, still
+// lets them pass. A template that sets any gets a v2 seal, which holds
+// them: its pods carry the placement they were rendered with.
+const (
+	version          = "v1."
+	versionPlacement = "v2."
+)
 
 // KeySize is the size of a sealing key: HMAC-SHA256's block is larger,
 // its output this size.
 const KeySize = 32
 
-// macContext separates these MACs from any other use of the key.
-const macContext = "gatewall pod seal v1\x00"
+// macContext separates these MACs from any other use of the key, and
+// each version's from the other's.
+var macContext = map[string]string{version: "gatewall pod seal v1\x00", versionPlacement: "gatewall pod seal v2\x00"}
 
 // Seal returns the seal of spec, rendered for the Gateway whose UID is
 // gateway, under key.
@@ -53,11 +63,15 @@ func Seal(key []byte, gateway types.UID, spec *corev1.PodSpec) (string, error) {
 	if len(key) < KeySize {
 		return "", fmt.Errorf("a pod seal key has %d bytes, want %d", len(key), KeySize)
 	}
-	p, err := Projection(spec)
+	v := version
+	if hasPlacement(spec) {
+		v = versionPlacement
+	}
+	p, err := project(spec, v == versionPlacement)
 	if err != nil {
 		return "", err
 	}
-	return version + base64.RawURLEncoding.EncodeToString(mac(key, gateway, p)), nil
+	return v + base64.RawURLEncoding.EncodeToString(mac(key, v, gateway, p)), nil
 }
 
 // Verify returns nil if pod carries the seal its spec would have if the
@@ -72,27 +86,29 @@ func Verify(key []byte, gateway types.UID, pod *corev1.Pod) error {
 		// They can mount the pod's volumes and join its containers'
 		// process namespaces: what the seal rules out.
 		return fmt.Errorf("it has ephemeral containers (%s)", ephemeralNames(pod))
-	case !strings.HasPrefix(seal, version):
+	}
+	v := seal[:min(len(seal), len(version))]
+	if _, known := macContext[v]; !known {
 		return fmt.Errorf("its seal is not of a version this Gatewall knows (%q)", truncate(seal))
 	}
-	got, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(seal, version))
+	got, err := base64.RawURLEncoding.DecodeString(seal[len(v):])
 	if err != nil {
 		return fmt.Errorf("its seal does not decode: %w", err)
 	}
-	p, err := Projection(&pod.Spec)
+	p, err := project(&pod.Spec, v == versionPlacement)
 	if err != nil {
 		return err
 	}
-	if !hmac.Equal(got, mac(key, gateway, p)) {
+	if !hmac.Equal(got, mac(key, v, gateway, p)) {
 		return errors.New("its spec is not one Gatewall rendered for this Gateway: its containers, images, commands, environment, mounts, volumes, " +
 			"security contexts or ServiceAccount differ from those sealed, or the seal is of another Gateway or another installation")
 	}
 	return nil
 }
 
-func mac(key []byte, gateway types.UID, projection []byte) []byte {
+func mac(key []byte, v string, gateway types.UID, projection []byte) []byte {
 	h := hmac.New(sha256.New, key)
-	h.Write([]byte(macContext))
+	h.Write([]byte(macContext[v]))
 	h.Write([]byte(gateway))
 	h.Write([]byte{0})
 	h.Write(projection)
@@ -105,11 +121,36 @@ func mac(key []byte, gateway types.UID, projection []byte) []byte {
 // devices, security context, the commands of exec probes and hooks,
 // resource claims, an init container's restart policy), the volumes, the
 // ServiceAccount and whether its API token is mounted, the host namespaces
-// and process sharing, the pod's security context and resource claims.
-// Left out is what does not decide which code runs with which files and
-// privileges: resources, ports, probes that are not commands, scheduling,
-// DNS, labels and annotations.
-func Projection(spec *corev1.PodSpec) ([]byte, error) {
+// and process sharing, the pod's security context and resource claims; and
+// where it may run: its node selector, tolerations (but those of node
+// conditions, which Kubernetes adds), preferred node affinity, pod
+// affinity and anti-affinity, and the containers' host ports. Left out is
+// what does not decide which code runs with which files and privileges,
+// or cannot be held: resources, other ports, probes that are not
+// commands, the node (nodeName, which the scheduler sets, and the
+// required node affinity, which the DaemonSet controller replaces), DNS,
+// labels and annotations.
+//
+// A v1 seal's projection leaves placement out (version).
+func Projection(spec *corev1.PodSpec) ([]byte, error) { return project(spec, true) }
+
+// hasPlacement says whether spec sets what a v2 seal holds and a v1 seal
+// does not.
+func hasPlacement(spec *corev1.PodSpec) bool {
+	if len(spec.NodeSelector) > 0 || projectAffinity(spec.Affinity) != nil || len(projectTolerations(spec.Tolerations)) > 0 {
+		return true
+	}
+	for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func project(spec *corev1.PodSpec, placement bool) ([]byte, error) {
 	p := podProjection{
 		ServiceAccountName:           spec.ServiceAccountName,
 		AutomountServiceAccountToken: spec.AutomountServiceAccountToken,
@@ -121,11 +162,14 @@ func Projection(spec *corev1.PodSpec) ([]byte, error) {
 		SecurityContext:              projectPodSecurity(spec.SecurityContext),
 		ResourceClaims:               spec.ResourceClaims,
 	}
+	if placement {
+		p.NodeSelector, p.Affinity, p.Tolerations = spec.NodeSelector, projectAffinity(spec.Affinity), projectTolerations(spec.Tolerations)
+	}
 	for _, c := range spec.InitContainers {
-		p.InitContainers = append(p.InitContainers, projectContainer(c))
+		p.InitContainers = append(p.InitContainers, projectContainer(c, placement))
 	}
 	for _, c := range spec.Containers {
-		p.Containers = append(p.Containers, projectContainer(c))
+		p.Containers = append(p.Containers, projectContainer(c, placement))
 	}
 	for _, v := range spec.Volumes {
 		pv, err := projectVolume(v)

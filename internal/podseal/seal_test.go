@@ -185,6 +185,19 @@ func TestSealIgnoresWhatTheClusterChanges(t *testing.T) {
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}}
 			p.Spec.Priority = ptr.To(int32(0))
 		},
+		// What the DaemonSet controller adds to its pods: an affinity to
+		// their node, the tolerations of node conditions (which replace a
+		// template's own of their keys).
+		"a DaemonSet pod's placement": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}}}}}}}
+			for _, taint := range []string{"not-ready", "unreachable", "disk-pressure", "memory-pressure", "pid-pressure", "unschedulable", "network-unavailable"} {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "node.kubernetes.io/" + taint, Operator: corev1.TolerationOpExists})
+			}
+		},
+		"a port that is not a host port's": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: 9113, Name: "metrics"})
+		},
 		"defaulted container fields": func(p *corev1.Pod) {
 			for i := range p.Spec.Containers {
 				c := &p.Spec.Containers[i]
@@ -250,4 +263,114 @@ func TestProjectionIsCanonical(t *testing.T) {
 	if _, err := Seal(key[:16], gatewayUID, template()); err == nil {
 		t.Error("a short key seals")
 	}
+}
+
+// TestProjectionWithoutPlacement: a template without placement or host
+// ports projects as before the seal held them (the bytes have none of
+// their keys), so pods sealed by an earlier manager still pass; a host
+// port's protocol is held with the API server's default.
+func TestProjectionWithoutPlacement(t *testing.T) {
+	p, err := Projection(template())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"nodeSelector"`, `"affinity"`, `"tolerations"`, `"hostPorts"`} {
+		if bytes.Contains(p, []byte(k)) {
+			t.Errorf("the projection of a template without placement has %s: %s", k, p)
+		}
+	}
+	spec := template()
+	spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	pod := sealedPod(t, spec)
+	pod.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolTCP
+	if err := Verify(key, gatewayUID, pod); err != nil {
+		t.Errorf("a host port's defaulted protocol: %v", err)
+	}
+}
+
+// placed is template() with placement: a node selector, a toleration and a
+// host port, which a v2 seal holds.
+func placed() *corev1.PodSpec {
+	spec := template()
+	spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+	spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gateway", Effect: corev1.TaintEffectNoSchedule}}
+	spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	return spec
+}
+
+// TestSealCoversPlacement: the pods of a template with placement carry a
+// v2 seal, which holds where they may run: another node selector,
+// toleration, affinity or host port, or none, fails it, and so does the
+// seal read as a v1 one; what Kubernetes adds (a DaemonSet pod's node
+// affinity, node conditions' tolerations, a defaulted protocol) does not.
+// A template without placement keeps its v1 seal, which leaves placement
+// out as before it was sealed: a toleration or node selector a mutating
+// admission adds to every pod of a namespace does not fail it.
+func TestSealCoversPlacement(t *testing.T) {
+	if seal := sealedPod(t, placed()).Annotations[Annotation]; !strings.HasPrefix(seal, "v2.") {
+		t.Fatalf("a template with placement is sealed %q, want v2", seal)
+	}
+	if err := Verify(key, gatewayUID, sealedPod(t, placed())); err != nil {
+		t.Fatalf("the placed pod itself: %v", err)
+	}
+	for name, change := range map[string]func(p *corev1.Pod){
+		"a node selector": func(p *corev1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-with-secrets"}
+		},
+		"a toleration": func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}
+		},
+		"a preferred node affinity": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "role", Operator: corev1.NodeSelectorOpExists}}}}}}}
+		},
+		"a pod affinity": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vault"}}}}}}
+		},
+		"a host port": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: 80, HostPort: 80})
+		},
+		"another node selector value": func(p *corev1.Pod) { p.Spec.NodeSelector["kubernetes.io/os"] = "windows" },
+		"no node selector":            func(p *corev1.Pod) { p.Spec.NodeSelector = nil },
+		"another host port":           func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 10250 },
+		"the seal read as v1": func(p *corev1.Pod) {
+			p.Annotations[Annotation] = "v1." + strings.TrimPrefix(p.Annotations[Annotation], "v2.")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := sealedPod(t, placed())
+			change(p)
+			if err := Verify(key, gatewayUID, p); err == nil {
+				t.Fatal("the pod passes its seal")
+			}
+		})
+	}
+	for name, change := range map[string]func(p *corev1.Pod){
+		"a DaemonSet pod's placement": func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}}}}}}}
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "node.kubernetes.io/unschedulable", Operator: corev1.TolerationOpExists})
+		},
+		"a defaulted protocol": func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolTCP },
+	} {
+		t.Run("passes: "+name, func(t *testing.T) {
+			p := sealedPod(t, placed())
+			change(p)
+			if err := Verify(key, gatewayUID, p); err != nil {
+				t.Fatalf("the pod fails its seal: %v", err)
+			}
+		})
+	}
+	t.Run("passes: a namespace's default toleration and node selector on a pod sealed without placement", func(t *testing.T) {
+		p := sealedPod(t, template())
+		if seal := p.Annotations[Annotation]; !strings.HasPrefix(seal, "v1.") {
+			t.Fatalf("a template without placement is sealed %q, want v1", seal)
+		}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}
+		p.Spec.NodeSelector = map[string]string{"pool": "general"}
+		if err := Verify(key, gatewayUID, p); err != nil {
+			t.Fatalf("the pod fails its seal: %v", err)
+		}
+	})
 }

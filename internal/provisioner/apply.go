@@ -2,7 +2,9 @@ package provisioner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +32,26 @@ func (e *NotOwnedError) Error() string {
 		e.Kind, e.Namespace, e.Name, e.Controller)
 }
 
+// RefusedError is data-plane objects the API server refused (their
+// validation, or an admission policy such as config/rbac's manager-placement,
+// which refuses node selectors, tolerations, host ports and volumes until
+// the installation allows them). The other objects were applied.
+type RefusedError struct {
+	// Refusals are "Kind namespace/name: why", in the order applied.
+	Refusals []string
+}
+
+func (e *RefusedError) Error() string {
+	return "the API server refused " + strings.Join(e.Refusals, "; ")
+}
+
+// refused says whether err is the API server's refusal of an object as it
+// is (invalid, or forbidden by an admission policy or RBAC): applying it
+// again unchanged fails again.
+func refused(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)
+}
+
 // Apply writes a Gateway's data-plane objects with server-side apply,
 // taking ownership of every field Gatewall sets, so changes made by others
 // (drift) are reverted. It first reads each object: when one exists that is
@@ -40,7 +62,9 @@ func (e *NotOwnedError) Error() string {
 // set, skips an object that Apply wrote before exactly so and that nobody
 // changed since (the cache has the resourceVersion Apply got back). A
 // Deployment whose replicas Gatewall stops setting (autoscaling turned on)
-// keeps them (handOverReplicas).
+// keeps them (handOverReplicas). An object the API server refuses as it
+// is does not stop the others: they are applied, and a *RefusedError
+// names the refused ones.
 func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Owner, gw *gatewayv1.Gateway, objs []client.Object, applied *Applied) error {
 	have := make([]client.Object, len(objs))
 	for i, o := range objs {
@@ -50,6 +74,7 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Ow
 		}
 		have[i] = h
 	}
+	var refusals []string
 	for i, o := range objs {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
@@ -73,11 +98,36 @@ func Apply(ctx context.Context, c client.Client, confirm client.Reader, owner Ow
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			applied.forget(key)
+			if refused(err) {
+				refusals = append(refusals, fmt.Sprintf("%s %s/%s: %s", kind(o), o.GetNamespace(), o.GetName(), apiMessage(err)))
+				continue
+			}
 			return fmt.Errorf("applying %s %s/%s: %w", kind(o), o.GetNamespace(), o.GetName(), err)
 		}
 		applied.record(key, digest, u.GetResourceVersion())
 	}
+	if len(refusals) > 0 {
+		return &RefusedError{Refusals: refusals}
+	}
 	return nil
+}
+
+// maxRefusalLen bounds what a refusal quotes of the API server's message
+// (an admission policy's message and the object's name), so that a
+// Gateway's condition stays readable.
+const maxRefusalLen = 1024
+
+// apiMessage is the API server's message of err, bounded.
+func apiMessage(err error) string {
+	msg := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		msg = status.Status().Message
+	}
+	if len(msg) > maxRefusalLen {
+		msg = msg[:maxRefusalLen] + "…"
+	}
+	return msg
 }
 
 // checkOwner returns the object that stands where o goes (nil when none),

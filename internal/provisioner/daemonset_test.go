@@ -167,3 +167,23 @@ func TestDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestClassHookAndTheDrain: a class's lifecycle hook without a preStop
+// keeps the drain's pause on NGINX; one with a preStop replaces it.
+func TestClassHookAndTheDrain(t *testing.T) {
+	for spec, wantSleep := range map[string]int64{
+		`{kubernetes: {deployment: {container: {lifecycle: {postStart: {sleep: {seconds: 1}}}}}}}`: 10,
+		`{kubernetes: {deployment: {container: {lifecycle: {preStop: {sleep: {seconds: 4}}}}}}}`:   4,
+	} {
+		for _, o := range Objects(params(decodeSpec(t, spec))) {
+			d, ok := o.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			l := d.Spec.Template.Spec.Containers[0].Lifecycle
+			if l == nil || l.PreStop == nil || l.PreStop.Sleep == nil || l.PreStop.Sleep.Seconds != wantSleep {
+				t.Errorf("%s: NGINX's lifecycle %+v; want a preStop sleep of %d s", spec, l, wantSleep)
+			}
+		}
+	}
+}

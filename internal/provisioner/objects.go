@@ -111,6 +111,19 @@ const agentConfigHashAnnotation = "gatewall.io/agent-config-hash"
 
 // Objects returns a Gateway's data-plane objects, owned by the Gateway.
 func Objects(p Params) []client.Object {
+	objs, _ := PatchedObjects(p)
+	return objs
+}
+
+// PatchedObjects returns a Gateway's data-plane objects, owned by the
+// Gateway, with the NginxProxy's patches applied, and the patches left
+// out, each "field: why" (patches.go).
+func PatchedObjects(p Params) ([]client.Object, []string) {
+	objs := objects(p)
+	return objs, patchObjects(p, objs)
+}
+
+func objects(p Params) []client.Object {
 	gw := p.Gateway
 	name, labels := Name(gw), Labels(gw, p.NginxProxy)
 	annotations := Annotations(gw, p.NginxProxy)
@@ -320,6 +333,7 @@ func podTemplate(p Params, meta metav1.ObjectMeta, configMap, caSecret string, p
 		Containers:                    containers,
 		Volumes:                       volumes,
 	}
+	shapePod(d, &spec, &spec.Containers[0])
 	// A key too short (never the manager's: it checks its key at start)
 	// leaves the template unsealed, and its pods refused.
 	if seal, err := podseal.Seal(p.SealKey, p.Gateway.UID, &spec); err == nil {
@@ -424,6 +438,7 @@ func service(p Params, meta metav1.ObjectMeta) *corev1.Service {
 			svc.Spec.LoadBalancerIP = *s.LoadBalancerIP
 		}
 		svc.Spec.LoadBalancerSourceRanges = s.LoadBalancerSourceRanges
+		exposeService(svc, s)
 	}
 	// A Gateway's spec.addresses overrides the NginxProxy's loadBalancerIP.
 	// The Service has one: with several, the load balancer picks one and

@@ -54,6 +54,7 @@ func horizontalPodAutoscaler(np *v1alpha2.NginxProxySpec, meta metav1.ObjectMeta
 			}},
 		})
 	}
+	hpa.Spec.Metrics = append(hpa.Spec.Metrics, extraMetrics(a)...)
 	return hpa
 }
 

@@ -78,3 +78,14 @@ func NotProvisioned(err error) *metav1.Condition {
 		"the data plane cannot be provisioned: "+err.Error())
 	return &c
 }
+
+// DataPlaneRefused is the Gateway's Programmed=False condition while the
+// API server refuses objects of its data plane as its NginxProxy makes
+// them (err names them and why: an admission policy, most often the
+// placement pins an installation relaxes).
+func DataPlaneRefused(err error) *metav1.Condition {
+	c := conditions.False(string(gatewayv1.GatewayConditionProgrammed), string(gatewayv1.GatewayReasonInvalid),
+		"the data plane cannot be provisioned as its NginxProxy says: "+err.Error()+
+			" (an admission policy's refusal: the installation allows the value, docs/security.md; other refusals: fix the NginxProxy)")
+	return &c
+}

@@ -43,7 +43,7 @@ const (
 	maxImagePullSecrets   = 16
 	// maxTerminationGraceSecs is workerShutdownTimeout's bound.
 	maxTerminationGraceSecs = 3600
-	maxOverrideFields       = 4
+	maxOverrideFields       = 9
 	maxInfrastructureKeys   = 64
 	// maxInfrastructureKeyLen is a DNS subdomain prefix, "/" and a name.
 	maxInfrastructureKeyLen = 253 + 1 + 63
@@ -163,7 +163,8 @@ func gatewayOverrides(path *field.Path, o *v1alpha2.GatewayOverrides) field.Erro
 	}
 	for i, f := range o.Fields {
 		errs = append(errs, enum(fields.Index(i), string(f), string(v1alpha2.OverrideImages), string(v1alpha2.OverrideService),
-			string(v1alpha2.OverrideRewriteClientIP), string(v1alpha2.OverrideDisableBaseHeaders))...)
+			string(v1alpha2.OverrideRewriteClientIP), string(v1alpha2.OverrideDisableBaseHeaders), string(v1alpha2.OverrideScheduling),
+			string(v1alpha2.OverrideVolumes), string(v1alpha2.OverrideHostPorts), string(v1alpha2.OverrideLifecycle), string(v1alpha2.OverridePatches))...)
 	}
 	errs = append(errs, unique(fields, o.Fields)...)
 	keys := path.Child("infrastructureKeys")
@@ -196,13 +197,19 @@ func deployment(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	}
 	errs = append(errs, autoscaling(path.Child("autoscaling"), d.Autoscaling)...)
 	errs = append(errs, podDisruptionBudget(path.Child("podDisruptionBudget"), d.PodDisruptionBudget)...)
+	if d.Autoscaling != nil {
+		errs = append(errs, hpaMetrics(path.Child("autoscaling", "metrics"), d.Autoscaling.Metrics)...)
+	}
 	return append(errs, podSettings(path, d)...)
 }
 
 // podSettings checks the settings a Deployment and a DaemonSet share.
 func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	errs := container(path.Child("container"), d.Container)
+	errs = append(errs, nginxContainer(path.Child("container"), d.Container)...)
+	errs = append(errs, patches(path.Child("patches"), d.Patches)...)
 	if p := d.Pod; p != nil {
+		errs = append(errs, scheduling(path.Child("pod"), p)...)
 		if g := p.TerminationGracePeriodSeconds; g != nil {
 			errs = append(errs, intRange(path.Child("pod", "terminationGracePeriodSeconds"), *g, 0, maxTerminationGraceSecs)...)
 		}
@@ -218,6 +225,7 @@ func podSettings(path *field.Path, d *v1alpha2.DeploymentSpec) field.ErrorList {
 	if w := d.WAFContainers; w != nil {
 		errs = append(errs, container(path.Child("wafContainers", "enforcer"), w.Enforcer)...)
 		errs = append(errs, container(path.Child("wafContainers", "configManager"), w.ConfigManager)...)
+		errs = append(errs, wafContainers(path.Child("wafContainers"), w)...)
 	}
 	return errs
 }
@@ -272,6 +280,8 @@ func service(spec *field.Path, family *v1alpha2.IPFamily, svc *v1alpha2.ServiceS
 			errs = append(errs, field.Invalid(spec, "object", MsgLBIPNotIPv6))
 		}
 	}
+	errs = append(errs, serviceExposure(path, svc)...)
+	errs = append(errs, patches(path.Child("patches"), svc.Patches)...)
 	if r := svc.LoadBalancerSourceRanges; r != nil {
 		if !lb {
 			errs = append(errs, field.Invalid(path, "object", MsgLBRangesType))

@@ -57,6 +57,7 @@ func All() []Case {
 	cs = append(cs, daemonSetCases()...)
 	cs = append(cs, podCases()...)
 	cs = append(cs, spreadCases()...)
+	cs = append(cs, podShapingCases()...)
 	cs = append(cs, clientSettingsCases()...)
 	cs = append(cs, rateLimitCases()...)
 	cs = append(cs, upstreamSettingsCases()...)

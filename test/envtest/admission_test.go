@@ -49,6 +49,10 @@ func installRBAC(t *testing.T) client.Client {
 		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
 			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			install = append(install, o)
+		case "ConfigMap":
+			if strings.HasSuffix(o.GetName(), "dataplane-placement") {
+				install = append(install, o)
+			}
 		}
 	}
 	if err := manifest.Apply(ctx, env.Client, "gatewall-test", install); err != nil {

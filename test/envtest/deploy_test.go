@@ -38,11 +38,13 @@ func TestDeployManifests(t *testing.T) {
 	// engine's other kinds are the Gateway API's) and one per filter kind
 	// ExtensionRef filters may name; ClusterRoles: the manager's and the metrics reader's;
 	// Services: the agent server's and the metrics'; admission policies
-	// (and their bindings): the manager's writes, pods, Services and Secrets.
+	// (and their bindings): the manager's writes, pods, placement, Services,
+	// scaling and Secrets; ConfigMaps: the placement policy's
+	// dataplane-placement.
 	for kind, want := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 1 + gatewallKinds() + len(graph.ExtensionFilterKinds), "Deployment": 1, "ServiceAccount": 1,
 		"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Service": 2,
-		"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5,
+		"ValidatingAdmissionPolicy": 6, "ValidatingAdmissionPolicyBinding": 6, "ConfigMap": 1,
 	} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -25,7 +26,9 @@ import (
 // ReplicaSet controller creates them), with the API server's defaults
 // applied: the projection the seal covers is the same bytes before and
 // after. Every shape of template the provisioner renders is tried: WAF on
-// and off, a metrics port, resources, images of an NginxProxy.
+// and off, a metrics port, resources, images of an NginxProxy, and NGINX
+// Gateway Fabric's placement, volumes (of the kinds whose fields the API
+// server defaults), mounts, host ports and hooks.
 func TestPodSealSurvivesDefaulting(t *testing.T) {
 	ctx := context.Background()
 	ns := "pod-seal"
@@ -40,6 +43,7 @@ func TestPodSealSurvivesDefaulting(t *testing.T) {
 		"metrics, resources and an image": {Metrics: &v1alpha2.Metrics{Port: ptr.To(int32(9113))}, Kubernetes: &v1alpha2.KubernetesSpec{
 			Deployment: &v1alpha2.DeploymentSpec{Replicas: ptr.To(int32(2)), Container: &v1alpha2.ContainerSpec{
 				Resources: resources, Image: &v1alpha2.Image{Repository: ptr.To("registry.example/nginx"), Tag: ptr.To("1.2.3")}}}}},
+		"NGINX Gateway Fabric's scheduling and pod-shaping fields": podShapingSpec(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			gw := &gatewayv1.Gateway{
@@ -159,4 +163,60 @@ func TestPodSealSurvivesDaemonSet(t *testing.T) {
 	if err := podseal.Verify(key, gw.UID, created); err != nil {
 		t.Errorf("a DaemonSet's pod fails its seal: %v", err)
 	}
+}
+
+// podShapingSpec sets every scheduling and pod-shaping field of NGINX
+// Gateway Fabric's, with volumes of the kinds the API server defaults
+// fields of (a host path's type, a downward API's mode and field
+// version, a Secret's and a projection's modes).
+func podShapingSpec() *v1alpha2.NginxProxySpec {
+	return &v1alpha2.NginxProxySpec{Kubernetes: &v1alpha2.KubernetesSpec{Deployment: &v1alpha2.DeploymentSpec{
+		Pod: &v1alpha2.PodSpec{
+			NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+			Tolerations: []corev1.Toleration{
+				{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gateway", Effect: corev1.TaintEffectNoSchedule},
+				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(30))},
+			},
+			Affinity: &corev1.Affinity{
+				NodeAffinity: &corev1.NodeAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}},
+					PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 10, Preference: corev1.NodeSelectorTerm{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "role", Operator: corev1.NodeSelectorOpExists}}}}},
+				},
+				PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+					PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "gw"}}}}}},
+			},
+			Volumes: []corev1.Volume{
+				{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/geoip"}}},
+				{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{
+					Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+				{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "extra-certs"}}},
+				{Name: "bundle", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
+					ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "bundle"}}}}}}},
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
+				{Name: "cache", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+					Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}},
+			},
+		},
+		Container: &v1alpha2.ContainerSpec{
+			Lifecycle: &corev1.Lifecycle{
+				PreStop:   &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+				PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/started", Port: intstr.FromInt32(8081)}},
+			},
+			ReadinessProbe: &v1alpha2.ReadinessProbeSpec{InitialDelaySeconds: ptr.To(int32(3))},
+			HostPorts:      []v1alpha2.HostPort{{Port: 8080, ContainerPort: 80}},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "host", MountPath: "/usr/share/GeoIP", ReadOnly: true},
+				{Name: "info", MountPath: "/etc/podinfo"},
+				{Name: "certs", MountPath: "/etc/extra-certs"},
+				{Name: "bundle", MountPath: "/etc/bundle"},
+				{Name: "data", MountPath: "/data", SubPath: "nginx"},
+				{Name: "scratch", MountPath: "/scratch"},
+				{Name: "cache", MountPath: "/cache"},
+			},
+		},
+	}}}
 }

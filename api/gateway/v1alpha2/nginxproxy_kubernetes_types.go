@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -81,6 +82,16 @@ type DeploymentSpec struct {
 	// Fabric's deployment.pod).
 	// +optional
 	Pod *PodSpec `json:"pod,omitempty"`
+	// Patches change the data plane's Deployment after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // DaemonSetSpec configures the data-plane DaemonSet: its pods' settings
@@ -102,6 +113,16 @@ type DaemonSetSpec struct {
 	// Pod configures the data-plane pods, as in a Deployment.
 	// +optional
 	Pod *PodSpec `json:"pod,omitempty"`
+	// Patches change the data plane's DaemonSet after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // PodSpec configures the data-plane pods.
@@ -144,6 +165,52 @@ type PodSpec struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:XValidation:message="each topologyKey and whenUnsatisfiable pair can appear once",rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))"
 	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// Affinity is the pods' node and pod affinity and anti-affinity, as a
+	// Pod's. It chooses the nodes that run pods holding every key the
+	// Gateway serves: a Gateway's own NginxProxy sets it only if its
+	// class lists Scheduling in allowGatewayOverrides, and the manager's
+	// admission policy (manager-placement) refuses it until the installation
+	// allows it (docs/security.md). NGINX Gateway Fabric's field.
+	//
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// NodeSelector are node labels a node must have to run the pods, as a
+	// Pod's: at most 32. Class level, as affinity. The API server checks
+	// the keys and values when the data plane is applied (a refusal is in
+	// the Gateway's status). NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods run on nodes with matching taints, as a
+	// Pod's: at most 32. Class level, as affinity. NGINX Gateway
+	// Fabric's field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:message="a toleration's operator is Exists or Equal, its effect NoSchedule, PreferNoSchedule or NoExecute",rule="self.all(t, (!has(t.operator) || t.operator in ['Exists', 'Equal']) && (!has(t.effect) || t.effect in ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']))"
+	// +kubebuilder:validation:XValidation:message="a toleration without a key must have operator Exists, and one with operator Exists no value",rule="self.all(t, (has(t.key) && t.key != '' || has(t.operator) && t.operator == 'Exists') && !(has(t.operator) && t.operator == 'Exists' && has(t.value) && t.value != ''))"
+	// +kubebuilder:validation:XValidation:message="tolerationSeconds can only be set with effect NoExecute",rule="self.all(t, !has(t.tolerationSeconds) || has(t.effect) && t.effect == 'NoExecute')"
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Volumes are volumes the NGINX container may mount (its
+	// volumeMounts), as a Pod's: at most 16. One named as a volume of the
+	// data plane's own (nginx-conf, agent-token, ...: ReservedVolumeNames)
+	// is left out, and the status says so. A volume can reach the node (hostPath) or
+	// other Secrets of the namespace: class level unless the class lists
+	// Volumes in allowGatewayOverrides, and refused by the manager's
+	// admission policy until the installation allows it
+	// (docs/security.md). NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
 }
 
 // TopologySpreadConstraint is a Pod's topology spread constraint without
@@ -213,7 +280,10 @@ type EndpointsContainer struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
-// WAFContainers configures the WAF containers of a data-plane pod.
+// WAFContainers configures the WAF containers of a data-plane pod: their
+// images and resources.
+//
+// +kubebuilder:validation:XValidation:message="the WAF containers take an image and resources only",rule="(!has(self.enforcer) || !has(self.enforcer.lifecycle) && !has(self.enforcer.readinessProbe) && !has(self.enforcer.hostPorts) && !has(self.enforcer.volumeMounts)) && (!has(self.configManager) || !has(self.configManager.lifecycle) && !has(self.configManager.readinessProbe) && !has(self.configManager.hostPorts) && !has(self.configManager.volumeMounts))"
 type WAFContainers struct {
 	// Enforcer configures the waf-enforcer container.
 	// +optional
@@ -224,7 +294,9 @@ type WAFContainers struct {
 	ConfigManager *ContainerSpec `json:"configManager,omitempty"`
 }
 
-// ContainerSpec configures one container.
+// ContainerSpec configures one container. Lifecycle, readinessProbe,
+// hostPorts and volumeMounts are the NGINX container's only (the WAF
+// containers refuse them).
 type ContainerSpec struct {
 	// Image is the container image. Unset parts keep Gatewall's defaults.
 	// +optional
@@ -233,6 +305,50 @@ type ContainerSpec struct {
 	// Resources are the container's compute resource requests and limits.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Lifecycle are the NGINX container's postStart and preStop hooks, as
+	// a Container's. An exec hook runs a command in the container that
+	// holds every key the Gateway serves: class level unless the class
+	// lists Lifecycle in allowGatewayOverrides. Each hook has exactly one
+	// action; exec needs a command; stopSignal is not served (a pod needs
+	// spec.os for it). NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:message="a lifecycle hook has exactly one of exec, httpGet, tcpSocket or sleep",rule="(!has(self.postStart) || [has(self.postStart.exec), has(self.postStart.httpGet), has(self.postStart.tcpSocket), has(self.postStart.sleep)].filter(x, x).size() == 1) && (!has(self.preStop) || [has(self.preStop.exec), has(self.preStop.httpGet), has(self.preStop.tcpSocket), has(self.preStop.sleep)].filter(x, x).size() == 1)"
+	// +kubebuilder:validation:XValidation:message="an exec hook needs a command, and a sleep at least 1 second",rule="(!has(self.postStart) || (!has(self.postStart.exec) || has(self.postStart.exec.command) && size(self.postStart.exec.command) > 0) && (!has(self.postStart.sleep) || self.postStart.sleep.seconds >= 1)) && (!has(self.preStop) || (!has(self.preStop.exec) || has(self.preStop.exec.command) && size(self.preStop.exec.command) > 0) && (!has(self.preStop.sleep) || self.preStop.sleep.seconds >= 1))"
+	// +kubebuilder:validation:XValidation:message="stopSignal is not served",rule="!has(self.stopSignal)"
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
+
+	// ReadinessProbe tunes the NGINX container's readiness probe. NGINX
+	// Gateway Fabric's field.
+	//
+	// +optional
+	ReadinessProbe *ReadinessProbeSpec `json:"readinessProbe,omitempty"`
+
+	// HostPorts bind ports of every node that runs a data-plane pod to
+	// the NGINX container's ports: at most 16, each host port once. They
+	// reach the node: class level unless the class lists HostPorts in
+	// allowGatewayOverrides, and refused by the manager's admission policy
+	// until the installation allows them. NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:message="each host port can appear once",rule="self.all(p, self.exists_one(q, q.port == p.port))"
+	HostPorts []HostPort `json:"hostPorts,omitempty"`
+
+	// VolumeMounts mount the pod's volumes (pod.volumes) in the NGINX
+	// container: at most 16, each path once. A mount inside or over one of
+	// the data plane's own directories (/etc/nginx, the agent's token and
+	// CA, ...: ReservedMountPaths), of a volume pod.volumes does not have,
+	// or with Bidirectional propagation is left out, and the status says
+	// so. Class level, as volumes. NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=16
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
 }
 
 // Image is a container image reference.
@@ -265,6 +381,8 @@ type Image struct {
 // +kubebuilder:validation:XValidation:message="loadBalancerIP can only be set when type is LoadBalancer",rule="!has(self.loadBalancerIP) || !has(self.type) || self.type == 'LoadBalancer'"
 // +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges can only be set when type is LoadBalancer",rule="!has(self.loadBalancerSourceRanges) || !has(self.type) || self.type == 'LoadBalancer'"
 // +kubebuilder:validation:XValidation:message="externalTrafficPolicy can only be set when type is NodePort or LoadBalancer",rule="!has(self.externalTrafficPolicy) || !has(self.type) || self.type != 'ClusterIP'"
+// +kubebuilder:validation:XValidation:message="loadBalancerClass can only be set when type is LoadBalancer",rule="!has(self.loadBalancerClass) || !has(self.type) || self.type == 'LoadBalancer'"
+// +kubebuilder:validation:XValidation:message="nodePorts can only be set when type is NodePort or LoadBalancer",rule="!has(self.nodePorts) || !has(self.type) || self.type != 'ClusterIP'"
 type ServiceSpec struct {
 	// Type is the Service type: ClusterIP, NodePort or LoadBalancer (default).
 	//
@@ -296,11 +414,43 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:items:MaxLength=49
 	// +kubebuilder:validation:XValidation:message="loadBalancerSourceRanges must be CIDRs",rule="self.all(r, isCIDR(r))"
 	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+
+	// LoadBalancerClass chooses the load balancer implementation of the
+	// Service (a label-key-like name, example.com/internal). Only for
+	// LoadBalancer Services; Kubernetes does not let it change once set
+	// (the Service's apply is refused, and the Gateway says so). NGINX
+	// Gateway Fabric's field.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
+
+	// NodePorts choose the node port of listener ports: at most 64, each
+	// port and listener port once. A listener port no listener of the
+	// Gateway has is not used. Only for NodePort and LoadBalancer
+	// Services; the cluster's node port range (30000-32767 by default)
+	// bounds them. NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:message="each port and each listenerPort can appear once",rule="self.all(p, self.exists_one(q, q.port == p.port) && self.exists_one(q, q.listenerPort == p.listenerPort))"
+	NodePorts []NodePort `json:"nodePorts,omitempty"`
+	// Patches change the data plane's Service after Gatewall makes it, in
+	// order: at most 8. Class level unless the class lists Patches in
+	// allowGatewayOverrides; a patch of what the data plane's identity and
+	// protection rest on is not applied (Patch). NGINX Gateway Fabric's
+	// field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // AutoscalingSpec configures the data plane's HorizontalPodAutoscaler
-// (NGINX Gateway Fabric's shape, without its metrics list: see
-// docs/validation.md).
+// (NGINX Gateway Fabric's shape).
 //
 // +kubebuilder:validation:XValidation:message="minReplicas must be less than or equal to maxReplicas",rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas"
 type AutoscalingSpec struct {
@@ -337,6 +487,17 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+
+	// Metrics are more metrics the autoscaler scales on, as a
+	// HorizontalPodAutoscaler's (autoscaling/v2): at most 8, each with the
+	// member its type names and no other. They come after the CPU and
+	// memory targets. NGINX Gateway Fabric's field.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:message="a metric's type is Resource, Pods, Object, External or ContainerResource, and it sets that member only",rule="self.all(m, m.type in ['Resource', 'Pods', 'Object', 'External', 'ContainerResource'] && has(m.resource) == (m.type == 'Resource') && has(m.pods) == (m.type == 'Pods') && has(m.object) == (m.type == 'Object') && has(m.external) == (m.type == 'External') && has(m.containerResource) == (m.type == 'ContainerResource'))"
+	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
 
 	// Behavior is how fast the autoscaler scales up and down, as a
 	// HorizontalPodAutoscaler's spec.behavior; unset directions use

@@ -291,7 +291,7 @@ type NginxProxySpec struct {
 // GatewayOverrideField names NginxProxy settings a class may let its
 // Gateways set.
 //
-// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders
+// +kubebuilder:validation:Enum=Images;Service;RewriteClientIP;DisableBaseHeaders;Scheduling;Volumes;HostPorts;Lifecycle;Patches
 type GatewayOverrideField string
 
 // The settings a class may let its Gateways' NginxProxies set.
@@ -302,7 +302,8 @@ const (
 	// keys of every certificate its Gateway uses, other namespaces' included.
 	OverrideImages GatewayOverrideField = "Images"
 	// OverrideService: kubernetes.service (type, externalTrafficPolicy,
-	// loadBalancerIP, loadBalancerSourceRanges): who can reach the Gateway.
+	// loadBalancerIP, loadBalancerSourceRanges, loadBalancerClass,
+	// nodePorts): who can reach the Gateway, and through what.
 	OverrideService GatewayOverrideField = "Service"
 	// OverrideRewriteClientIP: rewriteClientIP, which decides whose word
 	// about a client's address every route's backends, the access log,
@@ -311,16 +312,34 @@ const (
 	// OverrideDisableBaseHeaders: disableBaseHeaders, which lets clients'
 	// own X-Forwarded-* and X-Real-IP headers reach every route's backends.
 	OverrideDisableBaseHeaders GatewayOverrideField = "DisableBaseHeaders"
+	// OverrideScheduling: the pods' affinity, nodeSelector and
+	// tolerations, which choose the nodes that run the keys of every
+	// certificate the Gateway serves (beside whatever else runs there).
+	OverrideScheduling GatewayOverrideField = "Scheduling"
+	// OverrideVolumes: the pods' volumes and the NGINX container's
+	// volumeMounts, which can reach the node (hostPath) or other Secrets
+	// of the namespace.
+	OverrideVolumes GatewayOverrideField = "Volumes"
+	// OverrideHostPorts: the NGINX container's hostPorts, ports of the
+	// node itself.
+	OverrideHostPorts GatewayOverrideField = "HostPorts"
+	// OverrideLifecycle: the NGINX container's lifecycle hooks, whose exec
+	// actions run commands in the container that holds the keys.
+	OverrideLifecycle GatewayOverrideField = "Lifecycle"
+	// OverridePatches: the patches of the Deployment, DaemonSet and
+	// Service, which can change anything else of them.
+	OverridePatches GatewayOverrideField = "Patches"
 )
 
 // GatewayOverrides are what a class lets its Gateways choose.
 type GatewayOverrides struct {
 	// Fields are the settings a Gateway's own NginxProxy may set: Images,
-	// Service, RewriteClientIP, DisableBaseHeaders.
+	// Service, RewriteClientIP, DisableBaseHeaders, Scheduling, Volumes,
+	// HostPorts, Lifecycle, Patches.
 	//
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:MaxItems=9
 	Fields []GatewayOverrideField `json:"fields,omitempty"`
 
 	// InfrastructureKeys are the prefixed label and annotation keys a

@@ -94,7 +94,7 @@ func (s *NginxProxySpec) Workload() *DeploymentSpec {
 		return nil
 	}
 	if ds := s.Kubernetes.DaemonSet; ds != nil {
-		return &DeploymentSpec{Container: ds.Container, Endpoints: ds.Endpoints, WAFContainers: ds.WAFContainers, Pod: ds.Pod}
+		return &DeploymentSpec{Container: ds.Container, Endpoints: ds.Endpoints, WAFContainers: ds.WAFContainers, Pod: ds.Pod, Patches: ds.Patches}
 	}
 	return s.Kubernetes.Deployment
 }
