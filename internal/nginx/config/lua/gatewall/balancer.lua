@@ -232,6 +232,8 @@ local pickers = {
 }
 
 -- counts says whether a method counts each endpoint's requests in flight.
+-- The configuration runs log() only when an upstream has one of these
+-- methods (nginx/config's countsInFlight): keep the two lists alike.
 local counts = {least_conn = true, random_two = true}
 
 -- previous_sent is how many bytes the request's previous try sent its
@@ -308,7 +310,8 @@ function M.balance(id, method)
     end
 end
 
--- log ends a request's counts of requests in flight (log_by_lua, at http level).
+-- log ends a request's counts of requests in flight (log_by_lua, at http
+-- level, in configurations with an upstream of a counting method).
 function M.log()
     local try = ngx.ctx.gatewall_try
     if try == nil or not try.counted then
