@@ -60,8 +60,10 @@ type target struct {
 	// the hand-written one's worker CPU per request over this one's (the
 	// ratio of requests per second a saturated worker would give).
 	ratios, cpuRatios []float64
-	// answered counts every request answered, the warm-up's too.
-	answered int
+	// answered counts every request answered, the warm-up's too, and
+	// those of the same NGINX behind the load balancer (which share its
+	// backends).
+	answered *int
 }
 
 const hand = "hand"
@@ -94,7 +96,7 @@ func TestDataPathCost(t *testing.T) {
 	}
 	for _, tg := range targets {
 		// Warm up: connections to the backends, Lua's code and caches.
-		tg.answered += load(tg.srv.Dial, tg.addr, *clients, 500*time.Millisecond).requests
+		*tg.answered += load(tg.srv.Dial, tg.addr, *clients, 500*time.Millisecond).requests
 	}
 	// Each configuration's run sits between two of the hand-written one's,
 	// and its ratios are to their mean: the machine's other load drifts
@@ -108,7 +110,7 @@ func TestDataPathCost(t *testing.T) {
 			t.Errorf("%s: %d failed requests, the first: %v", tg.name, res.failures, res.firstErr)
 		}
 		tg.results = append(tg.results, res)
-		tg.answered += res.requests
+		*tg.answered += res.requests
 		t.Logf("round %d %-18s %8.0f req/s  p50 %v  p99 %v  worker CPU %v/request", r+1, tg.name, res.rps(), res.p50, res.p99, res.cpuPerRequest())
 		return res
 	}
@@ -142,7 +144,7 @@ func start(t *testing.T, name, what string, files []config.File, dynamic bool) *
 		t.Fatalf("%s: %v", name, err)
 	}
 	t.Cleanup(func() { srv.Stop() })
-	tg := &target{name: name, what: what, srv: srv, addr: "127.0.0.1:80"}
+	tg := &target{name: name, what: what, srv: srv, addr: "127.0.0.1:80", answered: new(int)}
 	for _, a := range endpointAddrs {
 		l, err := srv.Listen("tcp", a)
 		if err != nil {
@@ -185,22 +187,22 @@ func behindLoadBalancer(t *testing.T, tg *target) *target {
 	return &lb
 }
 
-// cpu is the processes' CPU time (user and system) so far.
+// cpu is the time the processes ran on a CPU so far, in nanoseconds
+// (/proc/PID/schedstat): utime and stime count 10 ms ticks, too coarse
+// for a run of a few seconds.
 func cpu(pids []int) time.Duration {
 	var total time.Duration
 	for _, pid := range pids {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
 		if err != nil {
 			continue
 		}
-		// Fields after the command (in parentheses, which may hold spaces):
-		// utime and stime are the 12th and 13th, in clock ticks (100 a second).
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		for _, f := range fields[11:13] {
-			ticks, _ := strconv.Atoi(f)
-			total += time.Duration(ticks) * 10 * time.Millisecond
+		fields := strings.Fields(string(data))
+		if len(fields) == 0 {
+			continue
 		}
+		ns, _ := strconv.ParseInt(fields[0], 10, 64)
+		total += time.Duration(ns)
 	}
 	return total
 }
@@ -232,7 +234,7 @@ func summarize(targets []*target) string {
 			for _, be := range tg.backends {
 				n += be.conns.Load()
 			}
-			conns = fmt.Sprintf("%d (%d requests each)", n, int64(tg.answered)/max(n, 1))
+			conns = fmt.Sprintf("%d (%d requests each)", n, int64(*tg.answered)/max(n, 1))
 		}
 		fmt.Fprintf(&b, "| %s: %s | %.0f | %s | %v | %s | %v | %v | %s |\n", tg.name, tg.what, median(rps), ratio,
 			median(cpus).Round(100*time.Nanosecond), cpuRatio, median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), conns)
