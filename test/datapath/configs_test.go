@@ -115,19 +115,15 @@ type variant struct {
 type edit struct{ path, old, new string }
 
 var variants = []variant{
-	{"as-before", "the rendering before issue 41's changes: log_by_lua and the loop map's regexes for every request", []edit{
+	{"as-before", "before issue 41's changes: log_by_lua, the loop map's regexes and the balancer's ngx.ctx for every request", append([]edit{
 		{config.HTTPConfPath, "init_by_lua_block {", "log_by_lua_block { require(\"gatewall.balancer\").log() }\ninit_by_lua_block {"},
 		{config.HTTPConfPath, "map $http_x_gatewall_loop $gw_loop_in {\n    \"\" 0;\n", "map $http_x_gatewall_loop $gw_loop_in {\n"},
-	}},
+	}, ctxAlways...)},
+	{"ctx-always", "the balancer keeps every request's tries in ngx.ctx, as before issue 41", ctxAlways},
 	{"no-access-log", "access_log off", []edit{{config.HTTPConfPath, "access_log /dev/stdout;", "access_log off;"}}},
 	{"log-buffered", "access_log buffer=64k flush=1s", []edit{{config.HTTPConfPath, "access_log /dev/stdout;", "access_log /dev/stdout combined buffer=64k flush=1s;"}}},
 	{"log-to-file", "access_log to a file, as the hand-written one", []edit{{config.HTTPConfPath, "access_log /dev/stdout;", "access_log /var/log/nginx/access.log;"}}},
 	{"no-retry-var", "the balancer reads no $gw_retry_tries", []edit{{config.LuaDir + "gatewall/balancer.lua", "local retry_tries = tonumber(ngx.var.gw_retry_tries)", "local retry_tries = nil"}}},
-	{"no-ctx", "the balancer keeps no per-request state (ngx.ctx): no retries on other endpoints", []edit{
-		{config.LuaDir + "gatewall/balancer.lua", "local try = ctx.gatewall_try", "local try = nil"},
-		{config.LuaDir + "gatewall/balancer.lua", "ctx.gatewall_try = try", ""},
-		{config.LuaDir + "gatewall/balancer.lua", "local ctx = ngx.ctx", "local ctx = nil"},
-	}},
 	{"no-more-tries", "the balancer gives no request a second try", []edit{{config.LuaDir + "gatewall/balancer.lua", "ngx_balancer.set_more_tries(tries - 1)", "local _ = tries"}}},
 	{"no-failure-marks", "the balancer reads no failure marks", []edit{{config.LuaDir + "gatewall/balancer.lua", "return state:get(peer.failed_key) ~= nil", "return false"}}},
 	{"no-serial", "the balancer never checks that the endpoints changed", []edit{{config.LuaDir + "gatewall/balancer.lua", "local serial = endpoints.serial()", "local serial = cache_serial == -1 and endpoints.serial() or cache_serial"}}},
@@ -155,6 +151,14 @@ var variants = []variant{
 		{config.ServersConfPath, "    server_name echo.example.com;\n    if ($gw_loop_in) {\n        return 508;\n    }\n", "    server_name echo.example.com;\n"},
 	}},
 	{"error-log-notice", "error_log at notice (the sample's info)", []edit{{config.MainConfPath, "error_log stderr info;", "error_log stderr notice;"}}},
+}
+
+// ctxAlways are the edits giving every request of the balancer an
+// ngx.ctx table, as it had before issue 41.
+var ctxAlways = []edit{
+	{config.LuaDir + "gatewall/balancer.lua", "if counted or ngx_balancer.get_last_failure() ~= nil then", "if true then"},
+	{config.LuaDir + "gatewall/balancer.lua", "if try == nil and not counted then", "if try == nil and not counted and ngx_balancer.get_last_failure() ~= nil then"},
+	{config.LuaDir + "gatewall/balancer.lua", "        if counted then\n            ngx.ctx.gatewall_try = try\n        end\n", "        ngx.ctx.gatewall_try = try\n"},
 }
 
 // apply returns files with v's edits.
