@@ -244,7 +244,7 @@ DATAPATH_FLAGS ?= -datapath.rounds=5 -datapath.duration=3s
 DATAPATH_REPORT ?= bin/datapath-report.md
 
 .PHONY: datapath
-datapath: nginx ## Measure Gatewall's NGINX against a hand-written NGINX (and each factor of the difference, and the local load balancer's hop) with 16 keep-alive clients; print the table and write it to DATAPATH_REPORT (needs root; about 6 minutes).
+datapath: nginx ## Measure Gatewall's NGINX against a hand-written NGINX (and each factor of the difference, and the local load balancer's hop) with 16 keep-alive clients; print the table and write it to DATAPATH_REPORT (needs root; about 11 minutes; add -datapath.configs=as-before,lb to DATAPATH_FLAGS for the headline only).
 	go test -count=1 -timeout 60m -v ./test/datapath -run TestDataPathCost -args $(DATAPATH_FLAGS) -datapath.report=$(CURDIR)/$(DATAPATH_REPORT)
 
 ##@ Deployment
