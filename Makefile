@@ -238,6 +238,15 @@ SCALE_REPORT ?= bin/scale-report.md
 scale: images ## Measure Gatewall at the design's sizes on the local runtime; print the summary table and write it to SCALE_REPORT (needs root).
 	go test -count=1 -timeout 90m -v ./test/scale -run TestScale -args $(SCALE_FLAGS) -scale.report=$(CURDIR)/$(SCALE_REPORT) -scale.profile=$(CURDIR)/bin/scale-manager.cpu.pprof -scale.churn-profile=$(CURDIR)/bin/scale-churn.cpu.pprof
 
+# The data path's own cost (issue 41): Gatewall's NGINX beside a hand-written
+# one, interleaved; see docs/benchmarks.md.
+DATAPATH_FLAGS ?= -datapath.rounds=5 -datapath.duration=3s
+DATAPATH_REPORT ?= bin/datapath-report.md
+
+.PHONY: datapath
+datapath: nginx ## Measure Gatewall's NGINX against a hand-written NGINX (and each factor of the difference, and the local load balancer's hop) with 16 keep-alive clients; print the table and write it to DATAPATH_REPORT (needs root; about 11 minutes; add -datapath.configs=as-before,lb to DATAPATH_FLAGS for the headline only).
+	go test -count=1 -timeout 60m -v ./test/datapath -run TestDataPathCost -args $(DATAPATH_FLAGS) -datapath.report=$(CURDIR)/$(DATAPATH_REPORT)
+
 ##@ Deployment
 
 .PHONY: install

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
 // only is a set where svc's upstream has eps and every other Service's none.
@@ -112,6 +113,25 @@ func TestRefusedEndpointCostsOneTry(t *testing.T) {
 	for i, got := range d.spread("/rr", 40) {
 		if i != "200 b1" {
 			t.Errorf("%d answers %q, want every request answered by b1", got, i)
+		}
+	}
+	if n := d.settledCount("connect() failed (111: Connection refused)"); n < 1 || n > 2 {
+		t.Errorf("the refusing endpoint was tried %d times; want once per worker at most", n)
+	}
+}
+
+// TestRefusedIPv6EndpointCostsOneTry: as TestRefusedEndpointCostsOneTry,
+// with IPv6 endpoints written as the manager does not (zero groups
+// spelled out, upper case): the balancer knows the endpoint a request
+// tried from NGINX's own spelling of it ($upstream_addr) when NGINX calls
+// again, and marks that one failed.
+func TestRefusedIPv6EndpointCostsOneTry(t *testing.T) {
+	d := startDataPlaneWith(t, nginxtest.ServeOptions{Files: renderFiles(t, ""), Addrs: []string{"fd00::2/128 nodad", "fd00::3/128 nodad"}})
+	b1 := d.backend("b1", "[fd00::2]")
+	d.setEndpoints(addrSet("rr", "[FD00:0:0:0::3]:8080", "[fd00:0::2]:8080")) // nothing listens on fd00::3
+	for i, got := range d.spread("/rr", 40) {
+		if i != "200 b1" {
+			t.Errorf("%d answers %q, want every request answered by b1 (%s)", got, i, b1.addr)
 		}
 	}
 	if n := d.settledCount("connect() failed (111: Connection refused)"); n < 1 || n > 2 {

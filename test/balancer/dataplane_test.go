@@ -16,7 +16,6 @@
 package balancer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -28,16 +27,12 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpointfeed"
 	"github.com/gatewall/gatewall/internal/endpoints"
 	"github.com/gatewall/gatewall/internal/graph"
-	"github.com/gatewall/gatewall/internal/manager"
-	"github.com/gatewall/gatewall/internal/manifest"
 	"github.com/gatewall/gatewall/internal/nginx/config"
-	"github.com/gatewall/gatewall/internal/render"
 	"github.com/gatewall/gatewall/test/nginxtest"
 )
 
@@ -149,14 +144,9 @@ func decodeInput(t testing.TB, extra string) *graph.Input {
 // decodeText is the manager's input of text.
 func decodeText(t testing.TB, text string) *graph.Input {
 	t.Helper()
-	objs, err := manifest.Decode([]byte(text))
+	in, err := Decode(text)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var warnings bytes.Buffer
-	in, err := render.Decode(objs, manager.DefaultControllerName, "", &warnings)
-	if err != nil || warnings.Len() > 0 {
-		t.Fatalf("decoding the manifests: %v %s", err, warnings.String())
 	}
 	return in
 }
@@ -170,12 +160,11 @@ func renderFiles(t testing.TB, extra string) []config.File {
 // renderManifests renders the one Gateway of text with the manager's pipeline.
 func renderManifests(t testing.TB, text string) []config.File {
 	t.Helper()
-	res := render.Render(decodeText(t, text), metav1.Now())
-	for _, files := range res.Files {
-		return files
+	files, err := RenderManifests(text)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("the Gateway was not rendered")
-	return nil
+	return files
 }
 
 // startDataPlane starts NGINX on files in its own namespaces and waits

@@ -55,8 +55,9 @@ var mapKinds = []mapKind{
 // loopIDRE is a Gateway's ID in the loop header (config.LoopID).
 var loopIDRE = `[0-9a-f]{16}`
 
-// loopKey is the loop header naming this Gateway, or grown too long.
-var loopKeyRE = regexp.MustCompile(`^~(\(\^\|,\)` + loopIDRE + `\(,\|\$\)|\^\.\{[0-9]+\})$`)
+// loopKey is the absent loop header (an exact key, found before any
+// regex is tried), the loop header naming this Gateway, or grown too long.
+var loopKeyRE = regexp.MustCompile(`^(|~(\(\^\|,\)` + loopIDRE + `\(,\|\$\)|\^\.\{[0-9]+\}))$`)
 
 func loopKey(c *checker, d *Directive, _, key string) {
 	if !loopKeyRE.MatchString(key) {

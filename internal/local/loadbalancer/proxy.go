@@ -23,11 +23,21 @@ type Proxy struct {
 	conns    map[net.Conn]struct{}
 	closed   bool
 	wg       sync.WaitGroup
+
+	dial func(network, addr string) (net.Conn, error)
 }
 
 // NewProxy serves ln until Close; it has no backends until SetBackends.
 func NewProxy(ln net.Listener) *Proxy {
-	p := &Proxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	return NewProxyDialing(ln, func(network, addr string) (net.Conn, error) {
+		return net.DialTimeout(network, addr, 2*time.Second)
+	})
+}
+
+// NewProxyDialing is NewProxy connecting to backends with dial: a
+// benchmark's proxy reaches an NGINX in another network namespace.
+func NewProxyDialing(ln net.Listener, dial func(network, addr string) (net.Conn, error)) *Proxy {
+	p := &Proxy{ln: ln, conns: map[net.Conn]struct{}{}, dial: dial}
 	p.wg.Add(1)
 	go p.serve()
 	return p
@@ -109,7 +119,7 @@ func (p *Proxy) handle(client net.Conn) {
 	var backend net.Conn
 	order, version := p.pick()
 	for _, addr := range order {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		c, err := p.dial("tcp", addr)
 		if err == nil {
 			backend = c
 			break

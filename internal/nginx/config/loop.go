@@ -54,6 +54,10 @@ func loopMaps(id string) []*Map {
 	const header = "$http_x_gatewall_loop" // graph.LoopHeader's
 	return []*Map{
 		{Source: header, Variable: "$gw_loop_in", Default: "0", Entries: []MapEntry{
+			// Most requests carry no header: NGINX finds an exact key in
+			// a hash before it tries any regular expression, so they cost
+			// no regex match.
+			{Key: `""`, Value: "0"},
 			{Key: Quote("~(^|,)" + id + "(,|$)"), Value: "1"},
 			{Key: Quote("~^.{" + strconv.Itoa(maxLoopHops*17) + "}"), Value: "1"},
 		}},

@@ -270,7 +270,28 @@ func (c *Config) writeUpstreamDefaults(w *writer) {
 	w.line("lua_shared_dict", balancerDict, balancerDictSize)
 	w.line("lua_shared_dict", keySetsDict, keySetsDictSize)
 	w.luaBlock("init_by_lua_block", c.Main.luaInit())
-	w.luaBlock("log_by_lua_block", `require("gatewall.balancer").log()`)
+	// The log phase ends the counts of requests in flight, which only
+	// least_conn and random two least_conn keep: without such an
+	// upstream, running Lua once more per request would do nothing (a
+	// tenth of the worker's time on small requests, docs/benchmarks.md).
+	if c.countsInFlight() {
+		w.luaBlock("log_by_lua_block", `require("gatewall.balancer").log()`)
+	}
+}
+
+// countsInFlight says whether a dynamic upstream of the configuration is
+// balanced by a method that counts each endpoint's requests in flight
+// (balancer.lua's counts).
+func (c *Config) countsInFlight() bool {
+	for _, u := range c.Upstreams {
+		if u.ID == "" || u.Settings == nil {
+			continue
+		}
+		if m := luaMethod(u.Settings.Method); m == "least_conn" || m == "random_two" {
+			return true
+		}
+	}
+	return false
 }
 
 // writeEndpointsServer writes the server the pod's endpoints client hands

@@ -232,6 +232,8 @@ local pickers = {
 }
 
 -- counts says whether a method counts each endpoint's requests in flight.
+-- The configuration runs log() only when an upstream has one of these
+-- methods (nginx/config's countsInFlight): keep the two lists alike.
 local counts = {least_conn = true, random_two = true}
 
 -- previous_sent is how many bytes the request's previous try sent its
@@ -243,17 +245,86 @@ local function previous_sent()
     return tonumber(tries:match("([^ ,:]*)$"))
 end
 
+-- canonical is an endpoint's address in one spelling, whoever wrote it
+-- (the endpoints' list, NGINX's $upstream_addr): IPv4 octets and the port
+-- as numbers, IPv6 as its 8 groups.
+local function canonical(ep)
+    local host, port = ep:match("^%[([0-9a-fA-F:]+)%]:(%d+)$")
+    if host then
+        local head, tail = host:match("^(.-)::(.*)$")
+        local groups = {}
+        for g in (head or host):gmatch("[^:]+") do groups[#groups + 1] = tonumber(g, 16) end
+        if head then
+            local right = {}
+            for g in tail:gmatch("[^:]+") do right[#right + 1] = tonumber(g, 16) end
+            for _ = 1, 8 - #groups - #right do groups[#groups + 1] = 0 end
+            for _, g in ipairs(right) do groups[#groups + 1] = g end
+        end
+        return table.concat(groups, ":") .. "|" .. tonumber(port)
+    end
+    local a, b, c, d
+    a, b, c, d, port = ep:match("^(%d+)%.(%d+)%.(%d+)%.(%d+):(%d+)$")
+    if a then
+        return tonumber(a) .. "." .. tonumber(b) .. "." .. tonumber(c) .. "." .. tonumber(d) .. "|" .. tonumber(port)
+    end
+    return ep
+end
+
+-- resume rebuilds a request's tries when NGINX calls the balancer again
+-- (a try failed) for a method whose first try kept none: per-request state
+-- (ngx.ctx) costs every request, and few are tried twice. NGINX lists the
+-- addresses it tried in $upstream_addr, the try being set up last, empty,
+-- after " : " ("a, b : "); those of an upstream the request passed before
+-- (an internal redirect) come before another " : ".
+local function resume(u)
+    local addrs = (ngx.var.upstream_addr or ""):gsub(" : $", "")
+    local from, at = 1, addrs:find(" : ", 1, true)
+    while at do
+        from = at + 3
+        at = addrs:find(" : ", from, true)
+    end
+    if u.by_addr == nil then
+        u.by_addr = {}
+        for _, peer in ipairs(u.peers) do
+            u.by_addr[canonical(peer.key)] = peer
+        end
+    end
+    local try = {tried = {}, n = 0, retry = tonumber(ngx.var.gw_retry_tries) ~= nil}
+    for addr in addrs:sub(from):gmatch("[^, ]+") do
+        local peer = u.by_addr[canonical(addr)]
+        if peer then
+            try.tried[peer.key] = true
+            try.n = try.n + 1
+            try.last = peer
+        end
+    end
+    return try
+end
+
 -- balance picks the endpoint of this try of the request.
 function M.balance(id, method)
-    local ctx = ngx.ctx
-    local try = ctx.gatewall_try
+    local counted = counts[method]
     local u = upstream(id)
+    local try
+    -- The counting methods keep their tries in ngx.ctx from the first (the
+    -- log phase ends their counts); the others only once a try failed,
+    -- which get_last_failure says.
+    if counted or ngx_balancer.get_last_failure() ~= nil then
+        local ctx = ngx.ctx
+        try = ctx.gatewall_try
+        if try == nil and not counted then
+            try = resume(u)
+            ctx.gatewall_try = try
+        end
+    end
     if try == nil then
         if #u.peers == 0 then
             return -- the upstream's declared server answers 503
         end
-        try = {tried = {}, n = 0, counted = counts[method]}
-        ctx.gatewall_try = try
+        try = {tried = {}, n = 0, counted = counted}
+        if counted then
+            ngx.ctx.gatewall_try = try
+        end
         local tries = math.min(#u.peers, max_tries)
         -- A route's retry (its location sets gw_retry_tries) gives every
         -- request that many tries, on endpoints already tried when it has
@@ -308,7 +379,8 @@ function M.balance(id, method)
     end
 end
 
--- log ends a request's counts of requests in flight (log_by_lua, at http level).
+-- log ends a request's counts of requests in flight (log_by_lua, at http
+-- level, in configurations with an upstream of a counting method).
 function M.log()
     local try = ngx.ctx.gatewall_try
     if try == nil or not try.counted then
