@@ -13,74 +13,42 @@ import (
 )
 
 func newGRPCRoute(in *Input, k types.NamespacedName, gr *gatewayv1.GRPCRoute, refs []*ParentRef) *Route {
-	r := newRoute(in, KindGRPCRoute, k, gr, gr.Spec.Hostnames, refs)
-	if r.refuseOverLimit(grpcRouteLimits(&gr.Spec)) {
-		return r
-	}
 	matches := 0
 	for _, rule := range gr.Spec.Rules {
 		matches += len(rule.Matches)
 	}
-	r.checkMatchCount(matches)
-	r.checkParentRefs(gr.Spec.ParentRefs)
-	var resolved resolvedRefs
-	for i, src := range gr.Spec.Rules {
-		rule := &Rule{Index: i, Valid: true, H2C: true}
-		var errs []error
-		if len(src.Matches) == 0 {
-			rule.Matches = []Match{{Path: PathMatch{Type: PathPrefix, Value: "/"}}}
-		}
-		for j, m := range src.Matches {
-			match, err := grpcMatch(m)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("matches[%d]: %w", j, err))
-				continue
-			}
-			rule.Matches = append(rule.Matches, match)
-		}
-		f, err := grpcFilters(in, k.Namespace, src.Filters)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		rule.Filters = f
-		if err := resolveFilters(in, k.Namespace, rule, &resolved); err != nil {
-			errs = append(errs, err)
-		}
-		f = rule.Filters
-		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
-		rule.Filters = f
-		for _, m := range f.Mirrors {
-			resolved.addRefused(m.Backend)
-		}
-		for _, br := range src.BackendRefs {
-			if len(br.Filters) > 0 {
-				errs = append(errs, errors.New("backendRefs[].filters are not supported"))
-			}
-			b, why := resolveBackend(in, KindGRPCRoute, k.Namespace, br.BackendObjectReference, br.Weight)
-			resolved.add(b, why)
-			if b.Weight > 0 {
-				rule.Backends = append(rule.Backends, b)
+	shape := routeShape{kind: KindGRPCRoute, key: k, source: gr, hostnames: gr.Spec.Hostnames, parentRefs: gr.Spec.ParentRefs,
+		overLimit: grpcRouteLimits(&gr.Spec), matches: matches}
+	return buildRoute(in, shape, refs, len(gr.Spec.Rules), func(i int, resolved *resolvedRefs) *Rule {
+		src := gr.Spec.Rules[i]
+		return buildRule(in, KindGRPCRoute, k.Namespace, ruleShape[gatewayv1.GRPCRouteMatch]{
+			rule: &Rule{Index: i, Valid: true, H2C: true}, matches: src.Matches, match: grpcMatch,
+			filters: func([]Match) (Filters, error) { return grpcFilters(in, k.Namespace, src.Filters) },
+			session: src.SessionPersistence, backends: grpcBackends(src.BackendRefs),
+			after: func(rule *Rule, _ Filters) []error {
+				if err := grpcHeaders(rule); err != nil {
+					return []error{err}
+				}
+				return nil
+			},
+		}, resolved)
+	})
+}
+
+// grpcBackends are a GRPCRoute rule's backendRefs, whose own filters are
+// not supported.
+func grpcBackends(refs []gatewayv1.GRPCBackendRef) []backendShape {
+	out := make([]backendShape, 0, len(refs))
+	for _, br := range refs {
+		shape := backendShape{ref: br.BackendObjectReference, weight: br.Weight}
+		if len(br.Filters) > 0 {
+			shape.filter = func(int) (func(*Backend), error) {
+				return nil, errors.New("backendRefs[].filters are not supported")
 			}
 		}
-		externalNameHosts(rule)
-		if err := headerTokens(rule); err != nil {
-			errs = append(errs, err)
-		}
-		if err := grpcHeaders(rule); err != nil {
-			errs = append(errs, err)
-		}
-		tls, err := ruleTLS(rule.Backends)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		rule.TLS = tls
-		if len(errs) > 0 {
-			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
-		}
-		r.Rules = append(r.Rules, rule)
+		out = append(out, shape)
 	}
-	r.setResolvedRefs(&resolved)
-	return r
+	return out
 }
 
 // grpcMatch maps a gRPC service/method match to a path match on

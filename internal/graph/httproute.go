@@ -13,97 +13,78 @@ import (
 )
 
 func newHTTPRoute(in *Input, k types.NamespacedName, hr *gatewayv1.HTTPRoute, refs []*ParentRef) *Route {
-	r := newRoute(in, KindHTTPRoute, k, hr, hr.Spec.Hostnames, refs)
-	if r.refuseOverLimit(httpRouteLimits(&hr.Spec)) {
-		return r
-	}
 	matches := 0
 	for _, rule := range hr.Spec.Rules {
 		matches += len(rule.Matches)
 	}
-	r.checkMatchCount(matches)
-	r.checkParentRefs(hr.Spec.ParentRefs)
-	var resolved resolvedRefs
-	for i, src := range hr.Spec.Rules {
-		rule := &Rule{Index: i, Valid: true}
-		var errs []error
-		if len(src.Matches) == 0 {
-			rule.Matches = []Match{{Path: PathMatch{Type: PathPrefix, Value: "/"}}}
-		}
-		for j, m := range src.Matches {
-			match, err := httpMatch(m)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("matches[%d]: %w", j, err))
-				continue
-			}
-			rule.Matches = append(rule.Matches, match)
-		}
-		f, err := httpFilters(in, k.Namespace, src.Filters, rule.Matches)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		rule.Filters = f
-		if err := resolveFilters(in, k.Namespace, rule, &resolved); err != nil {
-			errs = append(errs, err)
-		}
-		f = rule.Filters
-		errs = append(errs, unsupportedRuleFields(src.SessionPersistence)...)
-		if retry, note, err := httpRetry(src.Retry); err != nil {
-			errs = append(errs, err)
-		} else {
-			rule.Retry = retry
-			if note != "" {
-				rule.Notes = append(rule.Notes, note)
-			}
-		}
-		if f.Redirect != nil && len(src.BackendRefs) > 0 {
-			errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
-		}
-		rule.Filters = f
-		for _, m := range f.Mirrors {
-			resolved.addRefused(m.Backend)
-		}
-		if t, err := httpTimeouts(src.Timeouts); err != nil {
-			errs = append(errs, err)
-		} else {
-			rule.Timeouts = t
-		}
-		for j, br := range src.BackendRefs {
+	shape := routeShape{kind: KindHTTPRoute, key: k, source: hr, hostnames: hr.Spec.Hostnames, parentRefs: hr.Spec.ParentRefs,
+		overLimit: httpRouteLimits(&hr.Spec), matches: matches}
+	return buildRoute(in, shape, refs, len(hr.Spec.Rules), func(i int, resolved *resolvedRefs) *Rule {
+		src := hr.Spec.Rules[i]
+		return buildRule(in, KindHTTPRoute, k.Namespace, ruleShape[gatewayv1.HTTPRouteMatch]{
+			rule: &Rule{Index: i, Valid: true}, matches: src.Matches, match: httpMatch,
+			filters: func(matches []Match) (Filters, error) { return httpFilters(in, k.Namespace, src.Filters, matches) },
+			session: src.SessionPersistence, backends: httpBackends(src.BackendRefs),
+			before: func(rule *Rule, f Filters) []error { return httpRuleChecks(rule, f, src) },
+			after:  func(rule *Rule, _ Filters) []error { return h2cRule(rule) },
+		}, resolved)
+	})
+}
+
+// httpBackends are an HTTPRoute rule's backendRefs, with the request
+// headers their own filters set.
+func httpBackends(refs []gatewayv1.HTTPBackendRef) []backendShape {
+	out := make([]backendShape, 0, len(refs))
+	for _, br := range refs {
+		out = append(out, backendShape{ref: br.BackendObjectReference, weight: br.Weight, filter: func(j int) (func(*Backend), error) {
 			headers, err := backendFilters(br.Filters)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("backendRefs[%d].%w", j, err))
+				err = fmt.Errorf("backendRefs[%d].%w", j, err)
 			}
-			b, why := resolveBackend(in, KindHTTPRoute, k.Namespace, br.BackendObjectReference, br.Weight)
-			b.RequestHeaders = headers
-			resolved.add(b, why)
-			if b.Weight > 0 {
-				rule.Backends = append(rule.Backends, b)
-			}
-		}
-		externalNameHosts(rule)
-		if err := headerTokens(rule); err != nil {
-			errs = append(errs, err)
-		}
-		h2c, err := h2cBackends(rule.Backends)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		rule.H2C = h2c
-		if h2c {
-			if err := grpcHeaders(rule); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if rule.TLS, err = ruleTLS(rule.Backends); err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			rule.Valid, rule.Err = false, errors.Join(errs...).Error()
-		}
-		r.Rules = append(r.Rules, rule)
+			return func(b *Backend) { b.RequestHeaders = headers }, err
+		}})
 	}
-	r.setResolvedRefs(&resolved)
-	return r
+	return out
+}
+
+// httpRuleChecks are what an HTTPRoute rule checks before its backends:
+// its retry, that a redirect has no backends, its timeouts.
+func httpRuleChecks(rule *Rule, f Filters, src gatewayv1.HTTPRouteRule) []error {
+	var errs []error
+	if retry, note, err := httpRetry(src.Retry); err != nil {
+		errs = append(errs, err)
+	} else {
+		rule.Retry = retry
+		if note != "" {
+			rule.Notes = append(rule.Notes, note)
+		}
+	}
+	if f.Redirect != nil && len(src.BackendRefs) > 0 {
+		errs = append(errs, errors.New("a RequestRedirect filter cannot be used together with backendRefs"))
+	}
+	if t, err := httpTimeouts(src.Timeouts); err != nil {
+		errs = append(errs, err)
+	} else {
+		rule.Timeouts = t
+	}
+	return errs
+}
+
+// h2cRule says whether an HTTPRoute rule's backends are spoken to with
+// HTTP/2 without TLS, and then checks the headers HTTP/2 refuses.
+func h2cRule(rule *Rule) []error {
+	var errs []error
+	h2c, err := h2cBackends(rule.Backends)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	rule.H2C = h2c
+	if h2c {
+		if err := grpcHeaders(rule); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // unsupportedRuleFields refuses a rule's sessionPersistence (an Extended
