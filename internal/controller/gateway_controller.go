@@ -143,8 +143,17 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		logger.V(1).Info("configuration published", "version", version, "routes", len(g.Routes),
 			"snapshot", read.Sub(start).String(), "translation", translated.Sub(read).String(), "published", time.Since(start).String())
 	}
+	policies := in.PolicyVersions()
+	// Policies get their entries now, not when the status job runs (it is
+	// paced): the next translation reads a WAF policy's records of the
+	// bundles in force that this one decides.
+	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
+	if published {
+		dp = t.ExplainDataPlane(r.DataPlane.State(req.NamespacedName, version))
+	}
+	r.handPolicyEntries(ctx, req.NamespacedName, t, policyDataPlane(req.NamespacedName, t, published, dp), policies)
 	job := &statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded,
-		policies: in.PolicyVersions()}
+		policies: policies}
 	if err := r.handStatuses(ctx, req.NamespacedName, true, func(ctx context.Context) error { return r.writeStatuses(ctx, job) }); err != nil {
 		return ctrl.Result{}, err
 	}

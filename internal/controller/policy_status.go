@@ -33,31 +33,10 @@ func (r *GatewayReconciler) handPolicyStatuses(ctx context.Context, gw types.Nam
 	if r.PolicyStatuses == nil {
 		return nil
 	}
+	r.handPolicyEntries(ctx, gw, t, dp, held)
 	owner := statuswrite.GatewayOwner(gw)
-	current := map[graph.ObjectRef]bool{}
+	current := r.policiesWithEntries(t)
 	kinds := r.Config.policyKinds()
-	if t != nil {
-		for _, kind := range kinds {
-			a := t.Policies[kind.Name()]
-			if a == nil {
-				continue
-			}
-			_, own := kind.(policy.OwnStatus)
-			for key := range a.PolicyOutcomes() {
-				anc, ok := translate.GatewayAncestor(kind, t, key, dp)
-				if !ok {
-					continue
-				}
-				ref := graph.ObjectRef{Kind: kind.Name(), Key: key}
-				e := &statuswrite.PolicyEntry{Ancestors: []status.Ancestor{anc}, Version: held[ref]}
-				if own {
-					e.Attachment = a
-				}
-				current[ref] = true
-				r.PolicyStatuses.Set(ref, owner, e, false)
-			}
-		}
-	}
 	shown, err := policiesShowing(ctx, r.Client, kinds, r.Config.ControllerName, gw)
 	if err != nil {
 		return err
@@ -68,6 +47,62 @@ func (r *GatewayReconciler) handPolicyStatuses(ctx context.Context, gw types.Nam
 		}
 	}
 	return nil
+}
+
+// handPolicyEntries hands the policy status writer the Gateway's entry of
+// every policy that has it as an ancestor in its translation t (with the
+// data plane's answer dp, and the version of the policy the input held):
+// the Gateway reconciler does it as soon as it has translated, so that a
+// WAF policy's records of the bundles in force (which the next
+// translation reads) follow at once, and its status job again with the
+// data plane's answer.
+func (r *GatewayReconciler) handPolicyEntries(ctx context.Context, gw types.NamespacedName, t *translate.Translation, dp status.DataPlane,
+	held map[graph.ObjectRef]string) {
+	if r.PolicyStatuses == nil || t == nil {
+		return
+	}
+	owner := statuswrite.GatewayOwner(gw)
+	for _, kind := range r.Config.policyKinds() {
+		a := t.Policies[kind.Name()]
+		if a == nil {
+			continue
+		}
+		_, own := kind.(policy.OwnStatus)
+		for key := range a.PolicyOutcomes() {
+			anc, ok := translate.GatewayAncestor(kind, t, key, dp)
+			if !ok {
+				continue
+			}
+			ref := graph.ObjectRef{Kind: kind.Name(), Key: key}
+			e := &statuswrite.PolicyEntry{Ancestors: []status.Ancestor{anc}, Version: held[ref]}
+			if own {
+				// Written before the reconcile ends (SetNow): one Gateway
+				// is never reconciled twice at once, so its next
+				// translation reads the records this one decides.
+				e.Attachment = a
+				r.PolicyStatuses.SetNow(ctx, ref, owner, e)
+				continue
+			}
+			r.PolicyStatuses.Set(ref, owner, e, false)
+		}
+	}
+}
+
+// policiesWithEntries are the policies the translation t has an outcome
+// for on its Gateway.
+func (r *GatewayReconciler) policiesWithEntries(t *translate.Translation) map[graph.ObjectRef]bool {
+	out := map[graph.ObjectRef]bool{}
+	if t == nil {
+		return out
+	}
+	for _, kind := range r.Config.policyKinds() {
+		if a := t.Policies[kind.Name()]; a != nil {
+			for key := range a.PolicyOutcomes() {
+				out[graph.ObjectRef{Kind: kind.Name(), Key: key}] = true
+			}
+		}
+	}
+	return out
 }
 
 // policyDataPlane is the data plane's answer a policy's Programmed takes

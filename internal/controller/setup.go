@@ -87,6 +87,9 @@ func optionalKind(k policy.Kind) apis.API {
 	return ""
 }
 
+// policyWorkers write policies' statuses in parallel.
+const policyWorkers = 2
+
 // Setup registers every reconciler with the manager. dp receives each
 // Gateway's configuration and reports what its data plane applied.
 func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provisioning) error {
@@ -100,9 +103,14 @@ func Setup(mgr ctrl.Manager, cfg Config, dp dataplane.DataPlane, prov *Provision
 	if err := mgr.Add(statuses); err != nil {
 		return fmt.Errorf("adding the route status writer: %w", err)
 	}
-	// Policies' statuses are written on the route writer's jobs, as route
-	// parents are: one writer of the objects Gateways share.
-	policies := statuswrite.NewPolicyWriter(statuses.Jobs, mgr.GetClient(), cfg.ControllerName, mgr.GetEventRecorder("gatewall-policy"))
+	// Policies' statuses have jobs of their own: a WAF policy's records of
+	// the bundles in force, which the next translation reads, must not
+	// wait behind thousands of route status writes.
+	policyJobs := coalesce.NewJobs[graph.ObjectRef]("policy-status", mgr.GetLogger().WithName("policy-status"), policyWorkers)
+	if err := mgr.Add(policyJobs); err != nil {
+		return fmt.Errorf("adding the policy status writer: %w", err)
+	}
+	policies := statuswrite.NewPolicyWriter(policyJobs, mgr.GetClient(), cfg.ControllerName, mgr.GetEventRecorder("gatewall-policy"))
 	gatewayStatuses := coalesce.NewJobs[types.NamespacedName]("gateway-status", mgr.GetLogger().WithName("gateway-status"), gatewayWorkers).
 		Paced(gatewayStatusPace, gatewayStatusMaxPause)
 	if err := mgr.Add(gatewayStatuses); err != nil {

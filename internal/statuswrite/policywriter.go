@@ -64,8 +64,10 @@ func GatewayOwner(gw types.NamespacedName) string { return "Gateway/" + gw.Strin
 // its entry is removed), and a policy's status is set from all of them at
 // once, on a fresh copy, so that a kind whose status holds more than
 // ancestors (the bundles in force of WAFGatewayBindingPolicy) sees every
-// Gateway's attachment. Writes run on the route writer's jobs (one
-// newest-wins job per object, keyed by graph.ObjectRef), on the leader.
+// Gateway's attachment. Writes run on jobs of their own (one newest-wins
+// job per object, keyed by graph.ObjectRef; not the route writer's: a WAF
+// policy's records of the bundles in force, which the next translation
+// reads, must not wait behind thousands of route writes), on the leader.
 type PolicyWriter struct {
 	jobs           *coalesce.Jobs[graph.ObjectRef]
 	client         client.Client
@@ -77,9 +79,8 @@ type PolicyWriter struct {
 	decided map[graph.ObjectRef]map[string]*PolicyEntry
 }
 
-// NewPolicyWriter makes a writer that runs its writes on jobs (the route
-// writer's). rec emits events on policies whose conditions change (nil:
-// none).
+// NewPolicyWriter makes a writer that runs its writes on jobs. rec emits
+// events on policies whose conditions change (nil: none).
 func NewPolicyWriter(jobs *coalesce.Jobs[graph.ObjectRef], c client.Client, controllerName string, rec events.EventRecorder) *PolicyWriter {
 	return &PolicyWriter{jobs: jobs, client: c, controllerName: controllerName, recorder: rec,
 		decided: map[graph.ObjectRef]map[string]*PolicyEntry{}}
@@ -102,6 +103,30 @@ func (w *PolicyWriter) Set(ref graph.ObjectRef, owner string, e *PolicyEntry, fo
 		return
 	}
 	w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
+}
+
+// SetNow is Set, writing the policy's status before it returns (a write
+// that fails is retried in the background): for a WAF policy's records of
+// the bundles in force, which its Gateways' next translation reads.
+// Written in the background instead, a translation made meanwhile would
+// read the records this one replaces, take an older bundle for the one in
+// force, and hand that as its entry.
+func (w *PolicyWriter) SetNow(ctx context.Context, ref graph.ObjectRef, owner string, e *PolicyEntry) {
+	w.mu.Lock()
+	byOwner := w.decided[ref]
+	if byOwner == nil {
+		byOwner = map[string]*PolicyEntry{}
+		w.decided[ref] = byOwner
+	}
+	old, had := byOwner[owner]
+	byOwner[owner] = e
+	w.mu.Unlock()
+	if had && sameEntry(old, e) {
+		return
+	}
+	if err := w.write(ctx, ref); err != nil {
+		w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
+	}
 }
 
 // Owned returns the policies for which owner has an entry.

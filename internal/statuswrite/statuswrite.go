@@ -7,7 +7,7 @@
 // several owners (Gateways, ListenerSets) with other controllers'
 // (WriteRouteParents), and the background writers of the Gateway
 // reconciler's route statuses (RouteWriter) and policies' ancestor entries
-// (PolicyWriter, on the same jobs). What to write is
+// (PolicyWriter). What to write is
 // decided elsewhere (package status, from a translation).
 package statuswrite
 
