@@ -147,10 +147,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// Policies get their entries now, not when the status job runs (it is
 	// paced): the next translation reads a WAF policy's records of the
 	// bundles in force that this one decides.
-	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
-	if published {
-		dp = t.ExplainDataPlane(r.DataPlane.State(req.NamespacedName, version))
-	}
+	dp := r.translationDataPlane(req.NamespacedName, t, published, version)
 	r.handPolicyEntries(ctx, req.NamespacedName, t, policyDataPlane(req.NamespacedName, t, published, dp), policies)
 	job := &statusJob{gw: gw, in: in, t: t, prov: prov, version: version, published: published, statusesHanded: statusesHanded,
 		policies: policies}
@@ -222,10 +219,7 @@ func (r *GatewayReconciler) repeatStatuses(key types.NamespacedName) bool {
 // read when the job runs, so a job that waited reports the newest answer.
 func (r *GatewayReconciler) writeStatuses(ctx context.Context, j *statusJob) error {
 	key, g, t := client.ObjectKeyFromObject(j.gw), j.t.Graph, j.t
-	dp := status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
-	if j.published {
-		dp = t.ExplainDataPlane(r.DataPlane.State(key, j.version))
-	}
+	dp := r.translationDataPlane(key, t, j.published, j.version)
 	policiesDP := policyDataPlane(key, t, j.published, dp)
 	if dp.State == status.Failed {
 		// NGINX names the file that failed; the Gateway's status and its

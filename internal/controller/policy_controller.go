@@ -84,7 +84,7 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 			e.Version, _ = in.PolicyVersionOf(ref)
 			e.In, e.Gateways = in, gws
 		}
-		r.Statuses.Set(graph.ObjectRef{Kind: r.Kind.Name(), Key: client.ObjectKeyFromObject(obj)}, statuswrite.TargetsOwner, e, false)
+		r.Statuses.Set(graph.ObjectRef{Kind: r.Kind.Name(), Key: client.ObjectKeyFromObject(obj)}, statuswrite.TargetsOwner, e)
 		return nil
 	})
 	return ctrl.Result{}, errors.Join(errs...)

@@ -33,17 +33,15 @@ func (r *GatewayReconciler) handPolicyStatuses(ctx context.Context, gw types.Nam
 	if r.PolicyStatuses == nil {
 		return nil
 	}
-	r.handPolicyEntries(ctx, gw, t, dp, held)
+	current := r.handPolicyEntries(ctx, gw, t, dp, held)
 	owner := statuswrite.GatewayOwner(gw)
-	current := r.policiesWithEntries(t)
-	kinds := r.Config.policyKinds()
-	shown, err := policiesShowing(ctx, r.Client, kinds, r.Config.ControllerName, gw)
+	shown, err := policiesShowing(ctx, r.Client, r.Config.policyKinds(), r.Config.ControllerName, gw)
 	if err != nil {
 		return err
 	}
 	for _, ref := range slices.Concat(slices.Collect(maps.Keys(held)), r.PolicyStatuses.Owned(owner), shown) {
 		if !current[ref] {
-			r.PolicyStatuses.Set(ref, owner, nil, false)
+			r.PolicyStatuses.Set(ref, owner, nil)
 		}
 	}
 	return nil
@@ -55,11 +53,12 @@ func (r *GatewayReconciler) handPolicyStatuses(ctx context.Context, gw types.Nam
 // the Gateway reconciler does it as soon as it has translated, so that a
 // WAF policy's records of the bundles in force (which the next
 // translation reads) follow at once, and its status job again with the
-// data plane's answer.
+// data plane's answer. It returns the policies it handed an entry.
 func (r *GatewayReconciler) handPolicyEntries(ctx context.Context, gw types.NamespacedName, t *translate.Translation, dp status.DataPlane,
-	held map[graph.ObjectRef]string) {
+	held map[graph.ObjectRef]string) map[graph.ObjectRef]bool {
+	handed := map[graph.ObjectRef]bool{}
 	if r.PolicyStatuses == nil || t == nil {
-		return
+		return handed
 	}
 	owner := statuswrite.GatewayOwner(gw)
 	for _, kind := range r.Config.policyKinds() {
@@ -74,6 +73,7 @@ func (r *GatewayReconciler) handPolicyEntries(ctx context.Context, gw types.Name
 				continue
 			}
 			ref := graph.ObjectRef{Kind: kind.Name(), Key: key}
+			handed[ref] = true
 			e := &statuswrite.PolicyEntry{Ancestors: []status.Ancestor{anc}, Version: held[ref]}
 			if own {
 				// Written before the reconcile ends (SetNow): one Gateway
@@ -83,26 +83,20 @@ func (r *GatewayReconciler) handPolicyEntries(ctx context.Context, gw types.Name
 				r.PolicyStatuses.SetNow(ctx, ref, owner, e)
 				continue
 			}
-			r.PolicyStatuses.Set(ref, owner, e, false)
+			r.PolicyStatuses.Set(ref, owner, e)
 		}
 	}
+	return handed
 }
 
-// policiesWithEntries are the policies the translation t has an outcome
-// for on its Gateway.
-func (r *GatewayReconciler) policiesWithEntries(t *translate.Translation) map[graph.ObjectRef]bool {
-	out := map[graph.ObjectRef]bool{}
-	if t == nil {
-		return out
+// translationDataPlane is what the Gateway's data plane did with its
+// translation t: held back (its message), or its answer for the version
+// published.
+func (r *GatewayReconciler) translationDataPlane(gw types.NamespacedName, t *translate.Translation, published bool, version string) status.DataPlane {
+	if !published {
+		return status.DataPlane{State: status.Pending, Message: t.HeldMessage()}
 	}
-	for _, kind := range r.Config.policyKinds() {
-		if a := t.Policies[kind.Name()]; a != nil {
-			for key := range a.PolicyOutcomes() {
-				out[graph.ObjectRef{Kind: kind.Name(), Key: key}] = true
-			}
-		}
-	}
-	return out
+	return t.ExplainDataPlane(r.DataPlane.State(gw, version))
 }
 
 // policyDataPlane is the data plane's answer a policy's Programmed takes

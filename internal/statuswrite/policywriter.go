@@ -87,22 +87,11 @@ func NewPolicyWriter(jobs *coalesce.Jobs[graph.ObjectRef], c client.Client, cont
 }
 
 // Set records owner's entry for the policy (nil: none) and has the
-// policy's status written when the entry changed, or when force says so
-// (a policy reconciler's pass: the object may have changed).
-func (w *PolicyWriter) Set(ref graph.ObjectRef, owner string, e *PolicyEntry, force bool) {
-	w.mu.Lock()
-	byOwner := w.decided[ref]
-	if byOwner == nil {
-		byOwner = map[string]*PolicyEntry{}
-		w.decided[ref] = byOwner
+// policy's status written in the background when the entry changed.
+func (w *PolicyWriter) Set(ref graph.ObjectRef, owner string, e *PolicyEntry) {
+	if w.record(ref, owner, e) {
+		w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
 	}
-	old, had := byOwner[owner]
-	byOwner[owner] = e
-	w.mu.Unlock()
-	if had && !force && sameEntry(old, e) {
-		return
-	}
-	w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
 }
 
 // SetNow is Set, writing the policy's status before it returns (a write
@@ -112,7 +101,19 @@ func (w *PolicyWriter) Set(ref graph.ObjectRef, owner string, e *PolicyEntry, fo
 // read the records this one replaces, take an older bundle for the one in
 // force, and hand that as its entry.
 func (w *PolicyWriter) SetNow(ctx context.Context, ref graph.ObjectRef, owner string, e *PolicyEntry) {
+	if !w.record(ref, owner, e) {
+		return
+	}
+	if err := w.write(ctx, ref); err != nil {
+		w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
+	}
+}
+
+// record keeps owner's entry for the policy; false when it is the one
+// kept already (nothing to write).
+func (w *PolicyWriter) record(ref graph.ObjectRef, owner string, e *PolicyEntry) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	byOwner := w.decided[ref]
 	if byOwner == nil {
 		byOwner = map[string]*PolicyEntry{}
@@ -120,13 +121,7 @@ func (w *PolicyWriter) SetNow(ctx context.Context, ref graph.ObjectRef, owner st
 	}
 	old, had := byOwner[owner]
 	byOwner[owner] = e
-	w.mu.Unlock()
-	if had && sameEntry(old, e) {
-		return
-	}
-	if err := w.write(ctx, ref); err != nil {
-		w.jobs.Hand(ref, func(ctx context.Context) error { return w.write(ctx, ref) })
-	}
+	return !had || !sameEntry(old, e)
 }
 
 // Owned returns the policies for which owner has an entry.
