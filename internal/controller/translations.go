@@ -29,9 +29,10 @@ func NewTranslations() *Translations {
 }
 
 type translated struct {
-	// fingerprint is the input's, when it has one (fingerprinted).
-	fingerprint   [sha256.Size]byte
-	fingerprinted bool
+	// fingerprint is the input's, when it has one (fingerprinted);
+	// withoutSlices its digest without the EndpointSlices.
+	fingerprint, withoutSlices [sha256.Size]byte
+	fingerprinted              bool
 	// t is nil for a Gateway that is not Gatewall's.
 	t *translate.Translation
 	// routeStatuses says that the routes' statuses of t were handed to the
@@ -50,39 +51,55 @@ func translateGateway(in *graph.Input, key types.NamespacedName) *translate.Tran
 }
 
 // translate translates the Gateway, or returns its last translation when
-// the input is the same; statusesHanded then says whether the routes'
-// statuses of that translation were handed to the writer already. What it
-// translates is kept, a Gateway that is not Gatewall's too (nil).
+// the input is the same, or that translation with the input's endpoints
+// when only they changed (translate.RefreshEndpoints: a pod that starts or
+// stops costs no graph, policies nor rendering); statusesHanded then says
+// whether the routes' statuses of that translation were handed to the
+// writer already (they are the same). What it translates is kept, a
+// Gateway that is not Gatewall's too (nil).
 func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName) (t *translate.Translation, statusesHanded bool) {
 	c := r.Config.Translations
-	fp, ok := in.Fingerprint()
-	if last, hit := c.lookup(key, fp); ok && hit {
-		return last.t, last.routeStatuses
+	fp, withoutSlices, ok := in.Fingerprints()
+	last, found := c.lookup(key)
+	if ok && found && last.fingerprinted {
+		if last.fingerprint == fp {
+			return last.t, last.routeStatuses
+		}
+		if last.withoutSlices == withoutSlices {
+			if t, refreshed := translate.RefreshEndpoints(in, last.t); refreshed {
+				metrics.EndpointRefreshes.With(metrics.Gateway(key)).Inc()
+				c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: true, t: t, routeStatuses: last.routeStatuses})
+				return t, last.routeStatuses
+			}
+		}
 	}
 	t = translateGateway(in, key)
 	if t != nil {
 		recordRefused(t) // once per translation the Gateway reconciler keeps
 	}
-	if c == nil {
-		return t, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := translated{fingerprint: fp, fingerprinted: ok, t: t}
-	c.m[key] = kept
+	c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: ok, t: t})
 	return t, false
 }
 
-// lookup returns the Gateway's last translation if its input had the
-// fingerprint fp.
-func (c *Translations) lookup(key types.NamespacedName, fp [sha256.Size]byte) (translated, bool) {
+// lookup returns the Gateway's last translation.
+func (c *Translations) lookup(key types.NamespacedName) (translated, bool) {
 	if c == nil {
 		return translated{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last, found := c.m[key]
-	return last, found && last.fingerprinted && last.fingerprint == fp
+	return last, found
+}
+
+// keep keeps a Gateway's translation as its last.
+func (c *Translations) keep(key types.NamespacedName, t translated) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[key] = t
 }
 
 // routeStatusesHanded records that the routes' statuses of t were handed to

@@ -61,6 +61,14 @@ type Backend struct {
 	// ClusterIP is the Service's cluster IP; "" for a headless Service, or
 	// one whose clusterIP is not an address an endpoint could have.
 	ClusterIP string
+
+	// slices says the backend's endpoints are those of the EndpointSlices
+	// of its Service's port portName, of protocol portProtocol (which
+	// RefreshEndpoints reads again); false for an ExternalName Service,
+	// whose name is its endpoint.
+	slices       bool
+	portName     string
+	portProtocol corev1.Protocol
 }
 
 // Endpoint is one address and port of a backend.
@@ -155,6 +163,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 			b.Protocol = ProtocolUDP
 		}
 		var names []string
+		b.slices, b.portName, b.portProtocol = true, port.Name, port.Protocol
 		b.Endpoints, names, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
 		if len(names) > 0 {
 			b.Refused = append(b.Refused, fmt.Sprintf("its %d endpoints that are DNS names (EndpointSlices of addressType FQDN) are not used: %s",
@@ -180,6 +189,7 @@ func resolveBackend(in *Input, routeKind, routeNamespace string, ref gatewayv1.B
 		// ("None" is a headless Service; a zone may hold any text).
 		b.ClusterIP = ip
 	}
+	b.slices, b.portName, b.portProtocol = true, port.Name, port.Protocol
 	b.Endpoints, b.Names, b.Refused = in.endpoints(b.Service, port.Name, port.Protocol)
 	b.Valid = true
 	return b, ""

@@ -35,20 +35,20 @@ import (
 
 // endpointBudget counts what a Gateway's upstreams take as they are admitted.
 type endpointBudget struct {
-	upstreams map[upstreamKey]*admitted
+	upstreams map[UpstreamKey]*admitted
 	// endpoints are the endpoints admitted, each DNS name counting as
 	// the answers it may give (endpoints.MaxAnswersPerName); names are
 	// the DNS names admitted.
 	endpoints, names int
 }
 
-// upstreamKey is what makes an upstream of the configuration
+// UpstreamKey is what makes an upstream of the configuration
 // (nginx/config/upstreams.go): a Service port, spoken to with HTTP/2
 // without TLS or not.
-type upstreamKey struct {
-	service types.NamespacedName
-	port    int32
-	h2c     bool
+type UpstreamKey struct {
+	Service types.NamespacedName
+	Port    int32
+	H2C     bool
 }
 
 // admitted is what an upstream was given: the endpoints it keeps, why the
@@ -95,30 +95,18 @@ func (r *Route) attached() bool {
 	return false
 }
 
-func upstreamOf(be *Backend) upstreamKey {
-	return upstreamKey{service: be.Service, port: be.Port, h2c: be.Protocol == ProtocolH2C}
+func UpstreamOf(be *Backend) UpstreamKey {
+	return UpstreamKey{Service: be.Service, Port: be.Port, H2C: be.Protocol == ProtocolH2C}
 }
 
 // admitEndpoints spends the Gateway's endpoint budget on its routes, the
 // oldest first, and gives every backend what its upstream was given.
 func admitEndpoints(routes []*Route) {
-	b := &endpointBudget{upstreams: map[upstreamKey]*admitted{}}
-	byAge := append([]*Route(nil), routes...)
-	sort.SliceStable(byAge, func(i, j int) bool { return Older(byAge[i].Source, byAge[j].Source) })
-	for _, r := range byAge {
-		if !r.attached() {
-			continue
-		}
-		for _, be := range r.dynamicBackends() {
-			if _, ok := b.upstreams[upstreamOf(be)]; !ok {
-				b.upstreams[upstreamOf(be)] = b.admit(be)
-			}
-		}
-	}
+	upstreams := spendBudget(routes, func(be *Backend) ([]Endpoint, []string) { return be.Endpoints, be.Names })
 	for _, r := range routes {
 		cut := false
 		for _, be := range r.dynamicBackends() {
-			a := b.upstreams[upstreamOf(be)]
+			a := upstreams[UpstreamOf(be)]
 			if a == nil || a.refused == "" {
 				continue
 			}
@@ -132,12 +120,32 @@ func admitEndpoints(routes []*Route) {
 	}
 }
 
+// spendBudget spends the endpoint budget on the routes, the oldest first:
+// what each upstream is given of the endpoints and names have says its
+// backend has.
+func spendBudget(routes []*Route, have func(*Backend) ([]Endpoint, []string)) map[UpstreamKey]*admitted {
+	b := &endpointBudget{upstreams: map[UpstreamKey]*admitted{}}
+	byAge := append([]*Route(nil), routes...)
+	sort.SliceStable(byAge, func(i, j int) bool { return Older(byAge[i].Source, byAge[j].Source) })
+	for _, r := range byAge {
+		if !r.attached() {
+			continue
+		}
+		for _, be := range r.dynamicBackends() {
+			if _, ok := b.upstreams[UpstreamOf(be)]; !ok {
+				b.upstreams[UpstreamOf(be)] = b.admit(have(be))
+			}
+		}
+	}
+	return b.upstreams
+}
+
 // admit gives an upstream what is left of the budget, of what its backend
 // has: its addresses first, then its DNS names, each taking the answers it
 // may give (endpoints.MaxAnswersPerName) of the upstream's and the
 // Gateway's endpoints, and one of the Gateway's names.
-func (b *endpointBudget) admit(be *Backend) *admitted {
-	n, names := len(be.Endpoints), len(be.Names)
+func (b *endpointBudget) admit(eps []Endpoint, dnsNames []string) *admitted {
+	n, names := len(eps), len(dnsNames)
 	if len(b.upstreams) >= endpoints.MaxUpstreams {
 		return &admitted{unsent: true, refused: fmt.Sprintf(
 			"none of its %s is used (it answers 503): the Gateway's data plane holds the endpoints of %d Service ports (and protocols), which older routes' backends take",
@@ -147,13 +155,13 @@ func (b *endpointBudget) admit(be *Backend) *admitted {
 	var why []string
 	switch keep := min(n, endpoints.MaxEndpointsPerUpstream, endpoints.MaxEndpoints-b.endpoints); {
 	case keep == n:
-		a.endpoints = be.Endpoints
+		a.endpoints = eps
 	case keep == endpoints.MaxEndpointsPerUpstream:
-		a.endpoints = be.Endpoints[:keep]
+		a.endpoints = eps[:keep]
 		why = append(why, fmt.Sprintf("%d of its %d endpoints are not used: the data plane holds %d endpoints of a Service port, the first by address",
 			n-keep, n, endpoints.MaxEndpointsPerUpstream))
 	default:
-		a.endpoints = be.Endpoints[:keep]
+		a.endpoints = eps[:keep]
 		why = append(why, fmt.Sprintf("%d of its %d endpoints are not used (the first by address are): the Gateway's data plane holds %d endpoints, which older routes' backends take",
 			n-keep, n, endpoints.MaxEndpoints))
 	}
@@ -163,17 +171,17 @@ func (b *endpointBudget) admit(be *Backend) *admitted {
 	gatewayRoom := (endpoints.MaxEndpoints - b.endpoints) / endpoints.MaxAnswersPerName
 	switch keep := min(names, upstreamRoom, gatewayRoom, endpoints.MaxNames-b.names); {
 	case keep == names:
-		a.names = be.Names
+		a.names = dnsNames
 	case keep == upstreamRoom:
-		a.names = be.Names[:keep]
+		a.names = dnsNames[:keep]
 		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): each takes %d of the %d endpoints the data plane holds of a Service port",
 			names-keep, names, endpoints.MaxAnswersPerName, endpoints.MaxEndpointsPerUpstream))
 	case keep == gatewayRoom:
-		a.names = be.Names[:keep]
+		a.names = dnsNames[:keep]
 		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): each takes %d of the %d endpoints the Gateway's data plane holds, which older routes' backends take",
 			names-keep, names, endpoints.MaxAnswersPerName, endpoints.MaxEndpoints))
 	default:
-		a.names = be.Names[:keep]
+		a.names = dnsNames[:keep]
 		why = append(why, fmt.Sprintf("%d of its %d DNS names are not resolved (the first by name are): the Gateway's data plane resolves %d names, which older routes' backends take",
 			names-keep, names, endpoints.MaxNames))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,14 @@ import (
 // no resourceVersion or generation (an input not read from the API server,
 // whose content would not count).
 func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
+	sum, _, ok = in.Fingerprints()
+	return sum, ok
+}
+
+// Fingerprints are the input's Fingerprint, and the digest of the same
+// input without its EndpointSlices: two inputs with the same second digest
+// differ in their endpoints at most (graph.RefreshEndpoints).
+func (in *Input) Fingerprints() (sum, withoutSlices [sha256.Size]byte, ok bool) {
 	f := &fingerprint{ok: true}
 	objects(f, "GatewayClass", in.GatewayClasses, byGeneration)
 	objects(f, "Gateway", in.Gateways, byGeneration)
@@ -52,7 +61,7 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	objects(f, "ReferenceGrant", in.ReferenceGrants, byResourceVersion)
 	objects(f, "Namespace", in.Namespaces, byResourceVersion)
 	objects(f, "Service", in.Services, byResourceVersion)
-	objects(f, "EndpointSlice", in.EndpointSlices, byResourceVersion)
+	objects(f, sliceKind, in.EndpointSlices, byResourceVersion)
 	objects(f, "Secret", in.Secrets, byResourceVersion)
 	objects(f, "ConfigMap", in.ConfigMaps, byResourceVersion)
 	f.plm("APPolicy", in.APPolicies)
@@ -66,14 +75,22 @@ func (in *Input) Fingerprint() (sum [sha256.Size]byte, ok bool) {
 	}
 	f.add("Input\x00%s\x00%s\x00%s\x00%s\x00%s\x00%t", in.ControllerName, in.PLMGroup, in.WAFModule, in.PLMScope.Bucket, in.PLMScope.Prefix, in.Snippets)
 	slices.Sort(f.lines)
-	h := sha256.New()
+	all, rest := sha256.New(), sha256.New()
 	for _, l := range f.lines {
-		h.Write([]byte(l))
-		h.Write([]byte{'\n'})
+		all.Write([]byte(l))
+		all.Write([]byte{'\n'})
+		if !strings.HasPrefix(l, sliceKind+"\x00") {
+			rest.Write([]byte(l))
+			rest.Write([]byte{'\n'})
+		}
 	}
-	copy(sum[:], h.Sum(nil))
-	return sum, f.ok
+	copy(sum[:], all.Sum(nil))
+	copy(withoutSlices[:], rest.Sum(nil))
+	return sum, withoutSlices, f.ok
 }
+
+// sliceKind begins an EndpointSlice's line of a fingerprint.
+const sliceKind = "EndpointSlice"
 
 type fingerprint struct {
 	lines []string

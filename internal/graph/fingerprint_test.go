@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/plm"
@@ -96,5 +98,54 @@ func TestFingerprintChangesWithEveryChange(t *testing.T) {
 	in.Add(secret(""))
 	if _, ok := in.Fingerprint(); ok {
 		t.Error("a Secret without a resourceVersion left the fingerprint usable")
+	}
+}
+
+// The fingerprint without EndpointSlices tells a change of endpoints alone
+// (which the Gateway reconciler refreshes without translating) from the
+// rest; a slice that cannot be read is not a change of endpoints alone.
+func TestFingerprintWithoutSlices(t *testing.T) {
+	slice := func(name, rv string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, UID: types.UID("u-" + name), ResourceVersion: rv}}
+	}
+	base := func() *Input {
+		in := NewInput("ctrl")
+		in.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "s", UID: "u2", ResourceVersion: "3"}})
+		in.Add(slice("a", "7"))
+		return in
+	}
+	all, rest, ok := base().Fingerprints()
+	if !ok {
+		t.Fatal("no fingerprint")
+	}
+	for name, change := range map[string]func(*Input){
+		"a slice changed": func(in *Input) { in.Add(slice("a", "8")) },
+		"a slice added":   func(in *Input) { in.Add(slice("b", "1")) },
+		"a slice deleted": func(in *Input) { delete(in.EndpointSlices, key("apps", "a")) },
+	} {
+		in := base()
+		change(in)
+		gotAll, gotRest, _ := in.Fingerprints()
+		if gotAll == all {
+			t.Errorf("%s: the fingerprint did not change", name)
+		}
+		if gotRest != rest {
+			t.Errorf("%s: the fingerprint without slices changed", name)
+		}
+	}
+	for name, change := range map[string]func(*Input){
+		"a Secret changed": func(in *Input) {
+			in.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "s", UID: "u2", ResourceVersion: "4"}})
+		},
+		"a slice not decoded": func(in *Input) { in.AddUnreadable(ObjectRef{Kind: "EndpointSlice", Key: key("apps", "bad")}, "bad") },
+	} {
+		in := base()
+		change(in)
+		if _, gotRest, _ := in.Fingerprints(); gotRest == rest {
+			t.Errorf("%s: the fingerprint without slices did not change", name)
+		}
+	}
+	if got, _ := base().Fingerprint(); got != all {
+		t.Error("Fingerprint is not Fingerprints' first digest")
 	}
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +23,22 @@ type resolvedRefs struct {
 	// notes say which valid backends' DNS names the data plane resolves.
 	notes []string
 	seen  map[string]bool
+	// backends are every backend the condition speaks of, once each: the
+	// rules' (those of weight 0 too), their mirrors' and their external
+	// authorization services' (RefreshEndpoints reads them).
+	backends []*Backend
+}
+
+// saw records a backend the condition speaks of.
+func (c *resolvedRefs) saw(b *Backend) {
+	if !slices.Contains(c.backends, b) {
+		c.backends = append(c.backends, b)
+	}
 }
 
 // add records a backendRef and, when it does not resolve, why.
 func (c *resolvedRefs) add(b *Backend, why gatewayv1.RouteConditionReason) {
+	c.saw(b)
 	if !b.Valid {
 		c.unresolved = append(c.unresolved, b.Err)
 		if c.reason == "" {
@@ -48,6 +61,7 @@ func (c *resolvedRefs) addFilter(reason gatewayv1.RouteConditionReason, msg stri
 // addRefused records the refused endpoints of a valid backend, once per
 // backend however many rules use it.
 func (c *resolvedRefs) addRefused(b *Backend) {
+	c.saw(b)
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}

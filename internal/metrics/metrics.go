@@ -53,6 +53,13 @@ var (
 		Name: "gatewall_translation_duration_seconds", Buckets: latencyBuckets,
 		Help: "Time to translate a Gateway's objects into its NGINX configuration.",
 	}, gatewayLabels)
+	// EndpointRefreshes counts the changes of a Gateway's input that moved
+	// endpoints only and were not translated: its last translation was
+	// kept with the new endpoints (translate.RefreshEndpoints).
+	EndpointRefreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_endpoint_refreshes_total",
+		Help: "Changes of a Gateway's endpoints that reached its data plane without a translation.",
+	}, gatewayLabels)
 	// ConfigurationBytes and ConfigurationFiles are the size of a Gateway's
 	// current configuration.
 	ConfigurationBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -120,7 +127,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(TranslationSeconds, ConfigurationBytes, ConfigurationFiles,
+	ctrlmetrics.Registry.MustRegister(TranslationSeconds, EndpointRefreshes, ConfigurationBytes, ConfigurationFiles,
 		Pushes, Applies, ApplySeconds, Resyncs, AgentRefusals, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes, Refused)
 }
 
@@ -134,7 +141,7 @@ func Gateway(gw types.NamespacedName) prometheus.Labels {
 func ForgetGateway(gw types.NamespacedName) {
 	l := Gateway(gw)
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		TranslationSeconds, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
+		TranslationSeconds, EndpointRefreshes, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
 		EndpointUpdates, EndpointPropagationSeconds,
 	} {
 		v.DeletePartialMatch(l)

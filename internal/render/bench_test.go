@@ -121,3 +121,36 @@ func reportNginxT(b *testing.B, res render.Result, renderMs float64) {
 		b.ReportMetric(float64(size)/1024, "config-KiB")
 	}
 }
+
+// BenchmarkEndpointChange5000Routes is what a pod that starts or stops
+// costs the Gateway reconciler at 5,000 routes (64 listeners), once it has
+// read the snapshot: the input's fingerprints, then the whole translation
+// (before issue 41) or the last translation kept with the new endpoints
+// (translate.RefreshEndpoints).
+func BenchmarkEndpointChange5000Routes(b *testing.B) {
+	key := types.NamespacedName{Namespace: "ns0", Name: "gw"}
+	last := translate.Gateway(scaleInput(1, 64, 5000), key)
+	in := scaleInput(1, 64, 5000)
+	slice := in.EndpointSlices[types.NamespacedName{Namespace: "ns0", Name: "r42"}]
+	slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.99.0.1"}})
+	b.Run("fingerprints", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			in.Fingerprints()
+		}
+	})
+	b.Run("translate", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			translate.Gateway(in, key)
+		}
+	})
+	b.Run("refresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, ok := translate.RefreshEndpoints(in, last); !ok {
+				b.Fatal("an endpoint added was not refreshed")
+			}
+		}
+	})
+}

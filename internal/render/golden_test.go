@@ -90,27 +90,7 @@ func TestGolden(t *testing.T) {
 
 func renderCase(t *testing.T, in string) []byte {
 	t.Helper()
-	objs, err := manifest.ReadFiles(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var warnings bytes.Buffer
-	input, err := render.Decode(objs, graph.DefaultControllerName, plm.GroupAppProtect, &warnings)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", in, err)
-	}
-	if warnings.Len() > 0 && !warningsExpected(in) {
-		t.Fatalf("%s has objects the renderer skips or refuses:\n%s", in, warnings.String())
-	}
-	// testdata/<case>.flags lists the case's render flags, a line each
-	// (the manager's it stands for).
-	applyFlags(t, input, strings.TrimSuffix(in, ".in.yaml")+".flags")
-	// testdata/<case>.bundles/ holds the case's WAF bundles, standing in for PLM storage.
-	if dir := strings.TrimSuffix(in, ".in.yaml") + ".bundles"; exists(dir) {
-		if err := render.LoadBundles(input, dir); err != nil {
-			t.Fatal(err)
-		}
-	}
+	input, warnings := decodeCase(t, in)
 	res := render.Render(input, goldenTime)
 	checkStatusBounds(t, res.Statuses)
 	g := golden{Files: map[string]map[string]string{}, Endpoints: map[string]endpoints.Set{}}
@@ -130,7 +110,7 @@ func renderCase(t *testing.T, in string) []byte {
 		g.KeySources[k.String()] = ks
 	}
 	if warningsExpected(in) {
-		g.Warnings = strings.Split(strings.TrimSuffix(warnings.String(), "\n"), "\n")
+		g.Warnings = strings.Split(strings.TrimSuffix(warnings, "\n"), "\n")
 	}
 	statuses, err := render.MarshalStatuses(res.Statuses)
 	if err != nil {
@@ -214,4 +194,32 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// decodeCase reads a golden case's input as render does, with its flags
+// and bundles, and says what the renderer warned about.
+func decodeCase(t *testing.T, in string) (*graph.Input, string) {
+	t.Helper()
+	objs, err := manifest.ReadFiles(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings bytes.Buffer
+	input, err := render.Decode(objs, graph.DefaultControllerName, plm.GroupAppProtect, &warnings)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", in, err)
+	}
+	if warnings.Len() > 0 && !warningsExpected(in) {
+		t.Fatalf("%s has objects the renderer skips or refuses:\n%s", in, warnings.String())
+	}
+	// testdata/<case>.flags lists the case's render flags, a line each
+	// (the manager's it stands for).
+	applyFlags(t, input, strings.TrimSuffix(in, ".in.yaml")+".flags")
+	// testdata/<case>.bundles/ holds the case's WAF bundles, standing in for PLM storage.
+	if dir := strings.TrimSuffix(in, ".in.yaml") + ".bundles"; exists(dir) {
+		if err := render.LoadBundles(input, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return input, warnings.String()
 }

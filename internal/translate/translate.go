@@ -44,6 +44,10 @@ type Translation struct {
 	// Held says why the configuration of a valid Gateway must not reach its
 	// data plane (policy.Holder): the data plane keeps the one it runs.
 	Held []string
+
+	// upstreams are the files' dynamic upstreams, whose endpoints
+	// RefreshEndpoints sets anew.
+	upstreams []*config.Upstream
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -79,10 +83,31 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 		return t
 	}
 	t.Files, t.FileOrigins = cfg.Files(), cfg.FileOrigins
-	t.Endpoints = cfg.Endpoints()
+	t.Endpoints, t.upstreams = cfg.Endpoints(), cfg.Upstreams
 	t.KeySources = cfg.KeySources()
 	t.Resolver = resolver(g.NginxProxy.DNSResolver)
 	return t
+}
+
+// RefreshEndpoints returns the translation of in when it is last's with
+// other endpoints: in differs from last's input in EndpointSlices only
+// (graph.Input.Fingerprints), and they change nothing but the endpoint
+// sets of last's published configuration (graph.Gateway.RefreshEndpoints).
+// Its Endpoints are then in's, and everything else is last's: the same
+// files, statuses and policies; its graph's backends keep last's
+// endpoints, which nothing reads after translation. ok is false when in
+// must be translated.
+func RefreshEndpoints(in *graph.Input, last *Translation) (t *Translation, ok bool) {
+	if last == nil || last.Files == nil {
+		return nil, false
+	}
+	fresh, ok := last.Graph.RefreshEndpoints(in)
+	if !ok {
+		return nil, false
+	}
+	refreshed := *last
+	refreshed.Endpoints = config.EndpointsOf(last.upstreams, fresh)
+	return &refreshed, true
 }
 
 // resolver is an NginxProxy's dnsResolver as the data plane takes it:

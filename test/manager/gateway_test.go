@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/manager"
+	"github.com/gatewall/gatewall/internal/metrics"
 	"github.com/gatewall/gatewall/internal/nginx/config"
 )
 
@@ -197,14 +201,8 @@ func TestGatewayStatuses(t *testing.T) {
 
 	t.Run("endpoint changes reach the data plane, not the files", func(t *testing.T) {
 		files := datafile.Version(held.Files(gw1))
-		slice := &discoveryv1.EndpointSlice{}
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "app-slice"}, slice); err != nil {
-			t.Fatal(err)
-		}
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.1.2.4"}})
-		if err := env.Client.Update(ctx, slice); err != nil {
-			t.Fatal(err)
-		}
+		refreshes := endpointRefreshes(gw1)
+		setSliceEndpoints(t, ns, "app-slice", "10.1.2.3", "10.1.2.4")
 		eventually(t, 15*time.Second, func() error {
 			if eps := heldEndpoints(gw1, types.NamespacedName{Namespace: ns, Name: "app"}, 80); !slices.Equal(eps, []string{"10.1.2.3:8080", "10.1.2.4:8080"}) {
 				return fmt.Errorf("the upstream's endpoints are %v, want the new one too", eps)
@@ -213,6 +211,40 @@ func TestGatewayStatuses(t *testing.T) {
 		})
 		if now := datafile.Version(held.Files(gw1)); now != files {
 			t.Errorf("an endpoint change changed the files (%s, then %s): NGINX would reload", files, now)
+		}
+		// A change of endpoints alone is not translated: the last
+		// translation is kept, with the new endpoints.
+		if got := endpointRefreshes(gw1); got <= refreshes {
+			t.Errorf("gatewall_endpoint_refreshes_total stayed at %v: the endpoint change was not refreshed apart", got)
+		}
+	})
+
+	t.Run("an endpoint change that changes the route's status is translated", func(t *testing.T) {
+		// A multicast address (which the API server lets through) is
+		// refused and named in ResolvedRefs: the shortcut cannot say it,
+		// the translation does; and takes it back.
+		translations := translationsOf(gw1)
+		setSliceEndpoints(t, ns, "app-slice", "10.1.2.3", "239.1.2.3")
+		resolved := func(want string) {
+			eventually(t, 15*time.Second, func() error {
+				parents, err := routeParentsFor(routeKey, "gw1")
+				if err != nil {
+					return err
+				}
+				if len(parents) != 1 || condition(parents[0].Conditions, "ResolvedRefs") != want {
+					return fmt.Errorf("route parents: %+v, want ResolvedRefs %s", parents, want)
+				}
+				return nil
+			})
+		}
+		resolved("False/UnusableEndpoints")
+		if eps := heldEndpoints(gw1, types.NamespacedName{Namespace: ns, Name: "app"}, 80); !slices.Equal(eps, []string{"10.1.2.3:8080"}) {
+			t.Errorf("the upstream's endpoints are %v, want 10.1.2.3:8080 alone", eps)
+		}
+		setSliceEndpoints(t, ns, "app-slice", "10.1.2.3", "10.1.2.4")
+		resolved("True/ResolvedRefs")
+		if got := translationsOf(gw1); got < translations+2 {
+			t.Errorf("%d translations for two changes of the route's status", got-translations)
 		}
 	})
 
@@ -275,4 +307,36 @@ func TestGatewayStatuses(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// setSliceEndpoints sets the endpoints of an EndpointSlice.
+func setSliceEndpoints(t *testing.T, ns, name string, ips ...string) {
+	t.Helper()
+	slice := &discoveryv1.EndpointSlice{}
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, slice); err != nil {
+		t.Fatal(err)
+	}
+	slice.Endpoints = nil
+	for _, ip := range ips {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}})
+	}
+	if err := env.Client.Update(context.Background(), slice); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// endpointRefreshes is gatewall_endpoint_refreshes_total of a Gateway.
+func endpointRefreshes(gw types.NamespacedName) float64 {
+	return testutil.ToFloat64(metrics.EndpointRefreshes.With(metrics.Gateway(gw)))
+}
+
+// translationsOf counts a Gateway's translations
+// (gatewall_translation_duration_seconds' observations).
+func translationsOf(gw types.NamespacedName) uint64 {
+	m := &dto.Metric{}
+	h, ok := metrics.TranslationSeconds.With(metrics.Gateway(gw)).(prometheus.Metric)
+	if !ok || h.Write(m) != nil {
+		return 0
+	}
+	return m.GetHistogram().GetSampleCount()
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // Dynamic endpoints. An http upstream lists no endpoints: its
@@ -179,14 +180,31 @@ func assignIDs(ups []*Upstream, idOf func(identity string) string) string {
 // which the data plane receives apart from the files (but for those the
 // Gateway's endpoint budget had no room for, which answer 503).
 func (c *Config) Endpoints() endpoints.Set {
+	return endpointSet(c.Upstreams, func(u *Upstream) ([]string, []string) { return u.Endpoints, u.Names })
+}
+
+// EndpointsOf are the endpoints of the dynamic upstreams ups (a
+// configuration's Upstreams) when their backends have the endpoints
+// fresh gives (graph.Gateway.RefreshEndpoints): what Endpoints would be
+// of a configuration built from them, which would be the same but for them.
+func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndpoints) endpoints.Set {
+	return endpointSet(ups, func(u *Upstream) ([]string, []string) {
+		f := fresh[u.Key]
+		return u.dynamicEndpoints(f.Endpoints, f.Names)
+	})
+}
+
+// endpointSet is the set of the dynamic upstreams that are sent, each with
+// the endpoints and names of gives.
+func endpointSet(ups []*Upstream, of func(*Upstream) ([]string, []string)) endpoints.Set {
 	set := endpoints.Set{}
-	for _, u := range c.Upstreams {
+	for _, u := range ups {
 		if u.ID != "" && !u.Unsent {
-			eps := u.Endpoints
+			eps, names := of(u)
 			if eps == nil {
 				eps = []string{} // a list, also when empty: the data plane reads null as no list
 			}
-			set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps, Names: u.Names}
+			set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps, Names: names}
 		}
 	}
 	return set

@@ -6,6 +6,7 @@ import (
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/datafile"
 	"github.com/gatewall/gatewall/internal/endpoints"
+	"github.com/gatewall/gatewall/internal/graph"
 )
 
 // File is one file of a data plane's configuration (the renderer's name
@@ -270,6 +271,11 @@ type Upstream struct {
 	Unsent bool
 	// Settings are what policies set on the Service's upstreams (nil: none).
 	Settings *UpstreamSettings
+	// Key is the Service port (and protocol) a dynamic upstream is of.
+	Key graph.UpstreamKey
+	// clusterIP is the Service's cluster IP and port when a dynamic
+	// upstream goes to it ("": to the endpoints).
+	clusterIP string
 }
 
 // DefaultUpstreamKeepalive is how many idle connections to a Service port's

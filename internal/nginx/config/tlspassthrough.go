@@ -221,7 +221,7 @@ func (b *builder) streamTarget(backends []*graph.Backend, kind nameKind, closed 
 		}
 		name := b.names.of(kind, servicePortParts(be)...)
 		if _, ok := b.stream.upstreams[name]; !ok {
-			b.stream.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be)}
+			b.stream.upstreams[name] = &Upstream{Name: name, Servers: endpointAddresses(be.Endpoints)}
 		}
 		return name
 	}

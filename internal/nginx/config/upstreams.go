@@ -47,21 +47,31 @@ func (b *builder) upstream(be *graph.Backend) string {
 		return name
 	}
 	u := &Upstream{Name: name, identity: identity(kindUpstream, parts), Settings: b.upstreamSettings[be.Service],
-		Endpoints: endpointAddresses(be), Names: be.Names, Fallback: sinkSocket(503), Unsent: be.Unsent}
+		Key: graph.UpstreamOf(be), Fallback: sinkSocket(503), Unsent: be.Unsent}
 	if h2c {
 		u.Fallback = sinkSocketH2(503)
 	}
 	b.sinks[503] = true
 	if b.useClusterIP(u.Settings) && be.ClusterIP != "" {
-		// kube-proxy balances; the cluster IP is the one endpoint while
-		// the Service has ready ones (kube-proxy balances no DNS names).
-		u.Endpoints, u.Names = nil, nil
-		if len(be.Endpoints) > 0 {
-			u.Endpoints = []string{hostPort(be.ClusterIP, be.Port)}
-		}
+		u.clusterIP = hostPort(be.ClusterIP, be.Port)
 	}
+	u.Endpoints, u.Names = u.dynamicEndpoints(be.Endpoints, be.Names)
 	b.upstreams[name] = u
 	return name
+}
+
+// dynamicEndpoints are what a dynamic upstream sends the data plane of its
+// backend's endpoints and DNS names: them, or its Service's cluster IP
+// alone while it has endpoints, when it goes to the cluster IP (kube-proxy
+// balances, and balances no DNS names).
+func (u *Upstream) dynamicEndpoints(eps []graph.Endpoint, names []string) ([]string, []string) {
+	if u.clusterIP == "" {
+		return endpointAddresses(eps), names
+	}
+	if len(eps) > 0 {
+		return []string{u.clusterIP}, nil
+	}
+	return nil, nil
 }
 
 // useClusterIP says whether an upstream with these policy settings goes
@@ -88,9 +98,9 @@ func servicePortParts(be *graph.Backend) []string {
 }
 
 // endpointAddresses are a backend's endpoints as NGINX server addresses.
-func endpointAddresses(be *graph.Backend) []string {
+func endpointAddresses(eps []graph.Endpoint) []string {
 	var out []string
-	for _, ep := range be.Endpoints {
+	for _, ep := range eps {
 		out = append(out, hostPort(ep.Address, ep.Port))
 	}
 	return out
