@@ -3,6 +3,9 @@ package graph
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gatewall/gatewall/internal/endpoints"
 )
 
@@ -30,6 +33,18 @@ type UpstreamEndpoints struct {
 // change (they are in the configuration). Then the Gateway is translated.
 func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints, bool) {
 	fresh := map[UpstreamKey]UpstreamEndpoints{}
+	// Thousands of routes may share a Service: its slices are read once.
+	type read struct {
+		eps     []Endpoint
+		names   []string
+		refused bool
+	}
+	type port struct {
+		svc   types.NamespacedName
+		name  string
+		proto corev1.Protocol
+	}
+	reads := map[port]read{}
 	for _, r := range g.Routes {
 		for _, be := range r.allBackends() {
 			if !be.Valid {
@@ -42,8 +57,15 @@ func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints
 				fresh[UpstreamOf(be)] = UpstreamEndpoints{Endpoints: be.Endpoints, Names: be.Names}
 				continue
 			}
-			eps, names, refused := in.endpoints(be.Service, be.portName, be.portProtocol)
-			if len(refused) > 0 || (len(names) > 0) != (len(be.Names) > 0) {
+			p := port{be.Service, be.portName, be.portProtocol}
+			got, ok := reads[p]
+			if !ok {
+				eps, names, refused := in.endpoints(be.Service, be.portName, be.portProtocol)
+				got = read{eps, names, len(refused) > 0}
+				reads[p] = got
+			}
+			eps, names := got.eps, got.names
+			if got.refused || (len(names) > 0) != (len(be.Names) > 0) {
 				return nil, false
 			}
 			if PassesConnections(r.Kind) {
