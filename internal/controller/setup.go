@@ -53,6 +53,10 @@ type Config struct {
 	// --snippets): SnippetsFilters and SnippetsPolicies are used;
 	// otherwise their statuses say they are not.
 	Snippets bool
+	// TranslateEndpointChanges translates every change of EndpointSlices;
+	// false keeps a Gateway's last translation with new endpoint sets when
+	// only they change (translate.RefreshEndpoints).
+	TranslateEndpointChanges bool
 }
 
 // reader reads snapshots with c as this configuration says.

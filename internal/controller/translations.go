@@ -65,7 +65,7 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 		if last.fingerprint == fp {
 			return last.t, last.routeStatuses
 		}
-		if last.withoutSlices == withoutSlices {
+		if last.withoutSlices == withoutSlices && !r.Config.TranslateEndpointChanges {
 			if t, refreshed := translate.RefreshEndpoints(in, last.t); refreshed {
 				metrics.EndpointRefreshes.With(metrics.Gateway(key)).Inc()
 				c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: true, t: t, routeStatuses: last.routeStatuses})

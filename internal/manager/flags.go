@@ -90,6 +90,9 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.BoolVar(&opts.Snippets, "snippets", false,
 		"Enable SnippetsFilters and SnippetsPolicies (NGINX Gateway Fabric's flag): NGINX configuration that teams write by hand, read and held to an allow-list of directives per context (docs/snippets.md). "+
 			"Off, they are not used: their statuses say so, and route rules that name a SnippetsFilter answer 500.")
+	fs.BoolVar(&opts.TranslateEndpointChanges, "translate-endpoint-changes", false,
+		"Translate every change of EndpointSlices as any other change. By default a change of endpoints alone keeps the Gateway's last translation with the new endpoint sets "+
+			"(docs/endpoints.md, \"Endpoints apart from translation\"); this restores the whole translation for each, to measure the difference or should the shortcut misbehave.")
 	fs.StringVar(&opts.Agent.ListenAddress, "agent-listen-address", "",
 		"Address the nginx-agent server listens on (e.g. :8443); empty runs no agent server and provisions no data plane.")
 	fs.StringVar(&opts.Agent.ServerAddress, "agent-server-address", "gatewall-agent."+namespace+".svc:8443",

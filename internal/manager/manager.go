@@ -127,6 +127,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Notifier:         notifier,
 		WAFModule:        opts.WAFModule,
 		Snippets:         opts.Snippets,
+
+		TranslateEndpointChanges: opts.TranslateEndpointChanges,
 	}, dp, prov)
 	if err != nil {
 		return nil, err

@@ -86,6 +86,11 @@ type Options struct {
 	// the rules that name a SnippetsFilter answer 500.
 	Snippets bool
 
+	// TranslateEndpointChanges translates every change of EndpointSlices
+	// (--translate-endpoint-changes) instead of refreshing the last
+	// translation's endpoint sets when only they change.
+	TranslateEndpointChanges bool
+
 	// APIDiscoveryInterval is how often the manager looks for the CRDs of
 	// optional APIs it does not use yet (0: DefaultAPIDiscoveryInterval).
 	APIDiscoveryInterval time.Duration

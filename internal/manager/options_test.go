@@ -124,6 +124,8 @@ func TestPLMFlags(t *testing.T) {
 			return f.MinBackoff == 5*time.Second && f.MaxBackoff == 10*time.Minute
 		}},
 		{name: "backoff not a duration", args: []string{"--plm-fetch-backoff-max=often"}, want: "plm-fetch-backoff-max"},
+		{name: "endpoint changes refreshed by default", args: nil, check: func(o Options) bool { return !o.TranslateEndpointChanges }},
+		{name: "endpoint changes translated", args: []string{"--translate-endpoint-changes"}, check: func(o Options) bool { return o.TranslateEndpointChanges }},
 		{name: "image pull Secrets", args: []string{"--nginx-docker-secret=f5-registry", "--nginx-docker-secret=registries/mirror"},
 			check: func(o Options) bool { return strings.Join(o.Agent.PullSecrets, ",") == "f5-registry,registries/mirror" }},
 		{name: "storage scope", args: []string{"--plm-storage-bucket=plm", "--plm-storage-prefix=bundles/"},
