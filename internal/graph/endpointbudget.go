@@ -95,6 +95,7 @@ func (r *Route) attached() bool {
 	return false
 }
 
+// UpstreamOf is the upstream of the configuration a backend is proxied to.
 func UpstreamOf(be *Backend) UpstreamKey {
 	return UpstreamKey{Service: be.Service, Port: be.Port, H2C: be.Protocol == ProtocolH2C}
 }
