@@ -32,7 +32,7 @@ type UpstreamEndpoints struct {
 // ResolvedRefs), and when a TLS, TCP or UDP route's backend's endpoints
 // change (they are in the configuration). Then the Gateway is translated.
 func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints, bool) {
-	fresh := map[UpstreamKey]UpstreamEndpoints{}
+	fresh := make(map[UpstreamKey]UpstreamEndpoints, len(g.Routes))
 	// Thousands of routes may share a Service: its slices are read once.
 	type read struct {
 		eps     []Endpoint
@@ -44,7 +44,7 @@ func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints
 		name  string
 		proto corev1.Protocol
 	}
-	reads := map[port]read{}
+	reads := make(map[port]read, len(g.Routes))
 	for _, r := range g.Routes {
 		for _, be := range r.allBackends() {
 			if !be.Valid {

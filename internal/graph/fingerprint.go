@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,7 +122,7 @@ func objects[K comparable, O metav1.Object](f *fingerprint, kind string, m map[K
 	for _, o := range m {
 		version := o.GetResourceVersion()
 		if generation {
-			version = fmt.Sprintf("g%d", o.GetGeneration())
+			version = "g" + strconv.FormatInt(o.GetGeneration(), 10)
 			if o.GetGeneration() == 0 {
 				version = ""
 			}
@@ -129,6 +130,8 @@ func objects[K comparable, O metav1.Object](f *fingerprint, kind string, m map[K
 		if version == "" {
 			f.ok = false
 		}
-		f.add("%s\x00%s/%s\x00%s\x00%s", kind, o.GetNamespace(), o.GetName(), o.GetUID(), version)
+		// Concatenated, not formatted: at 5,000 routes and their Services
+		// and slices, every reconcile writes 15,000 of these lines.
+		f.lines = append(f.lines, kind+"\x00"+o.GetNamespace()+"/"+o.GetName()+"\x00"+string(o.GetUID())+"\x00"+version)
 	}
 }

@@ -197,7 +197,7 @@ func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndp
 // endpointSet is the set of the dynamic upstreams that are sent, each with
 // the endpoints and names of gives.
 func endpointSet(ups []*Upstream, of func(*Upstream) ([]string, []string)) endpoints.Set {
-	set := endpoints.Set{}
+	set := make(endpoints.Set, len(ups))
 	for _, u := range ups {
 		if u.ID != "" && !u.Unsent {
 			eps, names := of(u)
