@@ -236,7 +236,7 @@ SCALE_REPORT ?= bin/scale-report.md
 
 .PHONY: scale
 scale: images ## Measure Gatewall at the design's sizes on the local runtime; print the summary table and write it to SCALE_REPORT (needs root).
-	go test -count=1 -timeout 90m -v ./test/scale -run TestScale -args $(SCALE_FLAGS) -scale.report=$(CURDIR)/$(SCALE_REPORT) -scale.profile=$(CURDIR)/bin/scale-manager.cpu.pprof -scale.churn-profile=$(CURDIR)/bin/scale-churn.cpu.pprof
+	go test -count=1 -timeout 90m -v ./test/scale -run TestScale -args $(SCALE_FLAGS) -scale.report=$(CURDIR)/$(SCALE_REPORT) -scale.profile=$(CURDIR)/bin/scale-manager.cpu.pprof -scale.churn-profile=$(CURDIR)/bin/scale-churn.cpu.pprof -scale.pod-churn-profile=$(CURDIR)/bin/scale-pod-churn.cpu.pprof
 
 # The data path's own cost (issue 41): Gatewall's NGINX beside a hand-written
 # one, interleaved; see docs/benchmarks.md.

@@ -40,13 +40,14 @@ var (
 	reportFlag    = flag.String("scale.report", "", "file to write the summary table to (Markdown)")
 	profileFlag   = flag.String("scale.profile", "", "file to write the manager's CPU profile during the propagation samples to")
 	churnProfile  = flag.String("scale.churn-profile", "", "file to write the manager's CPU profile during churn to")
+	podProfile    = flag.String("scale.pod-churn-profile", "", "file to write the manager's CPU profile during pod churn to")
 	managerFlag   = flag.String("scale.manager-args", "", "more arguments for the manager, space-separated (e.g. --agent-reload-monitoring-period=2s)")
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var args []string
-	if *profileFlag != "" || *churnProfile != "" {
+	if *profileFlag != "" || *churnProfile != "" || *podProfile != "" {
 		args = append(args, "--pprof-bind-address=:"+pprofPort)
 	}
 	args = append(args, strings.Fields(*managerFlag)...)

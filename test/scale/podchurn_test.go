@@ -46,6 +46,7 @@ func (b *big) podChurn(t *testing.T) {
 
 	workers := testenv.WatchWorkers(t, b.master)
 	node := nodeCPUSince()
+	profiled := profileCPU(t, *podProfile, *podChurnFlag)
 	start, startCPU, startManager := time.Now(), dp.CPU(), cpuOf(managerPID)
 	replaced := 0
 	tick := time.NewTicker(time.Second)
@@ -58,6 +59,7 @@ func (b *big) podChurn(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // the last changes reach the pod
 	wall := time.Since(start)
+	profiled()
 	churning := float64(dp.CPU()-startCPU) / float64(wall)
 	churningManager := float64(cpuOf(managerPID)-startManager) / float64(wall)
 	nodeShares := node()
