@@ -115,7 +115,7 @@ func serviceGateways(ctx context.Context, c client.Reader, cfg Config, services 
 	seen := map[types.NamespacedName]bool{}
 	var out []types.NamespacedName
 	for _, svc := range services {
-		routes, err := snapshot.ListRoutes(ctx, c, cfg.routeKinds(), client.MatchingFields{snapshot.IndexRouteService: snapshot.NsName(svc.Namespace, svc.Name)})
+		routes, err := snapshot.ListRoutes(ctx, c, cfg.routeKinds(), client.MatchingFields{snapshot.IndexRouteService: snapshot.NsName(svc.Namespace, svc.Name)}, client.UnsafeDisableDeepCopy)
 		if err != nil {
 			return nil, err
 		}
