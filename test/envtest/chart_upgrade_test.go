@@ -28,8 +28,9 @@ import (
 // ones, `helm upgrade --force` (which replaces objects with the rendering
 // instead of patching them), `helm rollback` to the first revision (whose
 // rendering had the ConfigMap empty), and `helm uninstall` then `helm
-// install` (the ConfigMap is kept, helm.sh/resource-policy: keep). Before
-// the chart read the live ConfigMap, --force and the rollback emptied it.
+// install` (the ConfigMap is kept, helm.sh/resource-policy: keep). Deleted,
+// it is made again, empty, by the next upgrade. As a release object, before,
+// --force emptied it, and uninstall deleted it.
 func TestChartUpgradeKeepsPlacement(t *testing.T) {
 	ctx := context.Background()
 	root := testenv.RepoRoot()
@@ -108,6 +109,21 @@ func TestChartUpgradeKeepsPlacement(t *testing.T) {
 			t.Fatal(err)
 		}
 		kept(t, "helm install after helm uninstall")
+	})
+	t.Run("deleted, helm upgrade makes it again, empty", func(t *testing.T) {
+		if err := env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Install(ctx, release); err != nil {
+			t.Fatal(err)
+		}
+		got := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, key, got); err != nil {
+			t.Fatalf("after helm upgrade: %v; want the ConfigMap made again", err)
+		}
+		if len(got.Data) != 0 {
+			t.Errorf("made again with %v; want it empty", got.Data)
+		}
 	})
 }
 
