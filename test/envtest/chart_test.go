@@ -185,6 +185,11 @@ var helmLabels = map[string]string{"helm.sh/chart": "", "app.kubernetes.io/manag
 //     crds/ are `make manifests`' files as generated, which Helm installs
 //     untemplated (and which installations share, so that no instance label
 //     is true of them);
+//   - the Helm annotations of the dataplane-placement ConfigMap (a hook
+//     the chart renders only while the ConfigMap is missing, kept on
+//     uninstall): the platform team writes it, and Helm must not take it
+//     back (TestChartUpgradeKeepsPlacement); kubectl apply -k leaves
+//     others' keys alone without them;
 //   - the manager's arguments, compared apart (sameManagerFlags): as the
 //     manager parses them, so that a flag an overlay adds after
 //     config/manager's replaces it, as it does in the manager.
@@ -200,10 +205,32 @@ func normalise(objs []*unstructured.Unstructured, from string) map[string]map[st
 			dropLabels(u, map[string]string{"app.kubernetes.io/part-of": "", "app.kubernetes.io/instance": ""})
 		case from == "chart":
 			dropLabels(u, helmLabels)
+			if u.GetKind() == "ConfigMap" && strings.HasSuffix(u.GetName(), "-dataplane-placement") {
+				dropAnnotations(u, placementHook)
+			}
 		}
 		out[objectKey(u)] = obj
 	}
 	return out
+}
+
+// placementHook is what makes the chart's dataplane-placement ConfigMap
+// the platform team's: a hook, no part of the release, kept on uninstall.
+var placementHook = map[string]string{"helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/resource-policy": "keep"}
+
+// dropAnnotations removes the annotations named, with those values.
+func dropAnnotations(u *unstructured.Unstructured, drop map[string]string) {
+	annotations := u.GetAnnotations()
+	for k, v := range drop {
+		if annotations[k] == v {
+			delete(annotations, k)
+		}
+	}
+	if len(annotations) == 0 {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+		return
+	}
+	u.SetAnnotations(annotations)
 }
 
 // dropLabels removes the labels named (with that value, when one is given).

@@ -7,7 +7,8 @@
 // /conn says which of the server's TCP connections carried the request:
 // "conn=<id> requests=<n> pod=<pod>", where ids number the accepted
 // connections from 1 and n counts the connection's requests, this one
-// included. churn.go adds what the churn harness needs: /ready and
+// included; /text?bytes=N&type=T answers N bytes of TextBody with the
+// Content-Type T and a Content-Length. churn.go adds what the churn harness needs: /ready and
 // /ready/fail, /ws, and a gRPC stream on -grpc-listen.
 package main
 
@@ -55,6 +56,16 @@ func main() {
 		}
 		w.Header().Set("X-Big", strings.Repeat("a", n))
 		fmt.Fprintln(w, "ok")
+	})
+	http.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("bytes"))
+		if err != nil || n < 0 || n > 1<<20 {
+			http.Error(w, "bytes=N, N up to 1048576", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", r.URL.Query().Get("type"))
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		_, _ = io.WriteString(w, textBody(n))
 	})
 	var mu sync.Mutex
 	done := map[string]bool{}
@@ -129,4 +140,11 @@ func main() {
 		return context.WithValue(ctx, connKey{}, &conn{id: accepted.Add(1)})
 	}}
 	log.Fatal(srv.ListenAndServe())
+}
+
+// textBody is the first n bytes of a text that repeats one line: what
+// /text answers, and what the tests expect of it.
+func textBody(n int) string {
+	const line = "Gatewall's test backend writes this line again and again.\n"
+	return strings.Repeat(line, n/len(line)+1)[:n]
 }
