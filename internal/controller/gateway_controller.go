@@ -82,6 +82,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	logger := log.FromContext(ctx)
 	start := time.Now()
 	defer func() { logger.V(1).Info("Gateway reconciled", "took", time.Since(start).String()) }()
+	defer r.Config.Translations.reconcilingGateway(req.NamespacedName)()
 	gw := &gatewayv1.Gateway{}
 	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
 		if !apierrors.IsNotFound(err) {

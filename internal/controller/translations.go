@@ -2,6 +2,8 @@ package controller
 
 import (
 	"crypto/sha256"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,11 +23,13 @@ import (
 type Translations struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]translated
+	// reconciling are the Gateways being reconciled (GatewaysUsing).
+	reconciling map[types.NamespacedName]int
 }
 
 // NewTranslations returns an empty cache.
 func NewTranslations() *Translations {
-	return &Translations{m: map[types.NamespacedName]translated{}}
+	return &Translations{m: map[types.NamespacedName]translated{}, reconciling: map[types.NamespacedName]int{}}
 }
 
 type translated struct {
@@ -38,6 +42,8 @@ type translated struct {
 	// routeStatuses says that the routes' statuses of t were handed to the
 	// route status writer, which writes them (retrying until it does).
 	routeStatuses bool
+	// services are the Services whose EndpointSlices t read.
+	services map[types.NamespacedName]bool
 }
 
 // translateGateway translates a Gateway, timing it.
@@ -68,7 +74,8 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 		if last.withoutSlices == withoutSlices && !r.Config.TranslateEndpointChanges {
 			if t, refreshed := translate.RefreshEndpoints(in, last.t); refreshed {
 				metrics.EndpointRefreshes.With(metrics.Gateway(key)).Inc()
-				c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: true, t: t, routeStatuses: last.routeStatuses})
+				c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: true, t: t, routeStatuses: last.routeStatuses,
+					services: last.services})
 				return t, last.routeStatuses
 			}
 		}
@@ -96,6 +103,12 @@ func (c *Translations) lookup(key types.NamespacedName) (translated, bool) {
 func (c *Translations) keep(key types.NamespacedName, t translated) {
 	if c == nil {
 		return
+	}
+	if t.t != nil && t.services == nil {
+		t.services = map[types.NamespacedName]bool{}
+		for _, svc := range t.t.Graph.Services() {
+			t.services[svc] = true
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -135,4 +148,46 @@ func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)
+}
+
+// GatewaysUsing are the Gateways a change of a Service's EndpointSlices
+// may change: those whose last translation read them, and those being
+// reconciled, whose translation may read them for the first time from a
+// snapshot taken before the change. A Gateway reconciled later reads the
+// change itself: the cache holds it before its watch is told. Sorted.
+func (c *Translations) GatewaysUsing(svc types.NamespacedName) []types.NamespacedName {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []types.NamespacedName
+	for key, t := range c.m {
+		if t.services[svc] || c.reconciling[key] > 0 {
+			out = append(out, key)
+		}
+	}
+	for key, n := range c.reconciling {
+		if _, kept := c.m[key]; !kept && n > 0 {
+			out = append(out, key)
+		}
+	}
+	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// reconciling marks a Gateway as being reconciled until the function it
+// returns is called: from before its snapshot is read until after its
+// translation is kept (GatewaysUsing).
+func (c *Translations) reconcilingGateway(key types.NamespacedName) func() {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.reconciling[key]++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.reconciling[key]--; c.reconciling[key] <= 0 {
+			delete(c.reconciling, key)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -117,4 +118,22 @@ func fitsBudget(fresh map[UpstreamKey]UpstreamEndpoints) bool {
 		names += len(f.Names)
 	}
 	return total <= endpoints.MaxEndpoints && names <= endpoints.MaxNames
+}
+
+// Services are the Services whose EndpointSlices the Gateway's graph read
+// (every backend its routes' statuses speak of, valid or not), sorted: a
+// change of another Service's slices changes nothing of it.
+func (g *Gateway) Services() []types.NamespacedName {
+	seen := map[types.NamespacedName]bool{}
+	var out []types.NamespacedName
+	for _, r := range g.Routes {
+		for _, be := range r.allBackends() {
+			if be.Service.Name != "" && !seen[be.Service] {
+				seen[be.Service] = true
+				out = append(out, be.Service)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }

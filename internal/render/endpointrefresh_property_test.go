@@ -36,7 +36,7 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 		t.Fatalf("no golden cases: %v", err)
 	}
 	const rounds = 12
-	refreshed, translated := 0, 0
+	refreshed, translated, untouched := 0, 0, 0
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".in.yaml")
 		for round := range rounds {
@@ -45,7 +45,7 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 			h := fnv.New64a()
 			h.Write([]byte(name))
 			r := rand.New(rand.NewSource(int64(h.Sum64()) + int64(round)))
-			change := changeSlices(r, after)
+			change, touched := changeSlices(r, after)
 			if change == "" {
 				break // the case has no Services
 			}
@@ -57,6 +57,14 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 				}
 				got, ok := translate.RefreshEndpoints(after, last)
 				want := translate.Gateway(after, key)
+				if !usesAny(last, touched) {
+					// The manager does not wake a Gateway for the slices of a
+					// Service its graph did not read (Graph.Services).
+					untouched++
+					if !reflect.DeepEqual(last.Endpoints, want.Endpoints) || !reflect.DeepEqual(last.Files, want.Files) {
+						t.Errorf("%s, round %d (%s), Gateway %s: slices of Services its graph did not read change its translation", name, round, change, key)
+					}
+				}
 				if !ok {
 					translated++
 					all = false
@@ -88,9 +96,9 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d translations kept with new endpoints, %d translated again", refreshed, translated)
+	t.Logf("%d translations kept with new endpoints, %d translated again; %d changes of Services a Gateway did not read", refreshed, translated, untouched)
 	// Both ways must be taken, or the test proves nothing.
-	if refreshed < 100 || translated < 50 {
+	if refreshed < 100 || translated < 50 || untouched < 20 {
 		t.Errorf("refreshed %d, translated %d: the changes do not exercise both ways", refreshed, translated)
 	}
 }
@@ -104,16 +112,29 @@ func gatewayKeys(in *graph.Input) []types.NamespacedName {
 	return keys
 }
 
+// usesAny says whether a translation's graph read the slices of any of
+// the Services.
+func usesAny(t *translate.Translation, services map[types.NamespacedName]bool) bool {
+	for _, svc := range t.Graph.Services() {
+		if services[svc] {
+			return true
+		}
+	}
+	return false
+}
+
 // changeSlices changes the input's EndpointSlices in one to three ways at
-// random and says how ("" when the input has no Service to change).
-func changeSlices(r *rand.Rand, in *graph.Input) string {
+// random and says how ("" when the input has no Service to change), and
+// the Services whose slices it changed.
+func changeSlices(r *rand.Rand, in *graph.Input) (string, map[types.NamespacedName]bool) {
 	var services []*corev1.Service
 	for _, s := range in.Services {
 		services = append(services, s)
 	}
 	if len(services) == 0 {
-		return ""
+		return "", nil
 	}
+	touched := map[types.NamespacedName]bool{}
 	slices.SortFunc(services, func(a, b *corev1.Service) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
@@ -123,11 +144,13 @@ func changeSlices(r *rand.Rand, in *graph.Input) string {
 		var s *discoveryv1.EndpointSlice
 		if len(ss) > 0 {
 			s = ss[r.Intn(len(ss))]
+			touched[types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}] = true
 		}
 		switch k := r.Intn(10); {
 		case s == nil || k == 0:
 			svc := services[r.Intn(len(services))]
 			in.EndpointSlices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name + "-new"}] = newSlice(r, svc)
+			touched[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}] = true
 			done = append(done, "a slice added to "+svc.Name)
 		case k == 1:
 			delete(in.EndpointSlices, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
@@ -160,7 +183,7 @@ func changeSlices(r *rand.Rand, in *graph.Input) string {
 			done = append(done, "endpoints added to "+s.Name)
 		}
 	}
-	return strings.Join(done, ", ")
+	return strings.Join(done, ", "), touched
 }
 
 func sortedSlices(in *graph.Input) []*discoveryv1.EndpointSlice {

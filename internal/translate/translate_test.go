@@ -104,3 +104,13 @@ func TestRandomPoliciesRenderValidNginx(t *testing.T) {
 	}
 	t.Logf("%d random policy sets rendered configurations nginx -t accepts (%d policies refused or conflicted)", runs, refused)
 }
+
+// A Gateway's graph names the Services whose EndpointSlices it read.
+func TestGraphServices(t *testing.T) {
+	key := types.NamespacedName{Namespace: "default", Name: "gw"}
+	tr := translate.Gateway(baseInput(), key)
+	want := []types.NamespacedName{{Namespace: "default", Name: "app"}}
+	if got := tr.Graph.Services(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Services() = %v, want %v", got, want)
+	}
+}
