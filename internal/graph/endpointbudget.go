@@ -62,7 +62,8 @@ type admitted struct {
 
 // dynamicBackends are a route's backends whose upstreams take endpoints
 // from the data plane's dict, in order: the valid ones of its configured
-// rules, and of their mirrors (a mirror copying no request has none).
+// rules, of their mirrors (a mirror copying no request has none) and of
+// their external authorization services.
 // Routes that pass connections (TLS, TCP, UDP) have none: their
 // upstreams are in the configuration.
 func (r *Route) dynamicBackends() []*Backend {
@@ -80,6 +81,9 @@ func (r *Route) dynamicBackends() []*Backend {
 			if m.Backend.Valid && m.Basis > 0 {
 				out = append(out, m.Backend)
 			}
+		}
+		if ea := rule.Filters.ExternalAuth; ea != nil && ea.Backend != nil && ea.Backend.Valid {
+			out = append(out, ea.Backend)
 		}
 	}
 	return out
@@ -217,6 +221,9 @@ func (r *Route) resolveAgain() {
 			if m.Backend.Valid {
 				r.resolved.addRefused(m.Backend)
 			}
+		}
+		if ea := rule.Filters.ExternalAuth; ea != nil && ea.Backend != nil && ea.Backend.Valid {
+			r.resolved.addRefused(ea.Backend)
 		}
 	}
 	r.setResolvedRefs(r.resolved)

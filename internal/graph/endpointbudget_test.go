@@ -184,3 +184,34 @@ func TestUpstreamBudget(t *testing.T) {
 		t.Errorf("%d upstreams are not sent, want the newest only", unsent)
 	}
 }
+
+// TestExternalAuthEndpointBudget: an external authorization service's
+// upstream takes endpoints of the data plane's dict like a backend's: one
+// over the bound of an upstream keeps the first endpoints and the route
+// says which were left out (before, its upstream was sent whole, for the
+// data plane to refuse, and its Services were not counted in the
+// Gateway's budget, which a tenant could overrun through them).
+func TestExternalAuthEndpointBudget(t *testing.T) {
+	per := endpoints.MaxEndpointsPerUpstream
+	objs := bigService("auth", per+50, 0, 1)
+	objs = append(objs, bigService("app", 2, 1<<20, 1)...)
+	r := routeTo("guarded", 1, "app")
+	r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExternalAuth, ExternalAuth: &gatewayv1.HTTPExternalAuthFilter{
+		ExternalAuthProtocol: gatewayv1.HTTPRouteExternalAuthHTTPProtocol,
+		BackendRef:           gatewayv1.BackendObjectReference{Name: "auth", Port: ptr.To[gatewayv1.PortNumber](80)},
+		HTTPAuthConfig:       &gatewayv1.HTTPAuthConfig{}}}}
+	objs = append(objs, r)
+	g := buildTest(t, testInput(objs...))
+	route := routeNamed(g, "guarded")
+	ea := route.Rules[0].Filters.ExternalAuth
+	if ea == nil || !ea.Backend.Valid {
+		t.Fatalf("the external authorization filter did not resolve: %+v", route.Rules[0])
+	}
+	if len(ea.Backend.Endpoints) != per || len(ea.Backend.Refused) != 1 || !strings.Contains(ea.Backend.Refused[0], "50 of its 1050 endpoints are not used") {
+		t.Errorf("the authorization service kept %d endpoints (refused %v), want the first %d", len(ea.Backend.Endpoints), ea.Backend.Refused, per)
+	}
+	c := route.Parents[0].Conditions[1]
+	if c.Reason != string(RouteReasonUnusableEndpoints) || !strings.Contains(c.Message, "backendRef ns/auth:80: 50 of its 1050 endpoints are not used") {
+		t.Errorf("ResolvedRefs does not name the authorization service's endpoints left out: %+v", c)
+	}
+}
