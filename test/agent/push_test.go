@@ -159,13 +159,16 @@ func TestReplicas(t *testing.T) {
 	otherPod := types.NamespacedName{Namespace: "ns", Name: "other-0"}
 	odp := newDataPlane(t, cp, dataPlaneOptions{pod: otherPod, gateway: other})
 	// The replicas share the host's network here (in a cluster each pod has
-	// its own), so their one configuration listens with reuseport.
+	// its own), so their one configuration listens with reuseport. Two
+	// processes binding one address with SO_REUSEPORT at the same instant
+	// can have one refused (CI saw it once: both replicas reloaded within
+	// 10 ms), so the second replica starts once the first serves, and gets
+	// the configuration when it connects.
 	shared := newLoopback()
 	port := freePort(t, shared)
 	oport := freePort(t, odp.ip)
-	for _, d := range append(dps, odp) {
-		d.start()
-	}
+	dps[0].start()
+	odp.start()
 	conf := mainConf(fmt.Sprintf(`    server {
         listen %s reuseport;
         location / { return 200 "gw\n"; }
@@ -173,6 +176,10 @@ func TestReplicas(t *testing.T) {
 `, net.JoinHostPort(shared, strconv.Itoa(port))))
 	v := cp.srv.SetConfig(key, conf)
 	ov := cp.srv.SetConfig(other, mainConf(site(odp.ip, oport, "other")))
+	if st := cp.waitPod(key, pods[0], agent.Applied, applyTimeout); st.AppliedVersion != v {
+		t.Fatalf("pod %s applied %s, want %s", pods[0], st.AppliedVersion, v)
+	}
+	dps[1].start()
 	for _, p := range pods {
 		if st := cp.waitPod(key, p, agent.Applied, applyTimeout); st.AppliedVersion != v {
 			t.Fatalf("pod %s applied %s, want %s", p, st.AppliedVersion, v)
