@@ -2,6 +2,7 @@ package controller
 
 import (
 	"crypto/sha256"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -158,19 +159,16 @@ func (r *GatewayReconciler) forgetTranslation(key types.NamespacedName) {
 func (c *Translations) GatewaysUsing(svc types.NamespacedName) []types.NamespacedName {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []types.NamespacedName
+	woken := map[types.NamespacedName]bool{}
+	for key := range c.reconciling {
+		woken[key] = true
+	}
 	for key, t := range c.m {
-		if t.services[svc] || c.reconciling[key] > 0 {
-			out = append(out, key)
+		if t.services[svc] {
+			woken[key] = true
 		}
 	}
-	for key, n := range c.reconciling {
-		if _, kept := c.m[key]; !kept && n > 0 {
-			out = append(out, key)
-		}
-	}
-	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
-	return out
+	return slices.SortedFunc(maps.Keys(woken), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 }
 
 // reconciling marks a Gateway as being reconciled until the function it
