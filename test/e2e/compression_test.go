@@ -15,16 +15,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
-	"github.com/gatewall/gatewall/internal/provisioner"
 )
 
 // TestCompressionAndAccessLog: a Gateway whose own NginxProxy sets
@@ -53,10 +50,7 @@ func TestCompressionAndAccessLog(t *testing.T) {
 		},
 		Logging: &v1alpha2.NginxLogging{AccessLog: &v1alpha2.NginxAccessLog{Format: ptr.To(firstLogFormat)}},
 	}}
-	gw := gateway(ns, "gw")
-	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{
-		Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy", Name: "gw"}}
-	create(t, np, gw)
+	create(t, np, gatewayWithProxy(ns, "gw", "gw"))
 	create(t, testBackend(t, ns, "backend")...)
 	create(t, httpRoute(ns, "text", "gw", "text.example.com", "/", "backend"))
 	addr := programmedAddress(t, types.NamespacedName{Namespace: ns, Name: "gw"}, 120*time.Second)
@@ -297,12 +291,8 @@ func countMatching(lines []string, format *regexp.Regexp, path string) int {
 // every data-plane pod of the Gateway gw in ns, through the API server.
 func dataPlaneLog(t *testing.T, ns string) []string {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
-		t.Fatal(err)
-	}
 	var lines []string
-	for _, p := range pods.Items {
+	for _, p := range gatewayPods(t, ns) {
 		if p.Spec.Containers[0].Name != "nginx" {
 			t.Fatalf("pod %s's first container is %s, not nginx", p.Name, p.Spec.Containers[0].Name)
 		}
@@ -320,12 +310,8 @@ func dataPlaneLog(t *testing.T, ns string) []string {
 // a restart changes.
 func dataPlaneState(t *testing.T, ns string) string {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, p := range pods.Items {
+	for _, p := range gatewayPods(t, ns) {
 		restarts := int32(0)
 		for _, c := range p.Status.ContainerStatuses {
 			restarts += c.RestartCount

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/provisioner"
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // TestDrainWithDisruptionBudget: a Gateway whose NginxProxy asks for two
@@ -261,6 +262,25 @@ func scaledByTheAutoscaler(t *testing.T, key types.NamespacedName, n int32) {
 	})
 }
 
+// gatewayPods are the data-plane pods of the Gateway gw in ns.
+func gatewayPods(t *testing.T, ns string) []corev1.Pod {
+	t.Helper()
+	pods, err := listGatewayPods(context.Background(), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods
+}
+
+// listGatewayPods lists the data-plane pods of the Gateway gw in ns.
+func listGatewayPods(ctx context.Context, ns string) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := rt.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
 // gatewayWithProxy is the Gateway name in ns whose infrastructure names
 // its own NginxProxy proxy.
 func gatewayWithProxy(ns, name, proxy string) *gatewayv1.Gateway {
@@ -318,16 +338,10 @@ func evict(ctx context.Context, ns, pod string) error {
 // deleted, sorted.
 func readyPods(t *testing.T, ns string) []string {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, p := range pods.Items {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-				names = append(names, p.Name)
-			}
+	for _, p := range gatewayPods(t, ns) {
+		if testenv.Ready(p) && p.DeletionTimestamp == nil {
+			names = append(names, p.Name)
 		}
 	}
 	slices.Sort(names)
@@ -337,12 +351,12 @@ func readyPods(t *testing.T, ns string) []string {
 // unschedulable is nil once a data-plane pod of the Gateway gw in ns
 // waits for a node: the evicted pod's replacement, on the cordoned node.
 func unschedulable(ns string) error {
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
+	pods, err := listGatewayPods(context.Background(), ns)
+	if err != nil {
 		return err
 	}
 	var seen []string
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 				return nil

@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewall/gatewall/api/gateway/v1alpha2"
 	"github.com/gatewall/gatewall/internal/local/netns"
 	"github.com/gatewall/gatewall/internal/provisioner"
+	"github.com/gatewall/gatewall/test/testenv"
 )
 
 // TestScaleUnderLoad: a Gateway's data plane goes from 1 replica to 3 and
@@ -71,10 +71,7 @@ func scaleUnderLoad(t *testing.T, ns string, grace *int64) (total, failed int) {
 	np := &v1alpha2.NginxProxy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"}, Spec: v1alpha2.NginxProxySpec{
 		Kubernetes: &v1alpha2.KubernetesSpec{Deployment: dep},
 	}}
-	gw := gateway(ns, "gw")
-	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{
-		Group: gatewayv1.Group(v1alpha2.GroupVersion.Group), Kind: "NginxProxy", Name: "gw"}}
-	create(t, np, gw)
+	create(t, np, gatewayWithProxy(ns, "gw", "gw"))
 	create(t, echo(ns, "echo", 2)...)
 	create(t, httpRoute(ns, "load", "gw", "load.example.com", "/", "echo"))
 	addr := programmedAddress(t, types.NamespacedName{Namespace: ns, Name: "gw"}, 120*time.Second)
@@ -164,24 +161,22 @@ func answersWithin(c *http.Client, addr, host string, timeout time.Duration) err
 // dataPlanePods is nil once the Gateway's data plane has n pods, all
 // ready, and no other (terminating ones included).
 func dataPlanePods(ctx context.Context, ns string, n int) error {
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
+	pods, err := listGatewayPods(ctx, ns)
+	if err != nil {
 		return err
 	}
 	ready := 0
-	for _, p := range pods.Items {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-				ready++
-			}
+	for _, p := range pods {
+		if testenv.Ready(p) && p.DeletionTimestamp == nil {
+			ready++
 		}
 	}
 	d := &appsv1.Deployment{}
 	if err := rt.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-nginx"}, d); err != nil {
 		return err
 	}
-	if len(pods.Items) != n || ready != n {
-		return fmt.Errorf("%d pods, %d ready; want %d (Deployment status %+v)", len(pods.Items), ready, n, d.Status)
+	if len(pods) != n || ready != n {
+		return fmt.Errorf("%d pods, %d ready; want %d (Deployment status %+v)", len(pods), ready, n, d.Status)
 	}
 	return nil
 }
@@ -190,12 +185,8 @@ func dataPlanePods(ctx context.Context, ns string, n int) error {
 // request.
 func servingPods(t *testing.T, ns string) int {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := rt.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{provisioner.GatewayNameLabel: "gw"}); err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, p := range pods.Items {
+	for _, p := range gatewayPods(t, ns) {
 		lines, err := rt.PodLog(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
