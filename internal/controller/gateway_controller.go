@@ -70,6 +70,9 @@ type GatewayReconciler struct {
 	dataPlaneEvents userevents.DataPlane
 	// dataPlanePods says why data planes do not serve, from their pods.
 	dataPlanePods dataPlanePods
+	// wakes say which Gateways were queued by EndpointSlices alone
+	// (refreshEndpoints); nil: none.
+	wakes *wakes
 }
 
 // Reconcile handles one Gateway: it publishes the Gateway's configuration
@@ -83,6 +86,11 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	start := time.Now()
 	defer func() { logger.V(1).Info("Gateway reconciled", "took", time.Since(start).String()) }()
 	defer r.Config.Translations.reconcilingGateway(req.NamespacedName)()
+	if services, only := r.wakes.take(req.NamespacedName); only {
+		if refreshed, err := r.refreshEndpoints(ctx, req.NamespacedName, services); refreshed || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	gw := &gatewayv1.Gateway{}
 	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -357,6 +365,9 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := setupIndexes(context.Background(), mgr, r.Config); err != nil {
 		return err
 	}
+	if !r.Config.TranslateEndpointChanges {
+		r.wakes = newWakes()
+	}
 	// Gateways and routes matter when their spec changes; their status is Gatewall's own writing.
 	b := ctrl.NewControllerManagedBy(mgr).For(&gatewayv1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if r.Provisioning != nil {
@@ -367,7 +378,7 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	c, err := r.watches(b).
 		Named("gateway").
-		WithOptions(controller.Options{MaxConcurrentReconciles: gatewayWorkers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: gatewayWorkers, NewQueue: r.wakes.queue(mgr.GetLogger())}).
 		Build(r)
 	if err != nil {
 		return err

@@ -34,7 +34,7 @@ func (r *GatewayReconciler) watches(b *builder.TypedBuilder[reconcile.Request]) 
 	b = b.
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfService)).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSlice)).
+		Watches(&discoveryv1.EndpointSlice{}, sliceHandler{r}).
 		// Only the metadata of Secrets and ConfigMaps is cached (Referenced).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfSecret), builder.OnlyMetadata).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfConfigMap), builder.OnlyMetadata).

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"crypto/sha256"
 	"maps"
 	"slices"
@@ -8,8 +9,10 @@ import (
 	"sync"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gatewall/gatewall/internal/graph"
 	"github.com/gatewall/gatewall/internal/metrics"
@@ -45,6 +48,10 @@ type translated struct {
 	routeStatuses bool
 	// services are the Services whose EndpointSlices t read.
 	services map[types.NamespacedName]bool
+	// slices are the EndpointSlices of the input t was made from, with
+	// the endpoints of t: refreshEndpoints reads again only those of the
+	// Services whose slices changed.
+	slices []*discoveryv1.EndpointSlice
 }
 
 // translateGateway translates a Gateway, timing it.
@@ -76,7 +83,7 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 			if t, refreshed := translate.RefreshEndpoints(in, last.t); refreshed {
 				metrics.EndpointRefreshes.With(metrics.Gateway(key)).Inc()
 				c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: true, t: t, routeStatuses: last.routeStatuses,
-					services: last.services})
+					services: last.services, slices: sliceObjects(in)})
 				return t, last.routeStatuses
 			}
 		}
@@ -85,8 +92,67 @@ func (r *GatewayReconciler) translate(in *graph.Input, key types.NamespacedName)
 	if t != nil {
 		recordRefused(t) // once per translation the Gateway reconciler keeps
 	}
-	c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: ok, t: t})
+	c.keep(key, translated{fingerprint: fp, withoutSlices: withoutSlices, fingerprinted: ok, t: t, slices: sliceObjects(in)})
 	return t, false
+}
+
+// sliceObjects are an input's EndpointSlices.
+func sliceObjects(in *graph.Input) []*discoveryv1.EndpointSlice {
+	return slices.Collect(maps.Values(in.EndpointSlices))
+}
+
+// refreshEndpoints handles a Gateway queued by changes of the
+// EndpointSlices of services alone since its last reconcile began (wakes):
+// its last translation, with the endpoints of those Services' slices as
+// the cache has them now and of the others as that translation read
+// them, when that changes nothing but the endpoint sets
+// (translate.RefreshEndpoints), is published and kept without reading a
+// snapshot, provisioning or writing statuses (they are the last
+// translation's). refreshed is false when the Gateway must be reconciled
+// as usual: no kept translation, or a change that moves more than the
+// endpoint sets.
+func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.NamespacedName, services []types.NamespacedName) (refreshed bool, err error) {
+	c := r.Config.Translations
+	last, found := c.lookup(key)
+	if !found || last.t == nil || last.t.Files == nil {
+		return false, nil
+	}
+	changed := map[types.NamespacedName]bool{}
+	for _, svc := range services {
+		if last.services[svc] {
+			changed[svc] = true
+		}
+	}
+	if len(changed) == 0 {
+		// Slices the last translation did not read (GatewaysUsing wakes a
+		// Gateway being reconciled for every Service's): nothing to do.
+		return true, nil
+	}
+	in := graph.NewInput(r.Config.ControllerName)
+	for _, s := range last.slices {
+		if !changed[types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}] {
+			in.Add(s)
+		}
+	}
+	read := r.Config.reader(r.Client)
+	for svc := range changed {
+		if err := read.AddSlices(ctx, in, svc); err != nil {
+			return false, err
+		}
+	}
+	t, ok := translate.RefreshEndpoints(in, last.t)
+	if !ok {
+		return false, nil
+	}
+	metrics.EndpointRefreshes.With(metrics.Gateway(key)).Inc()
+	metrics.EndpointWakes.With(metrics.Gateway(key)).Inc()
+	// The input's fingerprint is not known (no snapshot): the next
+	// snapshot's differs from none, and is refreshed or translated.
+	c.keep(key, translated{withoutSlices: last.withoutSlices, fingerprinted: last.fingerprinted, t: t, routeStatuses: last.routeStatuses,
+		services: last.services, slices: sliceObjects(in)})
+	r.DataPlane.PublishEndpoints(key, t.Endpoints, t.Resolver, t.KeySources)
+	log.FromContext(ctx).V(1).Info("endpoints published", "services", services)
+	return true, nil
 }
 
 // lookup returns the Gateway's last translation.

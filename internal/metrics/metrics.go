@@ -60,6 +60,12 @@ var (
 		Name: "gatewall_endpoint_refreshes_total",
 		Help: "Changes of a Gateway's endpoints that reached its data plane without a translation.",
 	}, gatewayLabels)
+	// EndpointWakes counts the endpoint refreshes made without reading a
+	// snapshot: the Gateway was queued by EndpointSlice changes alone.
+	EndpointWakes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatewall_endpoint_wakes_total",
+		Help: "Endpoint refreshes of a Gateway woken by EndpointSlice changes alone, made without reading its other objects.",
+	}, gatewayLabels)
 	// ConfigurationBytes and ConfigurationFiles are the size of a Gateway's
 	// current configuration.
 	ConfigurationBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -127,7 +133,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(TranslationSeconds, EndpointRefreshes, ConfigurationBytes, ConfigurationFiles,
+	ctrlmetrics.Registry.MustRegister(TranslationSeconds, EndpointRefreshes, EndpointWakes, ConfigurationBytes, ConfigurationFiles,
 		Pushes, Applies, ApplySeconds, Resyncs, AgentRefusals, StatusWrites, BundleFetches, BundleFetchSeconds, BundleFetchBytes, Refused)
 }
 
@@ -141,7 +147,7 @@ func Gateway(gw types.NamespacedName) prometheus.Labels {
 func ForgetGateway(gw types.NamespacedName) {
 	l := Gateway(gw)
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		TranslationSeconds, EndpointRefreshes, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
+		TranslationSeconds, EndpointRefreshes, EndpointWakes, ConfigurationBytes, ConfigurationFiles, Pushes, Applies, ApplySeconds, Resyncs, Refused,
 		EndpointUpdates, EndpointPropagationSeconds,
 	} {
 		v.DeletePartialMatch(l)

@@ -120,12 +120,8 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Service{}); err != nil {
 			return nil, err
 		}
-		slices := &discoveryv1.EndpointSliceList{}
-		if err := c.List(ctx, slices, client.InNamespace(ns), client.MatchingFields{IndexSliceService: s}); err != nil {
-			return nil, fmt.Errorf("listing EndpointSlices of %s: %w", s, err)
-		}
-		for i := range slices.Items {
-			in.Add(&slices.Items[i])
+		if err := r.AddSlices(ctx, in, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
+			return nil, err
 		}
 	}
 	if err := r.addFilters(ctx, in, refs); err != nil {
@@ -155,6 +151,18 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 		return nil, err
 	}
 	return in, nil
+}
+
+// AddSlices adds the EndpointSlices of a Service from the cache.
+func (r Reader) AddSlices(ctx context.Context, in *graph.Input, svc types.NamespacedName) error {
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := r.Client.List(ctx, slices, client.InNamespace(svc.Namespace), client.MatchingFields{IndexSliceService: svc.String()}); err != nil {
+		return fmt.Errorf("listing EndpointSlices of %s: %w", svc, err)
+	}
+	for i := range slices.Items {
+		in.Add(&slices.Items[i])
+	}
+	return nil
 }
 
 // addFilters adds the filters the snapshot's routes name in ExtensionRef

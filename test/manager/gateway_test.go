@@ -201,7 +201,7 @@ func TestGatewayStatuses(t *testing.T) {
 
 	t.Run("endpoint changes reach the data plane, not the files", func(t *testing.T) {
 		files := datafile.Version(held.Files(gw1))
-		refreshes := endpointRefreshes(gw1)
+		refreshes, wakes := endpointRefreshes(gw1), endpointWakes(gw1)
 		setSliceEndpoints(t, ns, "app-slice", "10.1.2.3", "10.1.2.4")
 		eventually(t, 15*time.Second, func() error {
 			if eps := heldEndpoints(gw1, types.NamespacedName{Namespace: ns, Name: "app"}, 80); !slices.Equal(eps, []string{"10.1.2.3:8080", "10.1.2.4:8080"}) {
@@ -216,6 +216,11 @@ func TestGatewayStatuses(t *testing.T) {
 		// translation is kept, with the new endpoints.
 		if got := endpointRefreshes(gw1); got <= refreshes {
 			t.Errorf("gatewall_endpoint_refreshes_total stayed at %v: the endpoint change was not refreshed apart", got)
+		}
+		// Nothing else changed: the Gateway was queued by the slice alone
+		// and read nothing but its Service's slices.
+		if got := endpointWakes(gw1); got <= wakes {
+			t.Errorf("gatewall_endpoint_wakes_total stayed at %v: the Gateway read a whole snapshot for a slice's change", got)
 		}
 	})
 
@@ -323,6 +328,11 @@ func setSliceEndpoints(t *testing.T, ns, name string, ips ...string) {
 	if err := env.Client.Update(context.Background(), slice); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// endpointWakes is gatewall_endpoint_wakes_total of a Gateway.
+func endpointWakes(gw types.NamespacedName) float64 {
+	return testutil.ToFloat64(metrics.EndpointWakes.With(metrics.Gateway(gw)))
 }
 
 // endpointRefreshes is gatewall_endpoint_refreshes_total of a Gateway.
