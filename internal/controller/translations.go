@@ -140,7 +140,7 @@ func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.Name
 			return false, err
 		}
 	}
-	t, ok := translate.RefreshEndpoints(in, last.t)
+	t, ok := translate.RefreshServices(in, last.t, changed)
 	if !ok {
 		return false, nil
 	}

@@ -3,6 +3,7 @@ package graph
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,50 +34,57 @@ type UpstreamEndpoints struct {
 // ResolvedRefs), and when a TLS, TCP or UDP route's backend's endpoints
 // change (they are in the configuration). Then the Gateway is translated.
 func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints, bool) {
-	fresh := make(map[UpstreamKey]UpstreamEndpoints, len(g.Routes))
+	return g.RefreshServices(in, nil, nil)
+}
+
+// RefreshServices is RefreshEndpoints for an input whose slices differ
+// only in those of the changed Services from the input of last, the
+// Gateway's last refresh (what it returned): the upstreams of the other
+// Services keep last's endpoints, read and checked then. A nil changed (or
+// last) reads every Service's.
+func (g *Gateway) RefreshServices(in *Input, changed map[types.NamespacedName]bool, last map[UpstreamKey]UpstreamEndpoints) (map[UpstreamKey]UpstreamEndpoints, bool) {
+	plan := g.refreshPlan()
+	if plan.stale {
+		return nil, false
+	}
+	fresh := make(map[UpstreamKey]UpstreamEndpoints, len(plan.items))
 	// Thousands of routes may share a Service: its slices are read once.
 	type read struct {
 		eps     []Endpoint
 		names   []string
 		refused bool
 	}
-	type port struct {
-		svc   types.NamespacedName
-		name  string
-		proto corev1.Protocol
-	}
-	reads := make(map[port]read, len(g.Routes))
-	for _, r := range g.Routes {
-		for _, be := range r.allBackends() {
-			if !be.Valid {
-				continue
-			}
-			if len(be.Refused) > 0 || be.Unsent {
-				return nil, false
-			}
-			if !be.slices {
-				fresh[UpstreamOf(be)] = UpstreamEndpoints{Endpoints: be.Endpoints, Names: be.Names}
-				continue
-			}
-			p := port{be.Service, be.portName, be.portProtocol}
-			got, ok := reads[p]
-			if !ok {
-				eps, names, refused := in.endpoints(be.Service, be.portName, be.portProtocol)
-				got = read{eps, names, len(refused) > 0}
-				reads[p] = got
-			}
-			eps, names := got.eps, got.names
-			if got.refused || (len(names) > 0) != (len(be.Names) > 0) {
-				return nil, false
-			}
-			if PassesConnections(r.Kind) {
-				if !slices.Equal(eps, be.Endpoints) {
-					return nil, false
-				}
-				continue
-			}
-			fresh[UpstreamOf(be)] = UpstreamEndpoints{Endpoints: eps, Names: names}
+	reads := make(map[servicePort]read, len(plan.items))
+	for _, it := range plan.items {
+		if it.static != nil {
+			fresh[it.upstream] = UpstreamEndpoints{Endpoints: it.static.Endpoints, Names: it.static.Names}
+			continue
 		}
+		if changed != nil && last != nil && !changed[it.port.svc] {
+			if it.stream != nil {
+				continue
+			}
+			if f, ok := last[it.upstream]; ok {
+				fresh[it.upstream] = f
+				continue
+			}
+		}
+		got, ok := reads[it.port]
+		if !ok {
+			eps, names, refused := in.endpoints(it.port.svc, it.port.name, it.port.proto)
+			got = read{eps, names, len(refused) > 0}
+			reads[it.port] = got
+		}
+		if got.refused || (len(got.names) > 0) != it.hadNames {
+			return nil, false
+		}
+		if it.stream != nil {
+			if !slices.Equal(got.eps, it.stream.Endpoints) {
+				return nil, false
+			}
+			continue
+		}
+		fresh[it.upstream] = UpstreamEndpoints{Endpoints: got.eps, Names: got.names}
 	}
 	if fitsBudget(fresh) {
 		return fresh, true
@@ -91,6 +99,80 @@ func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints
 		}
 	}
 	return fresh, true
+}
+
+// A refresh plan is what RefreshEndpoints reads of a graph's routes,
+// gathered once per graph: at 5,000 routes of one Service, walking every
+// route's backends for each change of its slices was most of a refresh.
+type refreshPlan struct {
+	// stale: a backend has endpoints left out (refused, cut or unsent).
+	stale bool
+	// items are the valid backends, those that write the same upstream
+	// from the same Service port alike once.
+	items []refreshItem
+}
+
+type refreshItem struct {
+	upstream UpstreamKey
+	port     servicePort
+	hadNames bool
+	// static is a backend whose endpoints do not come from slices (kept
+	// as they are); stream one of a TLS, TCP or UDP route (its endpoints
+	// must stay the same).
+	static, stream *Backend
+}
+
+// servicePort is a Service port as slices are read for it.
+type servicePort struct {
+	svc   types.NamespacedName
+	name  string
+	proto corev1.Protocol
+}
+
+type lazyRefreshPlan struct {
+	once sync.Once
+	plan refreshPlan
+}
+
+// refreshPlan gathers the plan once, after translation (nothing changes
+// the graph's backends then); a graph not made by Build gathers it each
+// time.
+func (g *Gateway) refreshPlan() refreshPlan {
+	if g.refresh == nil {
+		return g.gatherRefreshPlan()
+	}
+	g.refresh.once.Do(func() { g.refresh.plan = g.gatherRefreshPlan() })
+	return g.refresh.plan
+}
+
+func (g *Gateway) gatherRefreshPlan() refreshPlan {
+	var plan refreshPlan
+	seen := map[refreshItem]bool{}
+	for _, r := range g.Routes {
+		for _, be := range r.allBackends() {
+			if !be.Valid {
+				continue
+			}
+			if len(be.Refused) > 0 || be.Unsent {
+				return refreshPlan{stale: true}
+			}
+			it := refreshItem{upstream: UpstreamOf(be)}
+			switch {
+			case !be.slices:
+				it.static = be
+			default:
+				it.port, it.hadNames = servicePort{be.Service, be.portName, be.portProtocol}, len(be.Names) > 0
+				if PassesConnections(r.Kind) {
+					it.stream = be
+				}
+			}
+			if !seen[it] {
+				seen[it] = true
+				plan.items = append(plan.items, it)
+			}
+		}
+	}
+	return plan
 }
 
 // allBackends are every backend a route's ResolvedRefs condition speaks

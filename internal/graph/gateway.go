@@ -59,6 +59,8 @@ type Gateway struct {
 	sessions *sessionBudget
 	// handshakes are what each HTTPS port negotiates (handshake.go).
 	handshakes map[gatewayv1.PortNumber]*PortHandshake
+	// refresh is what RefreshEndpoints reads of the routes, gathered once.
+	refresh *lazyRefreshPlan
 }
 
 // Build builds the graph of one Gateway. It returns nil when the Gateway does
@@ -72,7 +74,7 @@ func Build(in *Input, gwKey types.NamespacedName) *Gateway {
 	if class == nil {
 		return nil
 	}
-	g := &Gateway{Source: gw, Key: gwKey, Class: class}
+	g := &Gateway{Source: gw, Key: gwKey, Class: class, refresh: &lazyRefreshPlan{}}
 	rejected := g.accept(in)
 	g.readinessPort = readinessPort(g.NginxProxy, gw.Spec.Listeners)
 	if rejected == nil {

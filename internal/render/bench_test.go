@@ -153,4 +153,19 @@ func BenchmarkEndpointChange5000Routes(b *testing.B) {
 			}
 		}
 	})
+	// What a Gateway queued by the slice's change alone does: after a
+	// first refresh, only the changed Service's slices are read again.
+	prior, ok := translate.RefreshEndpoints(scaleInput(1, 64, 5000), last)
+	if !ok {
+		b.Fatal("the unchanged input was not refreshed")
+	}
+	changed := map[types.NamespacedName]bool{{Namespace: "ns0", Name: "r42"}: true}
+	b.Run("refresh-one-service", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, ok := translate.RefreshServices(in, prior, changed); !ok {
+				b.Fatal("an endpoint added was not refreshed")
+			}
+		}
+	})
 }

@@ -36,7 +36,7 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 		t.Fatalf("no golden cases: %v", err)
 	}
 	const rounds = 12
-	refreshed, translated, untouched := 0, 0, 0
+	refreshed, translated, untouched, incremental := 0, 0, 0, 0
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".in.yaml")
 		for round := range rounds {
@@ -57,6 +57,16 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 				}
 				got, ok := translate.RefreshEndpoints(after, last)
 				want := translate.Gateway(after, key)
+				// A refresh of the unchanged input, then one that reads only
+				// the changed Services' slices: the same as reading all.
+				if prior, priorOK := translate.RefreshEndpoints(before, last); priorOK {
+					inc, incOK := translate.RefreshServices(after, prior, touched)
+					if incOK != ok || ok && !reflect.DeepEqual(inc.Endpoints, got.Endpoints) {
+						t.Errorf("%s, round %d (%s), Gateway %s: refreshing the changed Services only gave %t %v, reading all %t %v",
+							name, round, change, key, incOK, endpointsOrNil(inc), ok, endpointsOrNil(got))
+					}
+					incremental++
+				}
 				if !usesAny(last, touched) {
 					// The manager does not wake a Gateway for the slices of a
 					// Service its graph did not read (Graph.Services).
@@ -96,11 +106,20 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d translations kept with new endpoints, %d translated again; %d changes of Services a Gateway did not read", refreshed, translated, untouched)
+	t.Logf("%d translations kept with new endpoints, %d translated again; %d changes of Services a Gateway did not read; %d refreshes of the changed Services only",
+		refreshed, translated, untouched, incremental)
 	// Both ways must be taken, or the test proves nothing.
-	if refreshed < 100 || translated < 50 || untouched < 20 {
+	if refreshed < 100 || translated < 50 || untouched < 20 || incremental < 100 {
 		t.Errorf("refreshed %d, translated %d: the changes do not exercise both ways", refreshed, translated)
 	}
+}
+
+// endpointsOrNil are a translation's endpoint sets, nil for none.
+func endpointsOrNil(t *translate.Translation) any {
+	if t == nil {
+		return nil
+	}
+	return t.Endpoints
 }
 
 func gatewayKeys(in *graph.Input) []types.NamespacedName {

@@ -48,6 +48,9 @@ type Translation struct {
 	// upstreams are the files' dynamic upstreams, whose endpoints
 	// RefreshEndpoints sets anew.
 	upstreams []*config.Upstream
+	// fresh are the upstreams' endpoints a refresh read (nil for a
+	// translation): the next refresh reads only the changed Services'.
+	fresh map[graph.UpstreamKey]graph.UpstreamEndpoints
 }
 
 // Gateway translates one Gateway; nil when it is not a Gatewall Gateway.
@@ -98,15 +101,27 @@ func Gateway(in *graph.Input, key types.NamespacedName) *Translation {
 // endpoints, which nothing reads after translation. ok is false when in
 // must be translated.
 func RefreshEndpoints(in *graph.Input, last *Translation) (t *Translation, ok bool) {
+	return RefreshServices(in, last, nil)
+}
+
+// RefreshServices is RefreshEndpoints for an input whose slices differ
+// from those last was made or refreshed from in the changed Services'
+// only: the other upstreams keep last's endpoints (when last is a refresh;
+// a translation's are read again). nil changed reads every Service's.
+func RefreshServices(in *graph.Input, last *Translation, changed map[types.NamespacedName]bool) (t *Translation, ok bool) {
 	if last == nil || last.Files == nil {
 		return nil, false
 	}
-	fresh, ok := last.Graph.RefreshEndpoints(in)
+	if last.fresh == nil {
+		changed = nil
+	}
+	fresh, ok := last.Graph.RefreshServices(in, changed, last.fresh)
 	if !ok {
 		return nil, false
 	}
 	refreshed := *last
-	refreshed.Endpoints = config.EndpointsOf(last.upstreams, fresh)
+	refreshed.fresh = fresh
+	refreshed.Endpoints = config.EndpointsOf(last.upstreams, fresh, last.Endpoints, changed)
 	return &refreshed, true
 }
 

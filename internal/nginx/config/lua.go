@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"strconv"
 
@@ -187,11 +188,23 @@ func (c *Config) Endpoints() endpoints.Set {
 // configuration's Upstreams) when their backends have the endpoints
 // fresh gives (graph.Gateway.RefreshEndpoints): what Endpoints would be
 // of a configuration built from them, which would be the same but for them.
-func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndpoints) endpoints.Set {
-	return endpointSet(ups, func(u *Upstream) ([]string, []string) {
+// With changed Services, the upstreams of the others are last's (the set
+// of the same upstreams with endpoints the same as fresh's for them).
+func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndpoints, last endpoints.Set, changed map[types.NamespacedName]bool) endpoints.Set {
+	of := func(u *Upstream) ([]string, []string) {
 		f := fresh[u.Key]
 		return u.dynamicEndpoints(f.Endpoints, f.Names)
-	})
+	}
+	if changed == nil || last == nil {
+		return endpointSet(ups, of)
+	}
+	set := maps.Clone(last)
+	for _, u := range ups {
+		if changed[u.Key.Service] {
+			maps.Copy(set, endpointSet([]*Upstream{u}, of))
+		}
+	}
+	return set
 }
 
 // endpointSet is the set of the dynamic upstreams that are sent, each with
