@@ -128,10 +128,15 @@ func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.Name
 		// Gateway being reconciled for every Service's): nothing to do.
 		return true, nil
 	}
-	in := graph.NewInput(r.Config.ControllerName)
+	// The other Services' slices are read only by the first refresh after
+	// a translation (RefreshServices keeps the endpoints a refresh read).
+	in, kept := graph.NewInput(r.Config.ControllerName), make([]*discoveryv1.EndpointSlice, 0, len(last.slices))
 	for _, s := range last.slices {
 		if !changed[types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}] {
-			in.Add(s)
+			kept = append(kept, s)
+			if !last.t.Refreshed() {
+				in.Add(s)
+			}
 		}
 	}
 	read := r.Config.reader(r.Client)
@@ -139,6 +144,11 @@ func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.Name
 		if err := read.AddSlices(ctx, in, svc); err != nil {
 			return false, err
 		}
+	}
+	if last.t.Refreshed() {
+		kept = append(kept, sliceObjects(in)...)
+	} else {
+		kept = sliceObjects(in)
 	}
 	t, ok := translate.RefreshServices(in, last.t, changed)
 	if !ok {
@@ -149,7 +159,7 @@ func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.Name
 	// The input's fingerprint is not known (no snapshot): the next
 	// snapshot's differs from none, and is refreshed or translated.
 	c.keep(key, translated{withoutSlices: last.withoutSlices, fingerprinted: last.fingerprinted, t: t, routeStatuses: last.routeStatuses,
-		services: last.services, slices: sliceObjects(in)})
+		services: last.services, slices: kept})
 	r.DataPlane.PublishEndpoints(key, t.Endpoints, t.Resolver, t.KeySources)
 	log.FromContext(ctx).V(1).Info("endpoints published", "services", services)
 	return true, nil

@@ -104,6 +104,10 @@ func RefreshEndpoints(in *graph.Input, last *Translation) (t *Translation, ok bo
 	return RefreshServices(in, last, nil)
 }
 
+// Refreshed says t is a refresh, which keeps the endpoints it read: the
+// next refresh needs only the changed Services' slices (RefreshServices).
+func (t *Translation) Refreshed() bool { return t.fresh != nil }
+
 // RefreshServices is RefreshEndpoints for an input whose slices differ
 // from those last was made or refreshed from in the changed Services'
 // only: the other upstreams keep last's endpoints (when last is a refresh;
