@@ -45,6 +45,8 @@ func (b *big) podChurn(t *testing.T) {
 	baseLoad := load.Report()
 
 	workers := testenv.WatchWorkers(t, b.master)
+	mgrPod, _ := managerPod(t)
+	hopsBefore := hopBuckets(t, mgrPod)
 	node := nodeCPUSince()
 	profiled := profileCPU(t, *podProfile, *podChurnFlag)
 	start, startCPU, startManager := time.Now(), dp.CPU(), cpuOf(managerPID)
@@ -60,6 +62,7 @@ func (b *big) podChurn(t *testing.T) {
 	time.Sleep(2 * time.Second) // the last changes reach the pod
 	wall := time.Since(start)
 	profiled()
+	hopsAfter := hopBuckets(t, mgrPod)
 	churning := float64(dp.CPU()-startCPU) / float64(wall)
 	churningManager := float64(cpuOf(managerPID)-startManager) / float64(wall)
 	nodeShares := node()
@@ -80,6 +83,7 @@ func (b *big) podChurn(t *testing.T) {
 	report.add("pod churn: endpoints at the data-plane pod, p50 / p99 / max",
 		fmt.Sprintf("%s / %s / %s (%d changes; %d superseded, %d never held)", ms(testenv.Percentile(times, .5)), ms(testenv.Percentile(times, .99)),
 			ms(testenv.Percentile(times, 1)), len(times), superseded, missed), "p99 ≤ 1 s")
+	report.add("pod churn: the manager's hops, p50 / p99 (bucket bounds; observations)", hopReport(hopsBefore, hopsAfter), "")
 	report.add("pod churn: data plane CPU, load alone / load and churn", fmt.Sprintf("%.3f / %.3f cores (%+.0f%%)", baseline, churning, 100*(churning-baseline)/baseline), "within 10%")
 	report.add("pod churn: manager CPU, load alone / load and churn", fmt.Sprintf("%.3f / %.3f cores", baselineManager, churningManager), "")
 	report.add("  node CPU during pod churn, cores by command", nodeShares, "")

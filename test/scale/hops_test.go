@@ -1,0 +1,137 @@
+package scale
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gatewall/gatewall/test/testenv"
+)
+
+// The manager's share of endpoint propagation, hop by hop, from its own
+// histograms read before and after the pod churn: how long Gateways waited
+// in the Gateway controller's queue, how long their reconciles took, and
+// how long from the endpoint feed taking a change to a data-plane pod's
+// acknowledgement. What the harness measures beyond them is the API
+// server's announcement reaching the manager's informer.
+var hops = []struct {
+	title, metric string
+	labels        map[string]string
+}{
+	{"queue wait", "workqueue_queue_duration_seconds", map[string]string{"name": "gateway"}},
+	{"reconcile", "controller_runtime_reconcile_time_seconds", map[string]string{"controller": "gateway"}},
+	{"feed to the pod's acknowledgement", "gatewall_endpoint_propagation_seconds", nil},
+}
+
+// buckets are a histogram's cumulative counts by upper bound, summed over
+// the series whose labels include labels.
+type buckets struct {
+	bounds []float64
+	counts []uint64
+}
+
+// hopBuckets reads the hops' histograms from the leading manager.
+func hopBuckets(t *testing.T, pod corev1.Pod) []buckets {
+	t.Helper()
+	token := rt.MetricsToken(t, fmt.Sprintf("scale-hops-%d", time.Now().UnixNano()), true)
+	families := testenv.ManagerMetrics(t, pod, token)
+	out := make([]buckets, len(hops))
+	for i, h := range hops {
+		f := families[h.metric]
+		if f == nil {
+			t.Fatalf("the manager's metrics have no %s", h.metric)
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for k, v := range h.labels {
+				found := false
+				for _, l := range m.GetLabel() {
+					found = found || l.GetName() == k && l.GetValue() == v
+				}
+				if !found {
+					continue series
+				}
+			}
+			for j, b := range m.GetHistogram().GetBucket() {
+				if len(out[i].bounds) <= j {
+					out[i].bounds = append(out[i].bounds, b.GetUpperBound())
+					out[i].counts = append(out[i].counts, 0)
+				}
+				out[i].counts[j] += b.GetCumulativeCount()
+			}
+		}
+	}
+	return out
+}
+
+// quantileBound is the upper bound of the bucket that holds quantile q of
+// what was observed between two readings, and how many were.
+func quantileBound(before, after buckets, q float64) (float64, uint64) {
+	if len(after.counts) == 0 {
+		return math.NaN(), 0
+	}
+	n := after.counts[len(after.counts)-1]
+	if len(before.counts) == len(after.counts) {
+		n -= before.counts[len(before.counts)-1]
+	}
+	want := uint64(math.Ceil(q * float64(n)))
+	for j, c := range after.counts {
+		if len(before.counts) == len(after.counts) {
+			c -= before.counts[j]
+		}
+		if n > 0 && c >= want {
+			return after.bounds[j], n
+		}
+	}
+	return math.Inf(1), n
+}
+
+// hopReport says, for each hop, the buckets of its p50 and p99 between
+// two readings.
+func hopReport(before, after []buckets) string {
+	var parts []string
+	for i, h := range hops {
+		p50, n := quantileBound(before[i], after[i], .5)
+		p99, _ := quantileBound(before[i], after[i], .99)
+		parts = append(parts, fmt.Sprintf("%s ≤ %s / ≤ %s (%d)", h.title, seconds(p50), seconds(p99), n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func seconds(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "none"
+	case math.IsInf(s, 1):
+		return "more"
+	case s < 1:
+		return fmt.Sprintf("%.3g ms", s*1000)
+	}
+	return fmt.Sprintf("%.3g s", s)
+}
+
+// The hop report's quantiles come from the observations between two
+// readings, not from everything the histogram ever saw.
+func TestQuantileBound(t *testing.T) {
+	bounds := []float64{0.001, 0.002, 0.004, 0.008}
+	before := buckets{bounds: bounds, counts: []uint64{100, 100, 100, 100}}
+	after := buckets{bounds: bounds, counts: []uint64{100, 150, 197, 200}}
+	for _, c := range []struct {
+		q    float64
+		want float64
+	}{{.5, 0.002}, {.95, 0.004}, {.99, 0.008}} {
+		if got, n := quantileBound(before, after, c.q); got != c.want || n != 100 {
+			t.Errorf("quantile %g: %g of %d observations, want %g of 100", c.q, got, n, c.want)
+		}
+	}
+	if got, n := quantileBound(buckets{}, buckets{}, .5); !math.IsNaN(got) || n != 0 {
+		t.Errorf("without observations: %g of %d", got, n)
+	}
+	if got := seconds(0.0001); got != "0.1 ms" {
+		t.Errorf("0.1 ms reads %q", got)
+	}
+}
