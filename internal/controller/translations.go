@@ -128,27 +128,26 @@ func (r *GatewayReconciler) refreshEndpoints(ctx context.Context, key types.Name
 		// Gateway being reconciled for every Service's): nothing to do.
 		return true, nil
 	}
-	// The other Services' slices are read only by the first refresh after
-	// a translation (RefreshServices keeps the endpoints a refresh read).
 	in, kept := graph.NewInput(r.Config.ControllerName), make([]*discoveryv1.EndpointSlice, 0, len(last.slices))
 	for _, s := range last.slices {
 		if !changed[types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}] {
 			kept = append(kept, s)
-			if !last.t.Refreshed() {
-				in.Add(s)
-			}
+		}
+	}
+	// The other Services' slices are read only by the first refresh after
+	// a translation (RefreshServices keeps the endpoints a refresh read).
+	if !last.t.Refreshed() {
+		for _, s := range kept {
+			in.Add(s)
 		}
 	}
 	read := r.Config.reader(r.Client)
 	for svc := range changed {
-		if err := read.AddSlices(ctx, in, svc); err != nil {
+		listed, err := read.AddSlices(ctx, in, svc)
+		if err != nil {
 			return false, err
 		}
-	}
-	if last.t.Refreshed() {
-		kept = append(kept, sliceObjects(in)...)
-	} else {
-		kept = sliceObjects(in)
+		kept = append(kept, listed...)
 	}
 	t, ok := translate.RefreshServices(in, last.t, changed)
 	if !ok {

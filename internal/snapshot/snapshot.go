@@ -120,7 +120,7 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 		if err := get(types.NamespacedName{Namespace: ns, Name: name}, &corev1.Service{}); err != nil {
 			return nil, err
 		}
-		if err := r.AddSlices(ctx, in, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
+		if _, err := r.AddSlices(ctx, in, types.NamespacedName{Namespace: ns, Name: name}); err != nil {
 			return nil, err
 		}
 	}
@@ -153,16 +153,19 @@ func (r Reader) Gateway(ctx context.Context, gw *gatewayv1.Gateway) (*graph.Inpu
 	return in, nil
 }
 
-// AddSlices adds the EndpointSlices of a Service from the cache.
-func (r Reader) AddSlices(ctx context.Context, in *graph.Input, svc types.NamespacedName) error {
-	slices := &discoveryv1.EndpointSliceList{}
-	if err := r.Client.List(ctx, slices, client.InNamespace(svc.Namespace), client.MatchingFields{IndexSliceService: svc.String()}); err != nil {
-		return fmt.Errorf("listing EndpointSlices of %s: %w", svc, err)
+// AddSlices adds the EndpointSlices of a Service from the cache, and
+// returns them.
+func (r Reader) AddSlices(ctx context.Context, in *graph.Input, svc types.NamespacedName) ([]*discoveryv1.EndpointSlice, error) {
+	list := &discoveryv1.EndpointSliceList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(svc.Namespace), client.MatchingFields{IndexSliceService: svc.String()}); err != nil {
+		return nil, fmt.Errorf("listing EndpointSlices of %s: %w", svc, err)
 	}
-	for i := range slices.Items {
-		in.Add(&slices.Items[i])
+	added := make([]*discoveryv1.EndpointSlice, 0, len(list.Items))
+	for i := range list.Items {
+		in.Add(&list.Items[i])
+		added = append(added, &list.Items[i])
 	}
-	return nil
+	return added, nil
 }
 
 // addFilters adds the filters the snapshot's routes name in ExtensionRef

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gatewall/gatewall/test/testenv"
@@ -45,16 +46,9 @@ func hopBuckets(t *testing.T, pod corev1.Pod) []buckets {
 		if f == nil {
 			t.Fatalf("the manager's metrics have no %s", h.metric)
 		}
-	series:
 		for _, m := range f.GetMetric() {
-			for k, v := range h.labels {
-				found := false
-				for _, l := range m.GetLabel() {
-					found = found || l.GetName() == k && l.GetValue() == v
-				}
-				if !found {
-					continue series
-				}
+			if !hasLabels(m, h.labels) {
+				continue
 			}
 			for j, b := range m.GetHistogram().GetBucket() {
 				if len(out[i].bounds) <= j {
@@ -66,6 +60,20 @@ func hopBuckets(t *testing.T, pod corev1.Pod) []buckets {
 		}
 	}
 	return out
+}
+
+// hasLabels says whether a series has every label of labels.
+func hasLabels(m *dto.Metric, labels map[string]string) bool {
+	have := map[string]string{}
+	for _, l := range m.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range labels {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // quantileBound is the upper bound of the bucket that holds quantile q of

@@ -201,7 +201,7 @@ func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndp
 	set := maps.Clone(last)
 	for _, u := range ups {
 		if changed[u.Key.Service] {
-			maps.Copy(set, endpointSet([]*Upstream{u}, of))
+			addUpstream(set, u, of)
 		}
 	}
 	return set
@@ -212,13 +212,20 @@ func EndpointsOf(ups []*Upstream, fresh map[graph.UpstreamKey]graph.UpstreamEndp
 func endpointSet(ups []*Upstream, of func(*Upstream) ([]string, []string)) endpoints.Set {
 	set := make(endpoints.Set, len(ups))
 	for _, u := range ups {
-		if u.ID != "" && !u.Unsent {
-			eps, names := of(u)
-			if eps == nil {
-				eps = []string{} // a list, also when empty: the data plane reads null as no list
-			}
-			set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps, Names: names}
-		}
+		addUpstream(set, u, of)
 	}
 	return set
+}
+
+// addUpstream puts a dynamic upstream that is sent into set, with the
+// endpoints and names of gives.
+func addUpstream(set endpoints.Set, u *Upstream, of func(*Upstream) ([]string, []string)) {
+	if u.ID == "" || u.Unsent {
+		return
+	}
+	eps, names := of(u)
+	if eps == nil {
+		eps = []string{} // a list, also when empty: the data plane reads null as no list
+	}
+	set[u.ID] = endpoints.Upstream{Name: u.Name, Endpoints: eps, Names: names}
 }
