@@ -14,7 +14,12 @@ import (
 
 // kubeletConfig is the KubeletConfiguration. This host has cgroup v1 only
 // (failCgroupV1: false, the cgroupfs driver), swap may be on, and its disk is
-// shared: eviction and image garbage collection thresholds are loose. The
+// shared with other machines' work, free space going from tens of gigabytes
+// to a few hundred megabytes: eviction is off ("0%" is the kubelet's way to
+// set no threshold for a signal), so a disk or memory another process fills
+// never taints the node and evicts the cluster's pods mid-test (seen in CI:
+// every pod Failed, new ones unschedulable for "untolerated taint(s)"), and
+// images are never garbage collected. The
 // kubelet's cgroups are under the node's tree (cgroupRoot). The API server
 // authenticates with a client certificate from the kubelet CA; nothing else
 // reaches the kubelet's port.
@@ -47,10 +52,12 @@ resolvConf: /etc/resolv.conf
 maxPods: 250
 serializeImagePulls: false
 evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%%
-  nodefs.inodesFree: 1%%
-  imagefs.available: 1%%
+  memory.available: 0%%
+  nodefs.available: 0%%
+  nodefs.inodesFree: 0%%
+  imagefs.available: 0%%
+  imagefs.inodesFree: 0%%
+  pid.available: 0%%
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 protectKernelDefaults: false
