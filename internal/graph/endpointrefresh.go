@@ -40,8 +40,10 @@ func (g *Gateway) RefreshEndpoints(in *Input) (map[UpstreamKey]UpstreamEndpoints
 // RefreshServices is RefreshEndpoints for an input whose slices differ
 // only in those of the changed Services from the input of last, the
 // Gateway's last refresh (what it returned): the upstreams of the other
-// Services keep last's endpoints, read and checked then. A nil changed (or
-// last) reads every Service's.
+// Services keep last's endpoints, read and checked then, and in need hold
+// only the changed Services' slices. A nil changed (or last) reads every
+// Service's; a last without one of the other Services' upstreams is not a
+// refresh of g, and the Gateway is translated.
 func (g *Gateway) RefreshServices(in *Input, changed map[types.NamespacedName]bool, last map[UpstreamKey]UpstreamEndpoints) (map[UpstreamKey]UpstreamEndpoints, bool) {
 	plan := g.refreshPlan()
 	if plan.stale {
@@ -64,10 +66,15 @@ func (g *Gateway) RefreshServices(in *Input, changed map[types.NamespacedName]bo
 			if it.stream != nil {
 				continue
 			}
-			if f, ok := last[it.upstream]; ok {
-				fresh[it.upstream] = f
-				continue
+			f, ok := last[it.upstream]
+			if !ok {
+				// last is not a refresh of this graph (each has every
+				// upstream of the plan): in may lack this Service's
+				// slices (the reconciler reads the changed ones only).
+				return nil, false
 			}
+			fresh[it.upstream] = f
+			continue
 		}
 		got, ok := reads[it.port]
 		if !ok {

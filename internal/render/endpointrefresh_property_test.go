@@ -57,10 +57,11 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 				}
 				got, ok := translate.RefreshEndpoints(after, last)
 				want := translate.Gateway(after, key)
-				// A refresh of the unchanged input, then one that reads only
-				// the changed Services' slices: the same as reading all.
+				// A refresh of the unchanged input, then one given only the
+				// changed Services' slices, as the reconciler reads them: the
+				// same as reading all.
 				if prior, priorOK := translate.RefreshEndpoints(before, last); priorOK {
-					inc, incOK := translate.RefreshServices(after, prior, touched)
+					inc, incOK := translate.RefreshServices(slicesOf(after, touched), prior, touched)
 					if incOK != ok || ok && !reflect.DeepEqual(inc.Endpoints, got.Endpoints) {
 						t.Errorf("%s, round %d (%s), Gateway %s: refreshing the changed Services only gave %t %v, reading all %t %v",
 							name, round, change, key, incOK, endpointsOrNil(inc), ok, endpointsOrNil(got))
@@ -112,6 +113,17 @@ func TestEndpointRefreshMatchesTranslation(t *testing.T) {
 	if refreshed < 100 || translated < 50 || untouched < 20 || incremental < 100 {
 		t.Errorf("refreshed %d, translated %d: the changes do not exercise both ways", refreshed, translated)
 	}
+}
+
+// slicesOf is an input holding only the EndpointSlices of the Services.
+func slicesOf(in *graph.Input, services map[types.NamespacedName]bool) *graph.Input {
+	out := graph.NewInput(in.ControllerName)
+	for _, s := range in.EndpointSlices {
+		if services[types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}] {
+			out.Add(s)
+		}
+	}
+	return out
 }
 
 // endpointsOrNil are a translation's endpoint sets, nil for none.
