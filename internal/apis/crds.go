@@ -1,8 +1,13 @@
 package apis
 
 import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewall/gatewall/api/plm"
 )
@@ -21,8 +26,23 @@ func detectPLMGroup(mgr ctrl.Manager, forced string) string {
 	return ""
 }
 
-// crdInstalled says whether the API server serves the kind.
+// crdInstalled says whether the API server serves the kind: discovery
+// maps it, and a list of it (uncached, of one object's metadata) answers.
+// A CRD can be in discovery a moment before its objects are served; an
+// informer started then has its first list refused and backs off (up to
+// 30 s in client-go's reflector), missing for that long what is created
+// meanwhile. The next look (DefaultAPIDiscoveryInterval) tries again.
 func crdInstalled(mgr ctrl.Manager, group, kind string, versions ...string) bool {
-	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, versions...)
-	return err == nil
+	m, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, versions...)
+	if err != nil {
+		return false
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(kind + "List"))
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	return mgr.GetAPIReader().List(ctx, list, client.Limit(1)) == nil
 }
+
+// listTimeout bounds crdInstalled's list.
+const listTimeout = 10 * time.Second

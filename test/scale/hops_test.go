@@ -17,8 +17,10 @@ import (
 // histograms read before and after the pod churn: how long Gateways waited
 // in the Gateway controller's queue, how long their reconciles took, and
 // how long from the endpoint feed taking a change to a data-plane pod's
-// acknowledgement. What the harness measures beyond them is the API
-// server's announcement reaching the manager's informer.
+// acknowledgement; and the whole translations among the reconciles (the
+// others are refreshes of endpoints alone, counted by wakes). What the
+// harness measures beyond them is the API server's announcement reaching
+// the manager's informer.
 var hops = []struct {
 	title, metric string
 	labels        map[string]string
@@ -26,6 +28,16 @@ var hops = []struct {
 	{"queue wait", "workqueue_queue_duration_seconds", map[string]string{"name": "gateway"}},
 	{"reconcile", "controller_runtime_reconcile_time_seconds", map[string]string{"controller": "gateway"}},
 	{"feed to the pod's acknowledgement", "gatewall_endpoint_propagation_seconds", nil},
+	{"whole translations", "gatewall_translation_duration_seconds", nil},
+}
+
+// wakesMetric counts the reconciles that refreshed endpoints alone.
+const wakesMetric = "gatewall_endpoint_wakes_total"
+
+// hopReading is one reading of the hops' histograms and of the wakes.
+type hopReading struct {
+	hists []buckets
+	wakes float64
 }
 
 // buckets are a histogram's cumulative counts by upper bound, summed over
@@ -35,11 +47,16 @@ type buckets struct {
 	counts []uint64
 }
 
-// hopBuckets reads the hops' histograms from the leading manager.
-func hopBuckets(t *testing.T, pod corev1.Pod) []buckets {
+// hopBuckets reads the hops' histograms and the wakes from the leading
+// manager.
+func hopBuckets(t *testing.T, pod corev1.Pod) hopReading {
 	t.Helper()
 	token := rt.MetricsToken(t, fmt.Sprintf("scale-hops-%d", time.Now().UnixNano()), true)
 	families := testenv.ManagerMetrics(t, pod, token)
+	var reading hopReading
+	for _, m := range families[wakesMetric].GetMetric() {
+		reading.wakes += m.GetCounter().GetValue()
+	}
 	out := make([]buckets, len(hops))
 	for i, h := range hops {
 		f := families[h.metric]
@@ -59,7 +76,8 @@ func hopBuckets(t *testing.T, pod corev1.Pod) []buckets {
 			}
 		}
 	}
-	return out
+	reading.hists = out
+	return reading
 }
 
 // hasLabels says whether a series has every label of labels.
@@ -100,13 +118,14 @@ func quantileBound(before, after buckets, q float64) (float64, uint64) {
 
 // hopReport says, for each hop, the buckets of its p50 and p99 between
 // two readings.
-func hopReport(before, after []buckets) string {
+func hopReport(before, after hopReading) string {
 	var parts []string
 	for i, h := range hops {
-		p50, n := quantileBound(before[i], after[i], .5)
-		p99, _ := quantileBound(before[i], after[i], .99)
+		p50, n := quantileBound(before.hists[i], after.hists[i], .5)
+		p99, _ := quantileBound(before.hists[i], after.hists[i], .99)
 		parts = append(parts, fmt.Sprintf("%s ≤ %s / ≤ %s (%d)", h.title, seconds(p50), seconds(p99), n))
 	}
+	parts = append(parts, fmt.Sprintf("endpoint refreshes without a snapshot: %.0f", after.wakes-before.wakes))
 	return strings.Join(parts, "; ")
 }
 
