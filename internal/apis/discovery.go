@@ -8,6 +8,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewall/gatewall/api/plm"
 )
 
 // DefaultAPIDiscoveryInterval is how often the manager looks for the CRDs of
@@ -47,11 +49,11 @@ type Discovery struct {
 func Setup(mgr ctrl.Manager, o Discovery) (*Registry, error) {
 	log := ctrl.Log.WithName("apis")
 	apis := New(log, o.Changed)
-	d := apiDiscovery{served: crdServed(mgr, o.PLMGroup), apis: apis, every: o.APIInterval, log: log}
+	d := &apiDiscovery{served: crdServed(mgr, o.PLMGroup), apis: apis, every: o.APIInterval, log: log, plmForced: o.PLMGroup != ""}
 	if d.every == 0 {
 		d.every = DefaultAPIDiscoveryInterval
 	}
-	if err := d.discover(); err != nil {
+	if err := d.discover(false); err != nil {
 		return nil, err
 	}
 	for _, api := range Optional {
@@ -104,14 +106,28 @@ type apiDiscovery struct {
 	apis   *Registry
 	every  time.Duration
 	log    logr.Logger
+	// plmForced: --plm-api-group names PLM's group. Else a late look that
+	// finds waf.f5.com's APPolicy served, and not appprotect.f5.com's (the
+	// group PLM ships, preferred), takes it only when the next look still
+	// does (plmSecondGroupSeen): CRDs of both installed together become
+	// served one after the other, and the group, once taken, stays.
+	plmForced          bool
+	plmSecondGroupSeen bool
 }
 
-func (d apiDiscovery) discover() error {
+// discover serves the optional APIs the cluster serves now; late is every
+// look after the first, made while the manager runs.
+func (d *apiDiscovery) discover(late bool) error {
 	for _, api := range Optional {
 		if d.apis.Served(api) {
 			continue
 		}
-		if group, ok := d.served(api); ok {
+		group, ok := d.served(api)
+		if ok && late && api == PLM && group == plm.GroupWAF && !d.plmForced && !d.plmSecondGroupSeen {
+			d.plmSecondGroupSeen = true
+			continue
+		}
+		if ok {
 			if err := d.apis.Serve(api, group); err != nil {
 				return err
 			}
@@ -123,7 +139,7 @@ func (d apiDiscovery) discover() error {
 // Start looks until every optional API is served or ctx ends. A failure to
 // set up for an API is logged; the API stays served (its watches that
 // started keep running).
-func (d apiDiscovery) Start(ctx context.Context) error {
+func (d *apiDiscovery) Start(ctx context.Context) error {
 	t := time.NewTicker(d.every)
 	defer t.Stop()
 	for {
@@ -139,11 +155,11 @@ func (d apiDiscovery) Start(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if err := d.discover(); err != nil {
+		if err := d.discover(true); err != nil {
 			d.log.Error(err, "Setting up for a newly installed API")
 		}
 	}
 }
 
 // NeedLeaderElection is false: followers use the optional APIs too.
-func (apiDiscovery) NeedLeaderElection() bool { return false }
+func (*apiDiscovery) NeedLeaderElection() bool { return false }
