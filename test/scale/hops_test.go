@@ -34,10 +34,14 @@ var hops = []struct {
 // wakesMetric counts the reconciles that refreshed endpoints alone.
 const wakesMetric = "gatewall_endpoint_wakes_total"
 
-// hopReading is one reading of the hops' histograms and of the wakes.
+// hopReading is one reading of the hops' histograms, of the wakes, and of
+// the manager's garbage collections and heap (what slows reconciles on a
+// busy node besides their own work).
 type hopReading struct {
 	hists []buckets
 	wakes float64
+	gcs   uint64
+	heap  float64
 }
 
 // buckets are a histogram's cumulative counts by upper bound, summed over
@@ -56,6 +60,12 @@ func hopBuckets(t *testing.T, pod corev1.Pod) hopReading {
 	var reading hopReading
 	for _, m := range families[wakesMetric].GetMetric() {
 		reading.wakes += m.GetCounter().GetValue()
+	}
+	for _, m := range families["go_gc_duration_seconds"].GetMetric() {
+		reading.gcs += m.GetSummary().GetSampleCount()
+	}
+	for _, m := range families["go_memstats_heap_inuse_bytes"].GetMetric() {
+		reading.heap += m.GetGauge().GetValue()
 	}
 	out := make([]buckets, len(hops))
 	for i, h := range hops {
@@ -125,7 +135,8 @@ func hopReport(before, after hopReading) string {
 		p99, _ := quantileBound(before.hists[i], after.hists[i], .99)
 		parts = append(parts, fmt.Sprintf("%s ≤ %s / ≤ %s (%d)", h.title, seconds(p50), seconds(p99), n))
 	}
-	parts = append(parts, fmt.Sprintf("endpoint refreshes without a snapshot: %.0f", after.wakes-before.wakes))
+	parts = append(parts, fmt.Sprintf("endpoint refreshes without a snapshot: %.0f; garbage collections: %d (heap in use %.0f MiB after)",
+		after.wakes-before.wakes, after.gcs-before.gcs, after.heap/(1<<20)))
 	return strings.Join(parts, "; ")
 }
 
