@@ -27,11 +27,11 @@ func detectPLMGroup(mgr ctrl.Manager, forced string) string {
 }
 
 // crdInstalled says whether the API server serves the kind: discovery
-// maps it, and a list of it (uncached, of one object's metadata) answers.
-// A CRD can be in discovery a moment before its objects are served; an
-// informer started then has its first list refused and backs off (up to
-// 30 s in client-go's reflector), missing for that long what is created
-// meanwhile. The next look (DefaultAPIDiscoveryInterval) tries again.
+// maps it, and a list of it (uncached, of one object's metadata) answers,
+// as the informers started for it list first: a list refused then would
+// have client-go's reflector back off (up to 30 s), missing meanwhile
+// what is created. Otherwise the next look (DefaultAPIDiscoveryInterval)
+// tries again.
 func crdInstalled(mgr ctrl.Manager, group, kind string, versions ...string) bool {
 	m, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, versions...)
 	if err != nil {
